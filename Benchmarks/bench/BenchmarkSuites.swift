@@ -1,0 +1,4 @@
+/// The registry of benchmark suites; each suite adds one line.
+enum BenchmarkSuites {
+    static let all: [String: @Sendable () throws -> Void] = [:]
+}

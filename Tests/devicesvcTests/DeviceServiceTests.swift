@@ -1,0 +1,9 @@
+import Testing
+
+@testable import devicesvc
+
+@Suite struct DeviceServiceTests {
+    @Test func usageNamesTheSocketFlag() {
+        #expect(DeviceServiceCommand.usage.contains("--socket"))
+    }
+}

@@ -1,0 +1,10 @@
+import Foundation
+import Testing
+
+@Suite struct StoreServiceHelpTests {
+    @Test func helpDocumentsTheFlags() throws {
+        let output = try runProduct("storesvc", arguments: ["--help"])
+        #expect(output.status == 0)
+        #expect(output.standardOutput.contains("--socket"))
+    }
+}
