@@ -1,0 +1,77 @@
+public import Foundation
+
+extension Date {
+    /// The protocol's date form: RFC 3339 with fractional seconds (milliseconds), in UTC,
+    /// for example `2026-11-21T23:55:20.123Z`.
+    public var rfc3339String: String {
+        var seconds = timeIntervalSince1970.rounded(.down)
+        var millis = Int(((timeIntervalSince1970 - seconds) * 1000).rounded())
+        if millis == 1000 {
+            seconds += 1
+            millis = 0
+        }
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
+    }
+
+    /// Parses an RFC 3339 date-time (`Z` or a numeric offset, fractional seconds optional).
+    public init?(rfc3339 string: String) {
+        let utf8 = Array(string.utf8)
+        func number(_ start: Int, _ count: Int) -> Int? {
+            guard start + count <= utf8.count else { return nil }
+            var value = 0
+            for byte in utf8[start..<start + count] {
+                guard byte >= 48, byte <= 57 else { return nil }
+                value = value * 10 + Int(byte - 48)
+            }
+            return value
+        }
+        func byte(_ i: Int) -> UInt8? { i < utf8.count ? utf8[i] : nil }
+        guard let year = number(0, 4), byte(4) == 45, let month = number(5, 2), byte(7) == 45,
+            let day = number(8, 2), byte(10) == 84 || byte(10) == 116 || byte(10) == 32,
+            let hour = number(11, 2), byte(13) == 58, let minute = number(14, 2), byte(16) == 58,
+            let second = number(17, 2), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60,
+            second <= 60
+        else { return nil }
+        var index = 19
+        var fraction = 0.0
+        if byte(index) == 46 {
+            index += 1
+            var scale = 0.1
+            let start = index
+            while let b = byte(index), b >= 48, b <= 57 {
+                fraction += Double(b - 48) * scale
+                scale /= 10
+                index += 1
+            }
+            guard index > start else { return nil }
+        }
+        var offset = 0
+        switch byte(index) {
+        case 90, 122:  // Z z
+            index += 1
+        case 43, 45:  // + -
+            guard let oh = number(index + 1, 2), byte(index + 3) == 58, let om = number(index + 4, 2) else {
+                return nil
+            }
+            offset = (oh * 3600 + om * 60) * (byte(index) == 45 ? -1 : 1)
+            index += 6
+        default:
+            return nil
+        }
+        guard index == utf8.count else { return nil }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month - 1)
+        parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(hour)
+        parts.tm_min = Int32(minute)
+        parts.tm_sec = Int32(second)
+        let epoch = timegm(&parts)
+        self.init(timeIntervalSince1970: Double(epoch - offset) + fraction)
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+
+/// The schema of an object graph: its entities, their attributes and relationships.
+///
+/// Built in Swift or loaded from JSON shaped like `store.model`'s result. A model is checked
+/// when it is made (`validated()`), so a context or store never meets an inconsistent one.
+public struct Model: Sendable, Hashable {
+    /// The entities, in the order they were declared.
+    public let entities: [EntityDescription]
+    private let index: [String: Int]
+
+    /// Makes a model and checks it.
+    ///
+    /// - Throws: `ModelError` naming the entity and key at fault.
+    public init(entities: [EntityDescription]) throws(ModelError) {
+        var index: [String: Int] = [:]
+        for (i, entity) in entities.enumerated() {
+            guard index[entity.name] == nil else { throw .duplicateEntity(entity.name) }
+            index[entity.name] = i
+        }
+        self.entities = entities
+        self.index = index
+        try validate()
+    }
+
+    /// The entity named `name`.
+    public func entity(named name: String) -> EntityDescription? {
+        index[name].map { entities[$0] }
+    }
+
+    /// A stable hash of everything that shapes storage: entity, attribute and relationship
+    /// names, types, optionality, indexes and defaults. Declaration order does not matter.
+    public var versionHash: String {
+        var text = ""
+        for entity in entities.sorted(by: { $0.name < $1.name }) {
+            text += "E:\(entity.name)\n"
+            for a in entity.attributes.sorted(by: { $0.name < $1.name }) {
+                text +=
+                    "A:\(a.name):\(a.type.rawValue):\(a.isOptional):\(a.isIndexed):\(a.defaultValue.map { "\($0)" } ?? "-")\n"
+            }
+            for r in entity.relationships.sorted(by: { $0.name < $1.name }) {
+                text += "R:\(r.name):\(r.destination):\(r.isToMany):\(r.inverse):\(r.deleteRule.rawValue)\n"
+            }
+        }
+        return fnv1a64Hex(text)
+    }
+
+    private func validate() throws(ModelError) {
+        for entity in entities {
+            guard Model.isValidName(entity.name) else { throw .invalidName(entity: entity.name, key: nil) }
+            var seen: Set<String> = []
+            for key in entity.attributes.map(\.name) + entity.relationships.map(\.name) {
+                guard Model.isValidName(key) else { throw .invalidName(entity: entity.name, key: key) }
+                guard !Model.reservedKeys.contains(key) else { throw .reservedKey(entity: entity.name, key: key) }
+                guard seen.insert(key).inserted else { throw .duplicateKey(entity: entity.name, key: key) }
+            }
+            for attribute in entity.attributes {
+                if let value = attribute.defaultValue, !value.isNull, value.attributeType != attribute.type {
+                    throw .invalidDefault(entity: entity.name, key: attribute.name)
+                }
+            }
+            for relationship in entity.relationships {
+                guard let destination = self.entity(named: relationship.destination) else {
+                    throw .unknownDestination(
+                        entity: entity.name, key: relationship.name, destination: relationship.destination)
+                }
+                guard let inverse = destination.relationship(named: relationship.inverse) else {
+                    throw .missingInverse(entity: entity.name, key: relationship.name, inverse: relationship.inverse)
+                }
+                guard inverse.destination == entity.name, inverse.inverse == relationship.name else {
+                    throw .inverseMismatch(entity: entity.name, key: relationship.name)
+                }
+            }
+        }
+    }
+
+    /// Names the store keeps for itself.
+    static let reservedKeys: Set<String> = ["id", "version"]
+
+    static func isValidName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first.properties.isAlphabetic || first == "_" else { return false }
+        return name.unicodeScalars.allSatisfy {
+            ($0.isASCII && ($0.properties.isAlphabetic || $0 == "_")) || ("0"..."9").contains($0)
+        }
+            && name.unicodeScalars.allSatisfy(\.isASCII)
+    }
+}
+
+/// FNV-1a, 64 bits, as 16 hex digits: stable across runs and platforms (unlike `Hasher`).
+func fnv1a64Hex(_ text: String) -> String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in text.utf8 {
+        hash ^= UInt64(byte)
+        hash = hash &* 0x0000_0100_0000_01b3
+    }
+    let hex = String(hash, radix: 16)
+    return String(repeating: "0", count: 16 - hex.count) + hex
+}
+
+/// One entity: a kind of object, with attributes and relationships.
+public struct EntityDescription: Sendable, Hashable {
+    public var name: String
+    public var attributes: [AttributeDescription]
+    public var relationships: [RelationshipDescription]
+
+    public init(name: String, attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = []) {
+        self.name = name
+        self.attributes = attributes
+        self.relationships = relationships
+    }
+
+    /// The attribute named `name`.
+    public func attribute(named name: String) -> AttributeDescription? {
+        attributes.first { $0.name == name }
+    }
+
+    /// The relationship named `name`.
+    public func relationship(named name: String) -> RelationshipDescription? {
+        relationships.first { $0.name == name }
+    }
+
+    /// Every property name: attributes first, then relationships.
+    public var propertyNames: [String] { attributes.map(\.name) + relationships.map(\.name) }
+}
+
+/// One attribute of an entity.
+public struct AttributeDescription: Sendable, Hashable {
+    public var name: String
+    public var type: AttributeType
+    public var isOptional: Bool
+    public var isIndexed: Bool
+    /// The value a new object starts with when its insert does not set this attribute.
+    public var defaultValue: PropertyValue?
+
+    public init(
+        _ name: String, _ type: AttributeType, optional: Bool = false, indexed: Bool = false,
+        default defaultValue: PropertyValue? = nil
+    ) {
+        self.name = name
+        self.type = type
+        self.isOptional = optional
+        self.isIndexed = indexed
+        self.defaultValue = defaultValue
+    }
+}
+
+/// What happens to the objects on the other side when an object is deleted.
+public enum DeleteRule: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The other side forgets the deleted object.
+    case nullify
+    /// The objects on the other side are deleted too.
+    case cascade
+    /// The delete fails validation while the relationship is not empty.
+    case deny
+}
+
+/// One relationship of an entity. Every relationship has an inverse, kept in sync.
+public struct RelationshipDescription: Sendable, Hashable {
+    public var name: String
+    public var destination: String
+    public var isToMany: Bool
+    public var inverse: String
+    public var deleteRule: DeleteRule
+
+    public init(
+        _ name: String, destination: String, toMany: Bool = false, inverse: String, deleteRule: DeleteRule = .nullify
+    ) {
+        self.name = name
+        self.destination = destination
+        self.isToMany = toMany
+        self.inverse = inverse
+        self.deleteRule = deleteRule
+    }
+}
+
+/// Why a model is invalid; every case names the entity, and the key when there is one.
+public enum ModelError: Error, Hashable, CustomStringConvertible {
+    case duplicateEntity(String)
+    case duplicateKey(entity: String, key: String)
+    case invalidName(entity: String, key: String?)
+    case reservedKey(entity: String, key: String)
+    case invalidDefault(entity: String, key: String)
+    case unknownDestination(entity: String, key: String, destination: String)
+    case missingInverse(entity: String, key: String, inverse: String)
+    case inverseMismatch(entity: String, key: String)
+    case malformed(String)
+
+    public var description: String {
+        switch self {
+        case .duplicateEntity(let e): return "model: entity '\(e)' is declared twice"
+        case .duplicateKey(let e, let k): return "model: \(e).\(k) is declared twice"
+        case .invalidName(let e, let k?): return "model: \(e).\(k) is not a valid name (ASCII letters, digits, _)"
+        case .invalidName(let e, nil): return "model: '\(e)' is not a valid entity name (ASCII letters, digits, _)"
+        case .reservedKey(let e, let k): return "model: \(e).\(k) uses a reserved name"
+        case .invalidDefault(let e, let k): return "model: \(e).\(k) has a default of the wrong type"
+        case .unknownDestination(let e, let k, let d): return "model: \(e).\(k) points at unknown entity '\(d)'"
+        case .missingInverse(let e, let k, let i): return "model: \(e).\(k) names inverse '\(i)', which does not exist"
+        case .inverseMismatch(let e, let k): return "model: \(e).\(k) and its inverse do not point at each other"
+        case .malformed(let why): return "model: \(why)"
+        }
+    }
+}

@@ -1,0 +1,69 @@
+/// Why a store refused a request. Each case maps to one error code of `PROTOCOL.md`.
+public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// One object whose version did not match (409's `data.conflicts` entry).
+    public struct Conflict: Sendable, Hashable {
+        public var id: ObjectID
+        /// The version the save expected.
+        public var version: Int64?
+        /// The committed version; `nil` when the object no longer exists.
+        public var currentVersion: Int64?
+        /// The committed values; empty when the object no longer exists.
+        public var currentValues: [String: PropertyValue]
+        public init(id: ObjectID, version: Int64?, currentVersion: Int64?, currentValues: [String: PropertyValue]) {
+            self.id = id
+            self.version = version
+            self.currentVersion = currentVersion
+            self.currentValues = currentValues
+        }
+    }
+
+    /// One failed validation rule (422's `data.errors` entry). `id` is permanent for updates and
+    /// deletes, temporary (carrying the insert's `ref`) for inserts.
+    public struct ValidationFailure: Sendable, Hashable, CustomStringConvertible {
+        public var id: ObjectID?
+        public var key: String
+        public var reason: String
+        public init(id: ObjectID?, key: String, reason: String) {
+            self.id = id
+            self.key = key
+            self.reason = reason
+        }
+        public var description: String { "\(id.map { "\($0)." } ?? "")\(key): \(reason)" }
+    }
+
+    /// 409: versions did not match under merge policy `error`.
+    case conflict([Conflict])
+    /// 404: an update (or an `existingObject` lookup) names an object that does not exist.
+    case notFound(ObjectID)
+    /// 422: the change set breaks the model's rules; nothing was saved.
+    case validation([ValidationFailure])
+    /// -32602: the request does not fit the model (unknown entity or key, unbound variable…);
+    /// `field` names the offending part.
+    case invalidRequest(field: String, message: String)
+    /// 410: the history no longer reaches back to `since`.
+    case historyUnavailable(since: Int64, oldest: Int64)
+    /// The database was made with another model.
+    case modelMismatch(stored: String, expected: String)
+    /// The store is closed or its database is unusable.
+    case unavailable(String)
+
+    public var description: String {
+        switch self {
+        case .conflict(let conflicts):
+            return "conflict: "
+                + conflicts.map {
+                    "\($0.id) expected version \($0.version.map(String.init) ?? "any"), store has \($0.currentVersion.map(String.init) ?? "none")"
+                }
+                .joined(separator: "; ")
+        case .notFound(let id): return "\(id) does not exist"
+        case .validation(let failures):
+            return "validation failed: " + failures.map(\.description).joined(separator: "; ")
+        case .invalidRequest(let field, let message): return "invalid \(field): \(message)"
+        case .historyUnavailable(let since, let oldest):
+            return "history starts after txn \(oldest); it no longer reaches back to \(since)"
+        case .modelMismatch(let stored, let expected):
+            return "the database was made with model \(stored), not \(expected); refusing to open it"
+        case .unavailable(let why): return "store unavailable: \(why)"
+        }
+    }
+}
