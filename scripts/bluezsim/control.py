@@ -80,7 +80,7 @@ class Control(dbus.service.Object):
     def FailMethod(self, target, method, error_name, message, count):
         """Calls of `method` on `target` reply error `error_name`/`message`, `count` times. Returns the fault id."""
         if not _ERROR_NAME.match(error_name):
-            raise _error("InvalidArgs", f"not a D-Bus error name: {error_name!r}")
+            raise _error("InvalidArgs", f"not a D-Bus error name: {str(error_name)!r}")
         return self._add(kind="fail", target=str(target), method=str(method), remaining=_count(count),
                          error=str(error_name), message=str(message))
 
@@ -214,7 +214,7 @@ class Control(dbus.service.Object):
     def SetTiming(self, name, ms):
         """Sets one timing (see GetTimings for the names)."""
         if name not in DEFAULT_TIMINGS:
-            raise _error("InvalidArgs", f"unknown timing {name!r}; known: {', '.join(DEFAULT_TIMINGS)}")
+            raise _error("InvalidArgs", f"unknown timing {str(name)!r}; known: {', '.join(DEFAULT_TIMINGS)}")
         RUNTIME.timings[str(name)] = int(ms)
 
     @dbus.service.method(INTERFACE, in_signature="", out_signature="a{su}")
@@ -231,7 +231,7 @@ class Control(dbus.service.Object):
     def SetAdvertising(self, address, advertising):
         """Whether discovery can find the device."""
         if not is_address(str(address)):
-            raise _error("InvalidArgs", f"not an address: {address!r}")
+            raise _error("InvalidArgs", f"not an address: {str(address)!r}")
         spec = self._bluetoothd().adapter.world.get(str(address).upper())
         if spec is None:
             raise _error("UnknownDevice", f"no device {address} in the simulated world")
