@@ -6,6 +6,8 @@ A restart of bluetoothd throws the instance away and builds a new one on a new b
 
 from __future__ import annotations
 
+from xml.etree import ElementTree
+
 import dbus
 import dbus.lowlevel
 from dbusmock import mockobject
@@ -18,6 +20,7 @@ OBJECT_MANAGER = "org.freedesktop.DBus.ObjectManager"
 PROPERTIES = "org.freedesktop.DBus.Properties"
 INVALID_ARGS = "org.freedesktop.DBus.Error.InvalidArgs"
 READ_ONLY = "org.freedesktop.DBus.Error.PropertyReadOnly"
+INTROSPECTABLE = "org.freedesktop.DBus.Introspectable"
 
 
 class Bluetoothd:
@@ -220,6 +223,53 @@ def export_properties(bluetoothd: Bluetoothd, obj) -> None:
     export(obj, PROPERTIES, "Get", "ss", "v", get)
     export(obj, PROPERTIES, "GetAll", "s", "a{sv}", get_all)
     export(obj, PROPERTIES, "Set", "ssv", "", set_)
+    export_introspection(bluetoothd, obj)
+
+
+_STANDARD_SIGNALS = {
+    PROPERTIES: [("PropertiesChanged", [("interface", "s"), ("changed_properties", "a{sv}"),
+                                        ("invalidated_properties", "as")])],
+    OBJECT_MANAGER: [("InterfacesAdded", [("object", "o"), ("interfaces", "a{sa{sv}}")]),
+                     ("InterfacesRemoved", [("object", "o"), ("interfaces", "as")])],
+}
+
+
+def export_introspection(bluetoothd: Bluetoothd, obj) -> None:
+    """Introspection as bluetoothd shows it: without dbusmock's Mock interface, and with only the properties
+    that have a setter marked writable (dbusmock marks every property readwrite)."""
+
+    def introspect(self, object_path, connection):
+        xml = mockobject.DBusMockObject.Introspect(self, object_path, connection)
+        tree = ElementTree.fromstring(xml)
+        for interface in tree.findall("interface"):
+            if interface.get("name") == mockobject.MOCK_IFACE:
+                tree.remove(interface)
+                continue
+            for prop in interface.findall("property"):
+                writable = (interface.get("name"), prop.get("name")) in bluetoothd.setters
+                prop.set("access", "readwrite" if writable else "read")
+        for interface in tree.findall("interface"):
+            for name, args in _STANDARD_SIGNALS.get(interface.get("name"), ()):
+                signal = ElementTree.SubElement(interface, "signal", {"name": name})
+                for arg_name, arg_type in args:
+                    ElementTree.SubElement(signal, "arg", {"name": arg_name, "type": arg_type})
+        return ElementTree.tostring(tree, encoding="unicode")
+
+    introspect.__name__ = "Introspect"
+    introspect._dbus_is_method = True
+    introspect._dbus_async_callbacks = None
+    introspect._dbus_interface = INTROSPECTABLE
+    introspect._dbus_in_signature = ""
+    introspect._dbus_out_signature = "s"
+    introspect._dbus_sender_keyword = None
+    introspect._dbus_path_keyword = "object_path"
+    introspect._dbus_rel_path_keyword = None
+    introspect._dbus_destination_keyword = None
+    introspect._dbus_message_keyword = None
+    introspect._dbus_connection_keyword = "connection"
+    introspect._dbus_args = []
+    introspect._dbus_get_args_options = {"byte_arrays": False}
+    obj.methods.setdefault(INTROSPECTABLE, {})["Introspect"] = ("", "s", "", introspect)
 
 
 def current() -> Bluetoothd:

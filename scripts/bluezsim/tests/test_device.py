@@ -41,7 +41,7 @@ def test_connect_when_connected_succeeds_without_signals(sim):
 
 
 def test_second_connect_while_connecting_is_in_progress(sim):
-    sim.ctl("SetTiming", "su", "connect_ms", 200)
+    sim.ctl("SetTiming", "su", "connect_ms", 1000)
     sim.call_async("first", DEV1, DEVICE, "Connect")
     sim.wait_for(lambda: False, timeout=0.05)
     with pytest.raises(dbus.DBusException) as error:
@@ -65,7 +65,7 @@ def test_disconnect_when_not_connected_succeeds(sim):
 
 
 def test_disconnect_cancels_a_pending_connect(sim):
-    sim.ctl("SetTiming", "su", "connect_ms", 300)
+    sim.ctl("SetTiming", "su", "connect_ms", 1000)
     sim.call_async("connect", DEV1, DEVICE, "Connect")
     sim.wait_for(lambda: False, timeout=0.05)
     sim.call(DEV1, DEVICE, "Disconnect")
@@ -95,7 +95,7 @@ def test_pair_connects_then_sets_paired_and_a_second_pair_already_exists(sim):
 
 
 def test_cancel_pairing_fails_the_pending_pair(sim):
-    sim.ctl("SetTiming", "su", "pair_ms", 300)
+    sim.ctl("SetTiming", "su", "pair_ms", 2000)
     sim.call_async("pair", DEV1, DEVICE, "Pair")
     sim.wait_for(lambda: ("Connected", True) in device_changes(sim))
     sim.call(DEV1, DEVICE, "CancelPairing")

@@ -80,3 +80,16 @@ def test_a_call_with_the_wrong_signature_is_unknown_method(sim):
     with pytest.raises(dbus.DBusException) as error:
         sim.call(DEV1 + "/service000c/char000d", CHAR, "ReadValue")  # the pre-5.40 signature
     assert error.value.get_dbus_name() == "org.freedesktop.DBus.Error.UnknownMethod"
+
+
+def test_introspection_looks_like_bluetoothd(sim):
+    from xml.etree import ElementTree
+
+    xml = sim.call(DEV1, "org.freedesktop.DBus.Introspectable", "Introspect")
+    tree = ElementTree.fromstring(str(xml))
+    interfaces = {i.get("name"): i for i in tree.findall("interface")}
+    assert "org.freedesktop.DBus.Mock" not in interfaces
+    access = {p.get("name"): p.get("access") for p in interfaces[DEVICE].findall("property")}
+    assert access["Connected"] == "read" and access["Trusted"] == "readwrite"
+    assert [s.get("name") for s in interfaces[PROPS].findall("signal")] == ["PropertiesChanged"]
+    assert {n.get("name") for n in tree.findall("node")} >= {"service000c", "service001c"}
