@@ -33,7 +33,7 @@ class Device:
         self.connecting = False
         self.disconnecting = False
         self.link = 0  # incremented on every link-up, so timers of an old link can tell they are stale
-        self.notifications = 0  # notifications sent on the current link
+        self.notifications: dict[int, int] = {}  # drop-during-notify fault id -> its notifications this link
         self._on_link_ready = None
         self._on_link_failed = None
         self._timers: list[int] = []
@@ -201,7 +201,7 @@ class Device:
 
     def _link_up(self) -> None:
         self.link += 1
-        self.notifications = 0
+        self.notifications = {}
         self.connected = True
         self._changed(Connected=dbus.Boolean(True))
         if RUNTIME.take(("never-resolve",), self.path, "Connect", None) is not None:
@@ -249,6 +249,9 @@ class Device:
         if was_connected:
             self._changed(Connected=dbus.Boolean(False))
         self._finish_connect(error or failed("Software caused connection abort"))
+        if self._pair_call is not None:
+            pair_call, self._pair_call = self._pair_call, None
+            pair_call.fail(BluezError(ERROR + "AuthenticationFailed", "Authentication Failed"))
         calls, self._disconnect_calls = self._disconnect_calls, []
         for call in calls:
             call.reply()
@@ -261,16 +264,19 @@ class Device:
         return True
 
     def notification_sent(self, characteristic) -> None:
-        """Counts a notification on this link and applies a matching drop-during-notify fault."""
-        self.notifications += 1
+        """Counts a notification against each drop-during-notify fault naming this characteristic, and drops
+        the link (once the notification is out) when one reaches its count."""
         for fault in RUNTIME.faults:
-            if fault.kind == "drop-during-notify" and fault.matches(
+            if fault.kind != "drop-during-notify" or not fault.matches(
                 characteristic.path, "StartNotify", characteristic.uuid
             ):
-                if self.notifications >= fault.after_notifications:
-                    fault.consume()
-                    link = self.link
-                    self.bluetoothd.after(0, lambda: self.drop() if self.link == link else None)
+                continue
+            seen = self.notifications.get(fault.id, 0) + 1
+            self.notifications[fault.id] = seen
+            if seen >= fault.after_notifications:
+                fault.consume()
+                link = self.link
+                self.bluetoothd.after(0, lambda: self.drop() if self.link == link else None)
                 return
 
 

@@ -148,3 +148,29 @@ def test_faults_apply_to_property_and_object_manager_calls_too(sim):
         sim.managed()
     assert error.value.get_dbus_name() == "org.freedesktop.DBus.Error.Failed"
     assert DEV1 in sim.managed()
+
+
+def test_drop_during_notify_counts_only_the_characteristics_it_names(sim):
+    from client import ECHO_OUT
+
+    sim.ctl("DropDuringNotify", "sui", f"{ADDR1}/2a19", 1, 1)
+    sim.connect()
+    echo_out = sim.gatt_path(ADDR1, ECHO_OUT)
+    sim.call(echo_out, CHAR, "StartNotify")
+    for value in (b"\x01", b"\x02", b"\x03"):
+        assert sim.ctl("Notify", "say", f"{ADDR1}/{ECHO_OUT}", value)
+    sim.wait_for(lambda: len(sim.values(echo_out)) == 3)
+    assert sim.get(DEV1, DEVICE, "Connected")
+    sim.call(LEVEL, CHAR, "StartNotify")
+    assert sim.ctl("Notify", "say", f"{ADDR1}/2a19", b"\x50")
+    assert sim.wait_for(lambda: not sim.get(DEV1, DEVICE, "Connected"))
+
+
+def test_link_loss_while_pairing_fails_the_pair(sim):
+    sim.ctl("SetTiming", "su", "pair_ms", 2000)
+    sim.call_async("pair", DEV1, DEVICE, "Pair")
+    assert sim.wait_for(lambda: sim.changes(DEV1, DEVICE, "ServicesResolved"))  # connected, now pairing
+    assert sim.ctl("DropConnection", "su", ADDR1, 0)
+    assert sim.wait_for(lambda: sim.replies("pair"))
+    assert sim.replies("pair")[0][2].get_dbus_name() == "org.bluez.Error.AuthenticationFailed"
+    assert not sim.get(DEV1, DEVICE, "Paired")
