@@ -3,7 +3,7 @@
 import dbus
 import pytest
 
-from client import ADAPTER, CHAR, DEV1, DEVICE, HCI0, PROPS, full, pump  # noqa: F401
+from client import ADAPTER, CHAR, DEV1, DEVICE, HCI0, PROPS, full
 
 DEV2 = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_02"
 LEVEL = DEV1 + "/service000c/char000d"
