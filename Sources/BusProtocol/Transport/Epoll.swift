@@ -50,7 +50,9 @@ final class Epoll: Sendable {
 
     /// Removes `fd`; a descriptor that is already gone is not an error.
     func remove(_ fd: CInt) {
-        _ = try? retryingInterrupts("epoll_ctl(DEL)") { HiddenLibc.epollControl(instance.rawValue, epollCtlDel, fd, nil) }
+        _ = try? retryingInterrupts("epoll_ctl(DEL)") {
+            HiddenLibc.epollControl(instance.rawValue, epollCtlDel, fd, nil)
+        }
     }
 
     /// Waits for events; `timeout` is in milliseconds, `-1` waits indefinitely.

@@ -35,6 +35,26 @@ public struct SystemError: Error, Hashable, Sendable, CustomStringConvertible {
         SystemError(errno: Glibc.errno, operation: operation())
     }
 
+    /// `ENOENT`: no such file or directory.
+    static let noSuchFile = ENOENT
+    /// `ECONNREFUSED`: nothing listens on the socket.
+    static let connectionRefused = ECONNREFUSED
+    /// `EACCES`: permission denied by file modes.
+    static let accessDenied = EACCES
+    /// `EPERM`: operation not permitted.
+    static let notPermitted = EPERM
+    /// `EEXIST`: the file exists.
+    static let fileExists = EEXIST
+    /// `EADDRINUSE`: the address is bound by another socket.
+    static let addressInUse = EADDRINUSE
+    /// `EMFILE`/`ENFILE`: the process or the system is out of descriptors.
+    static let tooManyOpenFiles = [EMFILE, ENFILE]
+
+    /// The error for an operation on a descriptor that has been closed (`EBADF`).
+    static func closedDescriptor(_ operation: String) -> SystemError {
+        SystemError(errno: EBADF, operation: operation)
+    }
+
     /// `true` for `EAGAIN`/`EWOULDBLOCK`: a non-blocking call that would have had to wait.
     var isWouldBlock: Bool { errno == EAGAIN || errno == EWOULDBLOCK }
 }

@@ -50,7 +50,7 @@ enum Syscall {
         do {
             let raw = try retryingInterrupts("accept4") { HiddenLibc.accept4(fd, nil, nil, flags) }
             return FileDescriptor(adopting: raw)
-        } catch where error.isWouldBlock {
+        } catch  where error.isWouldBlock {
             return nil
         }
     }
@@ -59,7 +59,7 @@ enum Syscall {
     static func receive(_ fd: CInt, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int? {
         do {
             return try retryingInterrupts("recv") { recv(fd, buffer.baseAddress, buffer.count, 0) }
-        } catch where error.isWouldBlock {
+        } catch  where error.isWouldBlock {
             return nil
         }
     }
@@ -70,7 +70,7 @@ enum Syscall {
         do {
             let flags = CInt(MSG_NOSIGNAL) | CInt(MSG_DONTWAIT)
             return try retryingInterrupts("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, flags) }
-        } catch where error.isWouldBlock {
+        } catch  where error.isWouldBlock {
             return 0
         }
     }
@@ -157,7 +157,7 @@ enum Syscall {
         var status = stat()
         do {
             _ = try retryingInterrupts("lstat(\(path))") { lstat(path, &status) }
-        } catch where error.errno == ENOENT {
+        } catch  where error.errno == ENOENT {
             return .missing
         }
         switch status.st_mode & S_IFMT {
@@ -165,6 +165,13 @@ enum Syscall {
         case S_IFDIR: return .directory
         case let bits: return .other(typeBits: UInt32(bits))
         }
+    }
+
+    /// Whether `path` is a directory, following symbolic links.
+    static func isDirectory(followingLinksAt path: String) -> Bool {
+        var status = stat()
+        guard (try? retryingInterrupts("stat(\(path))", { stat(path, &status) })) != nil else { return false }
+        return status.st_mode & S_IFMT == S_IFDIR
     }
 
     static func fileIdentity(atPath path: String) -> FileIdentity? {
@@ -213,9 +220,10 @@ enum Syscall {
 /// `<sys/eventfd.h>`, and `accept4` needs `_GNU_SOURCE`). They are looked up once with `dlsym`; a missing symbol
 /// is a broken C library, so it traps.
 enum HiddenLibc {
-    typealias Accept4 = @convention(c) (
-        CInt, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, CInt
-    ) -> CInt
+    typealias Accept4 =
+        @convention(c) (
+            CInt, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, CInt
+        ) -> CInt
     typealias EpollCreate1 = @convention(c) (CInt) -> CInt
     typealias EpollControl = @convention(c) (CInt, CInt, CInt, UnsafeMutableRawPointer?) -> CInt
     typealias EpollWait = @convention(c) (CInt, UnsafeMutableRawPointer?, CInt, CInt) -> CInt
