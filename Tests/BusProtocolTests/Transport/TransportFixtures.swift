@@ -102,14 +102,14 @@ enum RawPeer {
     /// Reads until `count` bytes or end of file.
     static func read(_ descriptor: FileDescriptor, count: Int, chunk: Int = 64 * 1024) -> [UInt8] {
         var result: [UInt8] = []
-        result.reserveCapacity(count)
+        result.reserveCapacity(min(count, 64 << 20))
         var buffer = [UInt8](repeating: 0, count: chunk)
         while result.count < count {
             let wanted = min(chunk, count - result.count)
             let got = buffer.withUnsafeMutableBytes { recv(descriptor.rawValue, $0.baseAddress, wanted, 0) }
             if got < 0 && errno == EINTR { continue }
             if got <= 0 { break }
-            result += buffer[0..<got]
+            buffer.withUnsafeBytes { result.append(contentsOf: $0[0..<got]) }
         }
         return result
     }
@@ -135,9 +135,12 @@ enum RawPeer {
 /// `count` bytes of a pattern that reveals reordering, loss and duplication.
 func patternBytes(count: Int, seed: UInt32 = 1) -> [UInt8] {
     var state = seed
-    return (0..<count).map { _ in
-        state = state &* 1_664_525 &+ 1_013_904_223
-        return UInt8(truncatingIfNeeded: state >> 24)
+    return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        for index in 0..<count {
+            state = state &* 1_664_525 &+ 1_013_904_223
+            buffer[index] = UInt8(truncatingIfNeeded: state >> 24)
+        }
+        initialized = count
     }
 }
 
