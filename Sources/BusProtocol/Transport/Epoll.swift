@@ -78,11 +78,6 @@ final class Epoll: Sendable {
         _ = try? retryingInterrupts("read(eventfd)") { read(wakeup.rawValue, &count, 8) }
     }
 
-    func close() {
-        wakeup.close()
-        instance.close()
-    }
-
     private func control(
         _ command: CInt, _ fd: CInt, id: UInt64, interest: IOInterest, operation: String
     ) throws(SystemError) {

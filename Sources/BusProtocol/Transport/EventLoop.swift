@@ -13,8 +13,8 @@ import Synchronization
 ///   loop thread:  epoll_wait ─▶ readiness handlers ─▶ due timers ─▶ tasks ─▶ epoll_wait …
 /// ```
 ///
-/// `shutdown()` stops the loop, tells every registration's owner (`onLoopShutdown`), closes the epoll instance and
-/// joins the thread.
+/// `shutdown()` stops the loop, tells every registration's owner (`onLoopShutdown`) and joins the thread; the
+/// epoll instance and its eventfd are closed when the last reference to the loop goes away.
 public final class EventLoop: Sendable, CustomStringConvertible {
     /// Size of the buffer each loop reads into before handing bytes to a connection.
     public static let readBufferSize = 64 * 1024
@@ -83,15 +83,25 @@ public final class EventLoop: Sendable, CustomStringConvertible {
     /// - Returns: A handle whose `cancel()` stops the work if it has not started.
     @discardableResult
     public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
-        let deadline = ContinuousClock.now + delay
+        schedule(at: .now + delay, work)
+    }
+
+    /// Runs `work` on the loop thread at `deadline` (never early). Timers due at the same time run in deadline
+    /// order, then in the order they were scheduled.
+    ///
+    /// - Returns: A handle whose `cancel()` stops the work if it has not started.
+    @discardableResult
+    public func schedule(
+        at deadline: ContinuousClock.Instant, _ work: @escaping @Sendable () -> Void
+    ) -> ScheduledWork {
         let onLoop = inEventLoop
         let (id, mustWake) = state.withLock { state -> (UInt64, Bool) in
             let id = state.nextID
             state.nextID += 1
             guard state.lifecycle != .stopped else { return (id, false) }
-            let wasNext = state.timers.nextDeadline.map { deadline < $0 } ?? true
+            let isNext = state.timers.nextDeadline.map { deadline < $0 } ?? true
             state.timers.insert(.init(deadline: deadline, id: id, work: work))
-            return (id, wasNext && !onLoop)
+            return (id, isNext && !onLoop)
         }
         if mustWake { epoll.wake() }
         return ScheduledWork(loop: self, id: id, deadline: deadline)
@@ -154,7 +164,7 @@ public final class EventLoop: Sendable, CustomStringConvertible {
     // MARK: - Shutdown
 
     /// Stops the loop: pending `execute` blocks run, timers are dropped, every active registration's
-    /// `onLoopShutdown` is called, the epoll instance is closed and the thread is joined. Idempotent; must not be
+    /// `onLoopShutdown` is called and the thread is joined. Idempotent; must not be
     /// called on the loop thread (it would wait for itself).
     public func shutdown() {
         precondition(!inEventLoop, "EventLoop.shutdown() called on its own thread")
@@ -246,7 +256,9 @@ public final class EventLoop: Sendable, CustomStringConvertible {
             state.tasks.removeAll()
             state.timers.removeAll()
         }
-        epoll.close()
+        // The epoll and eventfd descriptors are closed when the loop is deallocated, not here: a thread that
+        // submitted work just before the stop may still be about to write to the eventfd, and must not write to
+        // a reused descriptor number.
     }
 }
 

@@ -45,14 +45,16 @@ import Testing
         try withLoop { loop in
             let order = Mutex<[Int]>([])
             let done = Occurrence()
-            loop.schedule(after: .milliseconds(60)) {
+            let base = ContinuousClock.now
+            loop.schedule(at: base + .milliseconds(30)) {
                 order.withLock { $0.append(3) }
                 done.fire()
             }
-            loop.schedule(after: .milliseconds(1)) { order.withLock { $0.append(1) } }
-            loop.schedule(after: .milliseconds(30)) { order.withLock { $0.append(2) } }
+            loop.schedule(at: base + .milliseconds(1)) { order.withLock { $0.append(1) } }
+            loop.schedule(at: base + .milliseconds(15)) { order.withLock { $0.append(2) } }
+            loop.schedule(at: base + .milliseconds(15)) { order.withLock { $0.append(22) } }
             #expect(done.wait())
-            #expect(order.withLock { $0 } == [1, 2, 3])
+            #expect(order.withLock { $0 } == [1, 2, 22, 3])
         }
     }
 
@@ -74,13 +76,18 @@ import Testing
     @Test func neverRunsACancelledTimer() throws {
         try withLoop { loop in
             let cancelledRan = Mutex(false)
+            let wasPending = Mutex<Bool?>(nil)
             let done = Occurrence()
-            let cancelled = loop.schedule(after: .milliseconds(10)) { cancelledRan.withLock { $0 = true } }
-            loop.schedule(after: .milliseconds(40)) { done.fire() }
-            #expect(cancelled.cancel())
+            // On the loop thread no timer can fire between schedule and cancel, whatever the scheduling delays.
+            loop.execute {
+                let base = ContinuousClock.now
+                let cancelled = loop.schedule(at: base + .milliseconds(5)) { cancelledRan.withLock { $0 = true } }
+                loop.schedule(at: base + .milliseconds(20)) { done.fire() }
+                wasPending.withLock { $0 = cancelled.cancel() }
+            }
             #expect(done.wait())
+            #expect(wasPending.withLock { $0 } == true)
             #expect(!cancelledRan.withLock { $0 })
-            #expect(!cancelled.cancel(), "a second cancel finds nothing pending")
         }
     }
 

@@ -30,12 +30,14 @@ struct TemporaryDirectory {
 }
 
 /// Runs `body` with a started loop (or group) and always shuts it down.
+@discardableResult
 func withLoop<Result>(_ body: (EventLoop) throws -> Result) throws -> Result {
     let loop = try EventLoop(name: "test")
     defer { loop.shutdown() }
     return try body(loop)
 }
 
+@discardableResult
 func withGroup<Result>(loops: Int = 1, _ body: (EventLoopGroup) throws -> Result) throws -> Result {
     let group = try EventLoopGroup(loopCount: loops, name: "test")
     defer { group.shutdown() }
