@@ -81,8 +81,8 @@ public final class UnixListener: Sendable, CustomStringConvertible {
         let loop = group.next()
         if let inherited = try options.socketActivation?.takeListener() {
             return try UnixListener(
-                address: address, group: group, loop: loop, descriptor: inherited, boundFile: nil,
-                options: options, onAccept: onAccept)
+                address: address, group: group, loop: loop, descriptor: inherited, isSocketActivated: true,
+                boundFile: nil, options: options, onAccept: onAccept)
         }
         try prepareSocketPath(address, directoryMode: options.directoryMode)
         let descriptor: FileDescriptor
@@ -109,8 +109,8 @@ public final class UnixListener: Sendable, CustomStringConvertible {
         }
         do {
             return try UnixListener(
-                address: address, group: group, loop: loop, descriptor: descriptor, boundFile: boundFile,
-                options: options, onAccept: onAccept)
+                address: address, group: group, loop: loop, descriptor: descriptor, isSocketActivated: false,
+                boundFile: boundFile, options: options, onAccept: onAccept)
         } catch {
             removeSocketFile(address.path, ifStill: boundFile)
             throw error
@@ -119,14 +119,15 @@ public final class UnixListener: Sendable, CustomStringConvertible {
 
     private init(
         address: UnixSocketAddress, group: EventLoopGroup, loop: EventLoop, descriptor: FileDescriptor,
-        boundFile: Syscall.FileIdentity?, options: Options, onAccept: @escaping @Sendable (SocketConnection) -> Void
+        isSocketActivated: Bool, boundFile: Syscall.FileIdentity?, options: Options,
+        onAccept: @escaping @Sendable (SocketConnection) -> Void
     ) throws(ListenerError) {
         self.address = address
         self.group = group
         self.loop = loop
         self.descriptor = descriptor
         self.boundFile = boundFile
-        self.isSocketActivated = boundFile == nil
+        self.isSocketActivated = isSocketActivated
         self.options = options
         self.onAccept = onAccept
         do {
