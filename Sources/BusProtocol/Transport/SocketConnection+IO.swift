@@ -1,0 +1,143 @@
+// Reading, writing and flushing of `SocketConnection`.
+
+extension SocketConnection {
+    // MARK: - Writing
+
+    /// Sends `bytes` after everything written before; callable from any thread.
+    ///
+    /// When the outbound queue is empty the bytes go straight to the socket from the calling thread (under the
+    /// connection's lock, which also keeps the descriptor open); what the socket does not take is queued and sent
+    /// by the loop when epoll reports the socket writable. A write is all or nothing: if queueing it would pass
+    /// `Options.maxOutboundBytes`, nothing of it is sent, `write` returns `false`, and `onOverflow` is called once
+    /// on the loop; from then on every write is refused.
+    ///
+    /// - Returns: `true` when the bytes were sent or queued; `false` after close or overflow.
+    @discardableResult
+    public func write(_ bytes: [UInt8]) -> Bool {
+        enum Outcome { case accepted, refused, overflowed(OutboundOverflow), failed }
+        let outcome = state.withLock { state -> Outcome in
+            guard state.phase == .open, !state.hasOverflowed else { return .refused }
+            if bytes.isEmpty { return .accepted }
+            let queued = state.outbound.count
+            guard queued + bytes.count <= options.maxOutboundBytes else {
+                state.hasOverflowed = true
+                return .overflowed(
+                    OutboundOverflow(queuedBytes: queued, refusedBytes: bytes.count, limit: options.maxOutboundBytes))
+            }
+            return enqueue(bytes, into: &state) ? .accepted : .failed
+        }
+        switch outcome {
+        case .accepted:
+            return true
+        case .refused:
+            return false
+        case .overflowed(let overflow):
+            loop.execute { [self] in
+                if let handlers = state.withLock({ $0.handlers }) { handlers.onOverflow(overflow) }
+            }
+            return false
+        case .failed:
+            scheduleFinishClose()
+            return false
+        }
+    }
+
+    /// Sends what the socket takes now if nothing is queued, and queues the rest.
+    ///
+    /// - Returns: `false` when sending failed and the connection began closing (the caller must call
+    ///   `scheduleFinishClose()` after releasing the lock).
+    func enqueue(_ bytes: [UInt8], into state: inout State) -> Bool {
+        guard !bytes.isEmpty else { return true }
+        var sent = 0
+        if state.outbound.isEmpty {
+            let result = bytes.withUnsafeBytes { raw in
+                Result { () throws(SystemError) in try Syscall.send(descriptor.rawValue, raw) }
+            }
+            switch result {
+            case .success(let count):
+                sent = count
+            case .failure(let error):
+                return !beginClose(&state, .error(error))
+            }
+        }
+        if sent == bytes.count { return true }
+        state.outbound.append(bytes[sent...])
+        return updateInterest(&state)
+    }
+
+    // MARK: - Readiness
+
+    /// Called by the loop with what epoll reported.
+    func handle(_ readiness: IOReadiness) {
+        if readiness.contains(.writable) { flush() }
+        if !readiness.isDisjoint(with: [.readable, .hangup, .error]) { read(after: readiness) }
+    }
+
+    /// Sends queued bytes until the queue is empty or the socket is full.
+    private func flush() {
+        enum Outcome { case idle, drained(Handlers?), finish }
+        let outcome = state.withLock { state -> Outcome in
+            guard !state.isClosed, !state.outbound.isEmpty else { return .idle }
+            while !state.outbound.isEmpty {
+                let result = state.outbound.withUnsentBytes { raw in
+                    Result { () throws(SystemError) in try Syscall.send(descriptor.rawValue, raw) }
+                }
+                switch result {
+                case .success(0):
+                    return .idle  // full again: epoll reports when there is room
+                case .success(let count):
+                    state.outbound.consume(count)
+                case .failure(let error):
+                    return beginClose(&state, .error(error)) ? .finish : .idle
+                }
+            }
+            if state.phase == .draining { return beginClose(&state, .localClose) ? .finish : .idle }
+            guard updateInterest(&state) else { return .finish }
+            return .drained(state.phase == .open ? state.handlers : nil)
+        }
+        switch outcome {
+        case .idle: break
+        case .drained(let handlers): handlers?.onDrain()
+        case .finish: finishClose()
+        }
+    }
+
+    /// Reads up to `maxReadsPerWakeup` times, handing each chunk to `onRead`.
+    private func read(after readiness: IOReadiness) {
+        enum Outcome: Sendable { case bytes([UInt8], filledBuffer: Bool), wouldBlock, endOfFile, failed(SystemError) }
+        for _ in 0..<options.maxReadsPerWakeup {
+            let (phase, handlers) = state.withLock { ($0.phase, $0.handlers) }
+            switch phase {
+            case .open: break
+            case .draining:
+                // Not reading while draining; a peer that is gone entirely will never take the rest.
+                if !readiness.isDisjoint(with: [.hangup, .error]) { closeNow(.localClose) }
+                return
+            case .closed: return
+            }
+            let outcome = loop.withReadBuffer { buffer -> Outcome in
+                do throws(SystemError) {
+                    guard let count = try Syscall.receive(descriptor.rawValue, into: buffer) else { return .wouldBlock }
+                    if count == 0 { return .endOfFile }
+                    return .bytes(
+                        Array(UnsafeRawBufferPointer(rebasing: buffer[..<count])), filledBuffer: count == buffer.count)
+                } catch {
+                    return .failed(error)
+                }
+            }
+            switch outcome {
+            case .bytes(let bytes, let filledBuffer):
+                handlers?.onRead(bytes)
+                if !filledBuffer { return }
+            case .wouldBlock:
+                return
+            case .endOfFile:
+                closeNow(.endOfFile)
+                return
+            case .failed(let error):
+                closeNow(.error(error))
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import BusProtocol
+import Dispatch
+import Foundation
+@preconcurrency import Glibc
+import Synchronization
+import Testing
+
+@Suite struct SocketConnectionWritingTests {
+    @Test func deliversALargePayloadToASlowReaderIntactAndInOrder() throws {
+        try withLoop { loop in
+            let size = 32 << 20
+            let (connection, probe, peer) = try makeConnectedPair(on: loop, options: .init(maxOutboundBytes: 64 << 20))
+            let payload = patternBytes(count: size, seed: 7)
+            #expect(connection.write(payload))
+            #expect(connection.outboundByteCount > size / 2, "the socket took only part at once")
+            // Read in small pieces, so the loop meets EAGAIN and waits for EPOLLOUT many times.
+            let received = RawPeer.read(peer, count: size, chunk: 4096)
+            #expect(received.count == size)
+            #expect(received == payload)
+            #expect(probe.wait { $0.drains >= 1 })
+            #expect(connection.outboundByteCount == 0)
+            connection.close()
+        }
+    }
+
+    @Test func keepsWriteOrderAcrossTheQueueAndDirectSends() throws {
+        try withLoop { loop in
+            let (connection, _, peer) = try makeConnectedPair(on: loop, options: .init(maxOutboundBytes: 64 << 20))
+            let pieces = (0..<64).map { patternBytes(count: 50_000 + $0, seed: UInt32($0) + 1) }
+            for piece in pieces { #expect(connection.write(piece)) }
+            let expected = pieces.flatMap { $0 }
+            #expect(RawPeer.read(peer, count: expected.count) == expected)
+            connection.close()
+        }
+    }
+
+    @Test func keepsEachWriteWholeWhenManyThreadsWriteAtOnce() throws {
+        try withLoop { loop in
+            let (connection, _, peer) = try makeConnectedPair(on: loop, options: .init(maxOutboundBytes: 64 << 20))
+            let threads = 8
+            let perThread = 500
+            // Record: [thread, sequence high, sequence low, length] then `length` copies of the thread number.
+            @Sendable func record(thread: Int, sequence: Int) -> [UInt8] {
+                let length = 1 + (sequence * 37 + thread * 11) % 3000
+                return [UInt8(thread), UInt8(sequence >> 8), UInt8(sequence & 0xFF), 0]
+                    + withUnsafeBytes(of: UInt16(length).bigEndian, Array.init)
+                    + [UInt8](repeating: UInt8(thread), count: length)
+            }
+            let reader = Mutex<[UInt8]>([])
+            let expectedCount = (0..<threads).reduce(0) { total, thread in
+                total + (0..<perThread).reduce(0) { $0 + record(thread: thread, sequence: $1).count }
+            }
+            let readDone = Occurrence()
+            Thread.detachNewThread {
+                reader.withLock { $0 = RawPeer.read(peer, count: expectedCount) }
+                readDone.fire()
+            }
+            DispatchQueue.concurrentPerform(iterations: threads) { thread in
+                for sequence in 0..<perThread { connection.write(record(thread: thread, sequence: sequence)) }
+            }
+            #expect(readDone.wait())
+            let bytes = reader.withLock { $0 }
+            #expect(bytes.count == expectedCount)
+            var nextSequence = [Int](repeating: 0, count: threads)
+            var offset = 0
+            while offset + 6 <= bytes.count {
+                let thread = Int(bytes[offset])
+                let sequence = Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2])
+                let length = Int(bytes[offset + 4]) << 8 | Int(bytes[offset + 5])
+                guard thread < threads, sequence == nextSequence[thread],
+                    bytes[offset + 6..<offset + 6 + length].allSatisfy({ $0 == UInt8(thread) })
+                else {
+                    Issue.record("torn or reordered record at byte \(offset)")
+                    return
+                }
+                nextSequence[thread] += 1
+                offset += 6 + length
+            }
+            #expect(offset == bytes.count)
+            #expect(nextSequence == [Int](repeating: perThread, count: threads))
+            connection.close()
+        }
+    }
+
+    @Test func reportsOverflowWhenThePeerStopsReadingAndKeepsServingOthers() throws {
+        try withLoop { loop in
+            let limit = 256 * 1024
+            let (stuck, stuckProbe, stuckPeer) = try makeConnectedPair(
+                on: loop, options: .init(maxOutboundBytes: limit))
+            let chunk = [UInt8](repeating: 0xAB, count: 4096)
+            var accepted = 0
+            while stuck.write(chunk) {
+                accepted += 1
+                #expect(accepted < 10_000, "the queue must stop growing")
+                if accepted >= 10_000 { return }
+            }
+            #expect(stuckProbe.wait { !$0.overflows.isEmpty })
+            let overflow = try #require(stuckProbe.overflows.first)
+            #expect(overflow.limit == limit)
+            #expect(overflow.refusedBytes == chunk.count)
+            #expect(overflow.queuedBytes + chunk.count > limit)
+            #expect(stuck.outboundByteCount <= limit)
+            #expect(!stuck.write([1]), "after an overflow nothing more is accepted")
+
+            // The same loop still serves another connection.
+            let (busy, busyProbe, busyPeer) = try makeConnectedPair(on: loop)
+            RawPeer.write(busyPeer, [1, 2, 3])
+            #expect(busyProbe.wait { $0.bytes == [1, 2, 3] })
+            #expect(busy.write([4, 5, 6]))
+            #expect(RawPeer.read(busyPeer, count: 3) == [4, 5, 6])
+
+            // Best-effort goodbye, then close: the peer never reads, so the timeout closes it.
+            stuck.closeAfterFlushing(Array("bus.overflow".utf8), timeout: .milliseconds(50))
+            #expect(stuckProbe.waitForClose() == .localClose)
+            #expect(stuckProbe.overflows.count == 1)
+            _ = stuckPeer
+            busy.close()
+        }
+    }
+
+    @Test func flushesQueuedBytesAndTheFinalBytesBeforeClosingGracefully() throws {
+        try withLoop { loop in
+            let (connection, probe, peer) = try makeConnectedPair(on: loop, options: .init(maxOutboundBytes: 8 << 20))
+            let payload = patternBytes(count: 2 << 20, seed: 3)
+            #expect(connection.write(payload))
+            let goodbye = Array("goodbye".utf8)
+            connection.closeAfterFlushing(goodbye, timeout: .seconds(30))
+            #expect(!connection.write([0]), "no writes while draining")
+            #expect(RawPeer.readToEnd(peer) == payload + goodbye)
+            #expect(probe.waitForClose() == .localClose)
+        }
+    }
+
+    @Test func closesFromAnotherThreadWhileWritingWithoutTearingTheStream() throws {
+        try withLoop { loop in
+            let (connection, probe, peer) = try makeConnectedPair(on: loop, options: .init(maxOutboundBytes: 1 << 20))
+            let record = patternBytes(count: 1000, seed: 9)
+            let written = Mutex(0)
+            let writerDone = Occurrence()
+            Thread.detachNewThread {
+                while connection.write(record) { written.withLock { $0 += 1 } }
+                writerDone.fire()
+            }
+            let received = Mutex<[UInt8]>([])
+            let readerDone = Occurrence()
+            Thread.detachNewThread {
+                received.withLock { $0 = RawPeer.readToEnd(peer) }
+                readerDone.fire()
+            }
+            while written.withLock({ $0 }) < 200 { sched_yield() }
+            connection.close()
+            #expect(writerDone.wait(), "writes are refused after close")
+            #expect(readerDone.wait(), "the peer sees end of file")
+            #expect(probe.waitForClose() == .localClose)
+            // What arrived is a prefix of the concatenated accepted writes: nothing reordered or invented.
+            let bytes = received.withLock { $0 }
+            #expect(bytes.count <= written.withLock { $0 } * record.count)
+            var matches = true
+            for (index, byte) in bytes.enumerated() where byte != record[index % record.count] {
+                matches = false
+                break
+            }
+            #expect(matches)
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import BusProtocol
+import Dispatch
+@preconcurrency import Glibc
+import Synchronization
+import Testing
+
+/// A started connection on one end of a socket pair; the other end is a raw, blocking descriptor.
+func makeConnectedPair(
+    on loop: EventLoop, options: SocketConnection.Options = .init()
+) throws -> (SocketConnection, ConnectionProbe, FileDescriptor) {
+    let (local, peer) = try FileDescriptor.makeSocketPair()
+    RawPeer.setBlocking(peer)
+    let connection = SocketConnection(adopting: local, on: loop, options: options)
+    let probe = ConnectionProbe()
+    connection.start(probe.handlers)
+    return (connection, probe, peer)
+}
+
+@Suite struct SocketConnectionTests {
+    @Test func handsReadBytesToTheHandlerInOrder() throws {
+        try withLoop { loop in
+            let (connection, probe, peer) = try makeConnectedPair(on: loop)
+            let payload = patternBytes(count: 300_000)
+            RawPeer.write(peer, payload)
+            #expect(probe.wait { $0.bytes.count >= payload.count })
+            #expect(probe.bytes == payload)
+            connection.close()
+        }
+    }
+
+    @Test func deliversAPartialFrameThenEndOfFileWhenThePeerClosesMidFrame() throws {
+        try withLoop { loop in
+            let (_, probe, peer) = try makeConnectedPair(on: loop)
+            RawPeer.write(peer, [0, 0, 1])  // three bytes of a four-byte length prefix
+            peer.close()
+            #expect(probe.waitForClose() == .endOfFile)
+            #expect(probe.bytes == [0, 0, 1])
+        }
+    }
+
+    @Test func reportsThePeerCredentialsOfThisProcess() throws {
+        try withLoop { loop in
+            let (connection, _, peer) = try makeConnectedPair(on: loop)
+            let credentials = try connection.peerCredentials()
+            #expect(credentials == PeerCredentials(uid: getuid(), gid: getgid(), pid: getpid()))
+            connection.close()
+            withExtendedLifetime(peer) {}
+        }
+    }
+
+    @Test func refusesPeerCredentialsOnceClosed() throws {
+        try withLoop { loop in
+            let (connection, probe, peer) = try makeConnectedPair(on: loop)
+            connection.close()
+            #expect(probe.waitForClose() == .localClose)
+            #expect(throws: SystemError.self) { try connection.peerCredentials() }
+            withExtendedLifetime(peer) {}
+        }
+    }
+
+    @Test func callsOnCloseExactlyOnceForRepeatedCloses() throws {
+        try withLoop { loop in
+            let (connection, probe, peer) = try makeConnectedPair(on: loop)
+            DispatchQueue.concurrentPerform(iterations: 8) { _ in connection.close() }
+            #expect(probe.waitForClose() == .localClose)
+            // A later event cannot produce a second call: flush the loop, then look again.
+            let flushed = Occurrence()
+            loop.execute { flushed.fire() }
+            #expect(flushed.wait())
+            #expect(probe.closeReasons == [.localClose])
+            #expect(RawPeer.readToEnd(peer).isEmpty, "the peer sees end of file")
+        }
+    }
+
+    @Test func refusesWritesAfterClose() throws {
+        try withLoop { loop in
+            let (connection, probe, peer) = try makeConnectedPair(on: loop)
+            #expect(connection.write([1, 2, 3]))
+            connection.close()
+            #expect(!connection.write([4]))
+            #expect(!connection.isOpen)
+            #expect(probe.waitForClose() == .localClose)
+            #expect(RawPeer.readToEnd(peer) == [1, 2, 3])
+        }
+    }
+
+    @Test func closesWithTheLoopWhenTheLoopShutsDown() throws {
+        let loop = try EventLoop(name: "owner")
+        let (_, probe, peer) = try makeConnectedPair(on: loop)
+        loop.shutdown()
+        #expect(probe.closeReasons == [.loopShutdown])
+        #expect(RawPeer.readToEnd(peer).isEmpty)
+    }
+
+    @Test func reportsCloseForAConnectionStartedAfterItClosed() throws {
+        try withLoop { loop in
+            let (local, peer) = try FileDescriptor.makeSocketPair()
+            let connection = SocketConnection(adopting: local, on: loop)
+            connection.close()
+            let probe = ConnectionProbe()
+            connection.start(probe.handlers)
+            #expect(probe.waitForClose() == .localClose)
+            withExtendedLifetime(peer) {}
+        }
+    }
+
+    @Test func closesWithAnErrorAndNoSIGPIPEWhenThePeerGoesAwayMidWrite() throws {
+        try withLoop { loop in
+            let (connection, probe, peer) = try makeConnectedPair(
+                on: loop, options: .init(maxOutboundBytes: 16 << 20))
+            #expect(connection.write(patternBytes(count: 8 << 20)))
+            #expect(connection.outboundByteCount > 0, "more than a socket buffer, so part of it is queued")
+            _ = RawPeer.read(peer, count: 1000)
+            peer.close()
+            // The process is still alive (MSG_NOSIGNAL) and the connection reports why it closed.
+            let reason = try #require(probe.waitForClose())
+            guard case .error(let error) = reason else {
+                Issue.record("expected an error close, got \(reason)")
+                return
+            }
+            #expect([EPIPE, ECONNRESET].contains(error.errno))
+            #expect(connection.outboundByteCount == 0, "the queue is released")
+        }
+    }
+}
