@@ -59,7 +59,9 @@ import Testing
 
     @Test func decodesTheSameFramesHoweverTheStreamIsCut() throws {
         var generator = SeededGenerator(seed: 7)
-        let payloads = (0..<200).map { i in Array("{\"n\":\(i),\"pad\":\"\(String(repeating: "x", count: i % 37))\"}".utf8) }
+        let payloads = (0..<200).map { i in
+            Array("{\"n\":\(i),\"pad\":\"\(String(repeating: "x", count: i % 37))\"}".utf8)
+        }
         let stream = payloads.flatMap(frame)
         for _ in 0..<20 {
             var decoder = FrameDecoder()

@@ -84,26 +84,27 @@ import Testing
         #expect(empty.error?.code == .invalidRequest)
     }
 
-    @Test(arguments: [
-        // (message, the id the error response carries, or nil for null)
-        (#""just a string""#, nil), ("42", nil), ("null", nil),
-        (#"{"jsonrpc":"2.0","id":null,"method":"bus.ping"}"#, nil),
-        (#"{"jsonrpc":"2.0","id":true,"method":"bus.ping"}"#, nil),
-        (#"{"jsonrpc":"2.0","id":1.5,"method":"bus.ping"}"#, nil),
-        (#"{"jsonrpc":"2.0","id":[1],"method":"bus.ping"}"#, nil),
-        (#"{"jsonrpc":"2.0","id":{"a":1},"method":"bus.ping"}"#, nil),
-        (#"{"id":5,"method":"bus.ping"}"#, RPCID.number(5)),
-        (#"{"jsonrpc":"1.0","id":5,"method":"bus.ping"}"#, RPCID.number(5)),
-        (#"{"jsonrpc":2.0,"id":"x","method":"bus.ping"}"#, RPCID.string("x")),
-        (#"{"jsonrpc":"2.0","id":6}"#, RPCID.number(6)),
-        (#"{"jsonrpc":"2.0","id":6,"method":7}"#, RPCID.number(6)),
-        (#"{"jsonrpc":"2.0","id":6,"method":null}"#, RPCID.number(6)),
-        (#"{"jsonrpc":"2.0","id":8,"method":"store.get","params":[1,2]}"#, RPCID.number(8)),
-        (#"{"jsonrpc":"2.0","id":8,"method":"store.get","params":"ids"}"#, RPCID.number(8)),
-        (#"{"jsonrpc":"2.0","id":8,"method":"store.get","params":null}"#, RPCID.number(8)),
-        (#"{"jsonrpc":"2.0","id":9,"result":{}}"#, RPCID.number(9)),
-        (#"{"jsonrpc":"2.0","id":9,"error":{"code":1,"message":"x"}}"#, RPCID.number(9)),
-    ] as [(String, RPCID?)])
+    @Test(
+        arguments: [
+            // (message, the id the error response carries, or nil for null)
+            (#""just a string""#, nil), ("42", nil), ("null", nil),
+            (#"{"jsonrpc":"2.0","id":null,"method":"bus.ping"}"#, nil),
+            (#"{"jsonrpc":"2.0","id":true,"method":"bus.ping"}"#, nil),
+            (#"{"jsonrpc":"2.0","id":1.5,"method":"bus.ping"}"#, nil),
+            (#"{"jsonrpc":"2.0","id":[1],"method":"bus.ping"}"#, nil),
+            (#"{"jsonrpc":"2.0","id":{"a":1},"method":"bus.ping"}"#, nil),
+            (#"{"id":5,"method":"bus.ping"}"#, RPCID.number(5)),
+            (#"{"jsonrpc":"1.0","id":5,"method":"bus.ping"}"#, RPCID.number(5)),
+            (#"{"jsonrpc":2.0,"id":"x","method":"bus.ping"}"#, RPCID.string("x")),
+            (#"{"jsonrpc":"2.0","id":6}"#, RPCID.number(6)),
+            (#"{"jsonrpc":"2.0","id":6,"method":7}"#, RPCID.number(6)),
+            (#"{"jsonrpc":"2.0","id":6,"method":null}"#, RPCID.number(6)),
+            (#"{"jsonrpc":"2.0","id":8,"method":"store.get","params":[1,2]}"#, RPCID.number(8)),
+            (#"{"jsonrpc":"2.0","id":8,"method":"store.get","params":"ids"}"#, RPCID.number(8)),
+            (#"{"jsonrpc":"2.0","id":8,"method":"store.get","params":null}"#, RPCID.number(8)),
+            (#"{"jsonrpc":"2.0","id":9,"result":{}}"#, RPCID.number(9)),
+            (#"{"jsonrpc":"2.0","id":9,"error":{"code":1,"message":"x"}}"#, RPCID.number(9)),
+        ] as [(String, RPCID?)])
     func answersMessagesThatAreNotJSONRPCRequestsWithInvalidRequest(text: String, id: RPCID?) {
         guard case .invalid(let response) = fromClient(text) else {
             Issue.record("\(text) was accepted")
@@ -135,8 +136,10 @@ import Testing
         #expect(
             fromServer(#"{"jsonrpc":"2.0","id":7,"result":{"txn":3}}"#)
                 == .response(RPCResponse(id: 7, result: .object(["txn": .int(3)]))))
-        let error = fromServer(#"{"jsonrpc":"2.0","id":"q","error":{"code":409,"message":"conflict","data":{"conflicts":[]}}}"#)
-        #expect(error.response?.error == RPCError(code: .conflict, message: "conflict", data: json(#"{"conflicts":[]}"#)))
+        let error = fromServer(
+            #"{"jsonrpc":"2.0","id":"q","error":{"code":409,"message":"conflict","data":{"conflicts":[]}}}"#)
+        #expect(
+            error.response?.error == RPCError(code: .conflict, message: "conflict", data: json(#"{"conflicts":[]}"#)))
     }
 
     @Test func readsAnErrorResponseWithNullIDFromAServer() {

@@ -12,13 +12,17 @@ import Testing
         let request = RPCRequest(id: 7, method: "store.get", params: .object(["ids": .array([.string("Reading/3")])]))
         #expect(try text(request) == #"{"jsonrpc":"2.0","id":7,"method":"store.get","params":{"ids":["Reading/3"]}}"#)
         #expect(try text(RPCRequest(id: nil, method: "bus.ping")) == #"{"jsonrpc":"2.0","method":"bus.ping"}"#)
-        #expect(try text(RPCRequest(id: "k\"1", method: "bus.ping")) == #"{"jsonrpc":"2.0","id":"k\"1","method":"bus.ping"}"#)
+        #expect(
+            try text(RPCRequest(id: "k\"1", method: "bus.ping"))
+                == #"{"jsonrpc":"2.0","id":"k\"1","method":"bus.ping"}"#)
     }
 
     @Test func writesResultAndErrorResponses() throws {
         #expect(try text(RPCResponse(id: 7, result: .object([:]))) == #"{"jsonrpc":"2.0","id":7,"result":{}}"#)
-        let conflict = RPCResponse(id: "x", error: RPCError(code: .conflict, message: "no", data: .object(["a": .null])))
-        #expect(try text(conflict) == #"{"jsonrpc":"2.0","id":"x","error":{"code":409,"message":"no","data":{"a":null}}}"#)
+        let conflict = RPCResponse(
+            id: "x", error: RPCError(code: .conflict, message: "no", data: .object(["a": .null])))
+        #expect(
+            try text(conflict) == #"{"jsonrpc":"2.0","id":"x","error":{"code":409,"message":"no","data":{"a":null}}}"#)
         let parse = RPCResponse(id: nil, error: .parseError("bad"))
         #expect(try text(parse) == #"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#)
     }
@@ -41,7 +45,8 @@ import Testing
     }
 
     @Test func messagesSurviveAFrameRoundTripThroughIncomingMessage() throws {
-        let request = RPCRequest(id: 12, StoreGet.self, params: GetParams(ids: [ObjectID(entity: "Reading", number: 3)]))
+        let request = RPCRequest(
+            id: 12, StoreGet.self, params: GetParams(ids: [ObjectID(entity: "Reading", number: 3)]))
         var decoder = FrameDecoder()
         decoder.append(try request.encodeFrame())
         let payload = try #require(try decoder.nextFrame())
@@ -63,7 +68,9 @@ import Testing
     @Test func typedParamsTreatAbsentParamsAsAnEmptyObject() throws {
         #expect(try RPCRequest(id: 1, method: "bus.ping").params(for: BusPing.self) == EmptyObject())
         #expect(
-            invalidField { () throws(RPCError) in _ = try RPCRequest(id: 1, method: "store.get").params(for: StoreGet.self) }
+            invalidField { () throws(RPCError) in
+                _ = try RPCRequest(id: 1, method: "store.get").params(for: StoreGet.self)
+            }
                 == "ids")
     }
 

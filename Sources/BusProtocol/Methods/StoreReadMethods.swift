@@ -143,8 +143,8 @@ public struct FetchParams: JSONConvertible, Hashable {
                 })
         }
         if let limit { members["limit"] = .int(Int64(limit)) }
-        if offset != 0 { members["offset"] = .int(Int64(offset)) }
-        if resultType != .objects { members["result"] = .string(resultType.rawValue) }
+        members["offset"] = .int(Int64(offset))
+        members["result"] = .string(resultType.rawValue)
         return .object(members)
     }
 }
