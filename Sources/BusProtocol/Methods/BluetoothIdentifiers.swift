@@ -87,9 +87,12 @@ public struct BluetoothUUID: Sendable, Hashable, CustomStringConvertible {
     }
 
     static func readList(_ fields: JSONFields, _ key: String) throws(RPCError) -> [BluetoothUUID] {
-        try fields.elements(key) { (item, path) throws(RPCError) in
-            guard case .string(let text) = item else { throw .invalidParams(field: path, message: "expected a string") }
-            return try parse(text, path: path)
+        try fields.elements(key) { (item, i) throws(RPCError) in
+            guard case .string(let text) = item else {
+                throw .invalidParams(field: fields.path(of: key, index: i), message: "expected a string")
+            }
+            if let uuid = BluetoothUUID(text) { return uuid }
+            return try parse(text, path: fields.path(of: key, index: i))
         }
     }
 

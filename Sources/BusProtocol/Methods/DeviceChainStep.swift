@@ -48,7 +48,10 @@ public enum ChainStep: Sendable, Hashable {
 
     /// Reads a step at `path` (`steps[2]`), naming the offending field in errors (`steps[2].characteristic`).
     public init(json: JSONValue, path: String) throws(RPCError) {
-        let fields = try JSONFields(json, path: path)
+        try self.init(fields: JSONFields(json, path: path))
+    }
+
+    init(fields: JSONFields) throws(RPCError) {
         guard let operation = try fields.optionalEnum("op", cases: StepOperation.allCases) else {
             throw fields.error("op", "is required")
         }
@@ -138,9 +141,9 @@ public struct StepResult: JSONConvertible, Hashable {
         self.operation = operation
         value = try readBase64(fields, "value")
         if fields.value("values") != nil {
-            values = try fields.elements("values") { (item, path) throws(RPCError) in
+            values = try fields.elements("values") { (item, i) throws(RPCError) in
                 guard case .string(let text) = item, let data = Data(base64Encoded: text) else {
-                    throw .invalidParams(field: path, message: "expected base64")
+                    throw .invalidParams(field: fields.path(of: "values", index: i), message: "expected base64")
                 }
                 return data
             }

@@ -38,7 +38,7 @@ public struct RunParams: JSONConvertible, Hashable {
         let fields = try JSONFields(json)
         address = try BluetoothAddress.read(fields, "address")
         guard try !fields.array("steps").isEmpty else { throw fields.error("steps", "must not be empty") }
-        steps = try fields.elements("steps") { (item, path) throws(RPCError) in try ChainStep(json: item, path: path) }
+        steps = try fields.objects("steps") { (step) throws(RPCError) in try ChainStep(fields: step) }
         timeoutMs = try fields.optionalInt("timeoutMs", atLeast: 1)
         record = try fields.optionalBool("record") ?? false
     }

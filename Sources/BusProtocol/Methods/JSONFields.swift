@@ -9,18 +9,47 @@ import Shared
 public struct JSONFields: Sendable {
     /// The object's members.
     public let members: [String: JSONValue]
-    /// The path of this object from the root (`""` at the root).
-    public let path: String
+    // The path is kept in pieces and only spelled out for an error (or a nested reader), so
+    // that reading a long array of elements builds no strings.
+    private let parentPath: String
+    private let key: String?
+    private let index: Int?
 
     /// Reads `json` as an object at `path`.
     ///
     /// - Throws: `invalidParams` when `json` is not an object.
     public init(_ json: JSONValue, path: String = "") throws(RPCError) {
+        try self.init(json, parentPath: path, key: nil, index: nil)
+    }
+
+    private init(_ json: JSONValue, parentPath: String, key: String?, index: Int?) throws(RPCError) {
+        self.parentPath = parentPath
+        self.key = key
+        self.index = index
         guard case .object(let members) = json else {
+            self.members = [:]
+            let path = self.path
             throw .invalidParams(field: path.isEmpty ? nil : path, message: "expected an object")
         }
         self.members = members
-        self.path = path
+    }
+
+    /// The path of this object from the root (`""` at the root), such as `steps[2]`.
+    public var path: String {
+        guard let key else { return parentPath }
+        let base = parentPath.isEmpty ? key : "\(parentPath).\(key)"
+        guard let index else { return base }
+        return "\(base)[\(index)]"
+    }
+
+    /// The path of element `index` of the array member `key`.
+    public func path(of key: String, index: Int) -> String {
+        "\(path(of: key))[\(index)]"
+    }
+
+    /// A reader for `item`, element `index` of the array member `key`.
+    public func element(_ item: JSONValue, of key: String, at index: Int) throws(RPCError) -> JSONFields {
+        try JSONFields(item, parentPath: path, key: key, index: index)
     }
 
     /// The path of the member `key`.
@@ -135,7 +164,7 @@ public struct JSONFields: Sendable {
 
     /// An object member as a reader whose errors name paths below `key`.
     public func nested(_ key: String) throws(RPCError) -> JSONFields {
-        try JSONFields(required(key), path: path(of: key))
+        try JSONFields(required(key), parentPath: path, key: key, index: nil)
     }
 
     public func array(_ key: String) throws(RPCError) -> [JSONValue] {
@@ -149,26 +178,29 @@ public struct JSONFields: Sendable {
         return a
     }
 
-    /// Reads each element of the array `key` (absent: empty) with `read`, which gets the element's path.
-    public func elements<T>(_ key: String, _ read: (JSONValue, String) throws(RPCError) -> T) throws(RPCError) -> [T] {
+    /// Reads each element of the array `key` (absent: empty) with `read`, which gets the element
+    /// and its index (`path(of:index:)` spells its path for an error).
+    public func elements<T>(_ key: String, _ read: (JSONValue, Int) throws(RPCError) -> T) throws(RPCError) -> [T] {
         let items = try optionalArray(key) ?? []
         var result: [T] = []
         result.reserveCapacity(items.count)
         for (i, item) in items.enumerated() {
-            result.append(try read(item, "\(path(of: key))[\(i)]"))
+            result.append(try read(item, i))
         }
         return result
     }
 
-    /// The array `key` of objects (absent: empty), each read by `T.init(fields:)`-style closure.
+    /// The array `key` of objects (absent: empty), each read by `read` from its own reader.
     public func objects<T>(_ key: String, _ read: (JSONFields) throws(RPCError) -> T) throws(RPCError) -> [T] {
-        try elements(key) { (item, path) throws(RPCError) in try read(JSONFields(item, path: path)) }
+        try elements(key) { (item, i) throws(RPCError) in try read(element(item, of: key, at: i)) }
     }
 
     /// The array `key` of strings (absent: empty).
     public func strings(_ key: String) throws(RPCError) -> [String] {
-        try elements(key) { (item, path) throws(RPCError) in
-            guard case .string(let s) = item else { throw .invalidParams(field: path, message: "expected a string") }
+        try elements(key) { (item, i) throws(RPCError) in
+            guard case .string(let s) = item else {
+                throw .invalidParams(field: path(of: key, index: i), message: "expected a string")
+            }
             return s
         }
     }
@@ -187,7 +219,13 @@ public struct JSONFields: Sendable {
 
     /// The array `key` of permanent object IDs (absent: empty).
     public func objectIDs(_ key: String) throws(RPCError) -> [ObjectID] {
-        try elements(key) { (item, path) throws(RPCError) in try JSONFields.objectID(item, path: path) }
+        try elements(key) { (item, i) throws(RPCError) in
+            guard case .string(let s) = item, let id = ObjectID(string: s) else {
+                throw .invalidParams(
+                    field: path(of: key, index: i), message: "expected an object ID like \"Entity/12\"")
+            }
+            return id
+        }
     }
 
     /// Reads `json` as a permanent object ID at `path`.

@@ -76,6 +76,9 @@ struct JSONScanner {
     var depth = 0
     /// Reused storage for strings that contain escapes.
     var scratch: [UInt8] = []
+    /// Members of the objects being parsed, innermost last: an object's members are collected
+    /// here first so that its dictionary is allocated once at its final size.
+    var pendingMembers: [(key: String, value: JSONValue, offset: Int)] = []
 
     init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int, rejectsDuplicateKeys: Bool) {
         self.bytes = bytes
@@ -143,13 +146,13 @@ struct JSONScanner {
     private mutating func parseObject() throws(JSONParseError) -> JSONValue {
         try enterContainer()
         index += 1
-        var members: [String: JSONValue] = [:]
         skipWhitespace()
         if index < bytes.count, bytes[index] == JSONByte.closeBrace {
             index += 1
             depth -= 1
-            return .object(members)
+            return .object([:])
         }
+        let firstMember = pendingMembers.count
         while true {
             skipWhitespace()
             guard index < bytes.count else { throw JSONParseError(.unexpectedEndOfInput, at: index) }
@@ -160,10 +163,7 @@ struct JSONScanner {
             guard index < bytes.count else { throw JSONParseError(.unexpectedEndOfInput, at: index) }
             guard bytes[index] == JSONByte.colon else { throw JSONParseError(.unexpectedByte(bytes[index]), at: index) }
             index += 1
-            let value = try parseValue()
-            if members.updateValue(value, forKey: key) != nil, rejectsDuplicateKeys {
-                throw JSONParseError(.duplicateKey(key), at: keyOffset)
-            }
+            pendingMembers.append((key, try parseValue(), keyOffset))
             skipWhitespace()
             guard index < bytes.count else { throw JSONParseError(.unexpectedEndOfInput, at: index) }
             switch bytes[index] {
@@ -172,11 +172,24 @@ struct JSONScanner {
             case JSONByte.closeBrace:
                 index += 1
                 depth -= 1
-                return .object(members)
+                return .object(try collectMembers(from: firstMember))
             case let byte:
                 throw JSONParseError(.unexpectedByte(byte), at: index)
             }
         }
+    }
+
+    /// Builds the dictionary of the object whose members start at `first` in `pendingMembers`.
+    private mutating func collectMembers(from first: Int) throws(JSONParseError) -> [String: JSONValue] {
+        var members = [String: JSONValue](minimumCapacity: pendingMembers.count - first)
+        for i in first..<pendingMembers.count {
+            let member = pendingMembers[i]
+            if members.updateValue(member.value, forKey: member.key) != nil, rejectsDuplicateKeys {
+                throw JSONParseError(.duplicateKey(member.key), at: member.offset)
+            }
+        }
+        pendingMembers.removeSubrange(first...)
+        return members
     }
 
     private mutating func enterContainer() throws(JSONParseError) {
