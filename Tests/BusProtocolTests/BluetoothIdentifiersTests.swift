@@ -1,0 +1,32 @@
+import BusProtocol
+import Testing
+
+@Suite struct BluetoothIdentifiersTests {
+    @Test func readsAddressesCaseInsensitivelyAndKeepsThemUppercase() {
+        #expect(BluetoothAddress("aa:bb:cc:dd:ee:0f")?.string == "AA:BB:CC:DD:EE:0F")
+        #expect(BluetoothAddress("AA:BB:CC:DD:EE:FF") == BluetoothAddress("aa:bb:cc:dd:ee:ff"))
+    }
+
+    @Test(arguments: [
+        "", "AA:BB:CC:DD:EE", "AA:BB:CC:DD:EE:FF:00", "AA-BB-CC-DD-EE-FF", "GG:BB:CC:DD:EE:FF", "AABBCCDDEEFF0000A",
+    ])
+    func rejectsMalformedAddresses(text: String) {
+        #expect(BluetoothAddress(text) == nil)
+    }
+
+    @Test func expandsShortUUIDsWithTheBluetoothBaseUUID() {
+        let short = BluetoothUUID("2A19")
+        #expect(short?.string == "2A19")
+        #expect(short?.canonical == "00002a19-0000-1000-8000-00805f9b34fb")
+        #expect(short?.matches(BluetoothUUID("00002A19-0000-1000-8000-00805F9B34FB")!) == true)
+        #expect(short?.matches(BluetoothUUID("2a1a")!) == false)
+    }
+
+    @Test(arguments: [
+        "", "2a1", "2a19f", "zz19", "00002a19-0000-1000-8000-00805f9b34f", "00002a19+0000-1000-8000-00805f9b34fb",
+        "0x2a19",
+    ])
+    func rejectsMalformedUUIDs(text: String) {
+        #expect(BluetoothUUID(text) == nil)
+    }
+}

@@ -1,0 +1,70 @@
+import BusProtocol
+import Shared
+import Testing
+
+@Suite struct BusMethodsTests {
+    @Test func helloParamsMatchTheProtocolExample() throws {
+        let example = json(#"{"protocol":1,"client":"name"}"#)
+        let params = try HelloParams(json: example)
+        #expect(params.protocolVersion == 1)
+        #expect(params.client == "name")
+        #expect(params.json == example)
+        #expect(BusHello.name == "bus.hello")
+    }
+
+    @Test func helloResultMatchesTheProtocolExample() throws {
+        let example = json(
+            #"{"protocol":1,"server":"storesvc","version":"0.1.0","maxFrame":16777216,"maxInFlight":1024,"peer":{"uid":1000,"gid":1000,"pid":4242}}"#
+        )
+        let result = try HelloResult(json: example)
+        #expect(result.server == "storesvc")
+        #expect(result.maxFrame == 16_777_216)
+        #expect(result.maxInFlight == 1024)
+        #expect(result.peer == PeerCredentials(uid: 1000, gid: 1000, pid: 4242))
+        #expect(result.json == example)
+    }
+
+    @Test func helloNamesTheFieldThatIsWrong() {
+        #expect(
+            invalidField { () throws(RPCError) in _ = try HelloParams(json: json(#"{"client":"x"}"#)) } == "protocol")
+        #expect(
+            invalidField { () throws(RPCError) in _ = try HelloParams(json: json(#"{"protocol":"1"}"#)) } == "protocol")
+        #expect(
+            invalidField { () throws(RPCError) in _ = try HelloParams(json: json(#"{"protocol":1,"client":2}"#)) }
+                == "client")
+        let noUID = #"{"protocol":1,"server":"s","version":"v","maxFrame":1,"maxInFlight":1,"peer":{"gid":1,"pid":1}}"#
+        #expect(invalidField { () throws(RPCError) in _ = try HelloResult(json: json(noUID)) } == "peer.uid")
+    }
+
+    @Test func paramsThatAreNotAnObjectAreInvalidParamsWithoutAField() {
+        do {
+            _ = try HelloParams(json: .array([]))
+            Issue.record("accepted an array")
+        } catch {
+            #expect(error.code == .invalidParams)
+            #expect(error.field == nil)
+        }
+    }
+
+    @Test func cancelTakesANumberOrStringRequestID() throws {
+        #expect(try CancelParams(json: json(#"{"request":7}"#)).request == .number(7))
+        #expect(try CancelParams(json: json(#"{"request":"a"}"#)).request == .string("a"))
+        #expect(CancelParams(request: 7).json == json(#"{"request":7}"#))
+        #expect(
+            invalidField { () throws(RPCError) in _ = try CancelParams(json: json(#"{"request":null}"#)) } == "request")
+        #expect(
+            invalidField { () throws(RPCError) in _ = try CancelParams(json: json(#"{"request":[1]}"#)) } == "request")
+    }
+
+    @Test func pingAnswersAnEmptyObject() throws {
+        #expect(EmptyObject().json == .object([:]))
+        #expect(try BusPing.Result(json: json(#"{"extra":1}"#)) == EmptyObject())
+        #expect(invalidField { () throws(RPCError) in _ = try EmptyObject(json: .int(1)) } == nil)
+    }
+
+    @Test func overflowEventMatchesTheProtocol() throws {
+        let event = RPCEvent(OverflowEvent(dropped: 3))
+        #expect(event.json == json(#"{"jsonrpc":"2.0","method":"bus.overflow","params":{"dropped":3}}"#))
+        #expect(try event.payload(as: OverflowEvent.self) == OverflowEvent(dropped: 3))
+    }
+}

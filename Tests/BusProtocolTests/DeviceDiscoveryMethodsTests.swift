@@ -1,0 +1,54 @@
+import BusProtocol
+import Shared
+import Testing
+
+@Suite struct DeviceDiscoveryMethodsTests {
+    @Test func adaptersResultMatchesTheProtocol() throws {
+        let example = json(#"{"adapters":[{"name":"hci0","address":"00:1A:7D:DA:71:13","powered":true}]}"#)
+        let result = try AdaptersResult(json: example)
+        #expect(
+            result.adapters == [
+                AdapterInfo(name: "hci0", address: BluetoothAddress("00:1A:7D:DA:71:13")!, powered: true)
+            ])
+        #expect(result.json == example)
+        #expect(
+            invalidField { () throws(RPCError) in
+                _ = try AdaptersResult(json: json(#"{"adapters":[{"name":"hci0","address":"00:1A:7D:DA:71:13"}]}"#))
+            } == "adapters[0].powered")
+    }
+
+    @Test func listParamsTakeAnOptionalAdapter() throws {
+        #expect(try ListParams(json: json(#"{"adapter":"hci1"}"#)).adapter == "hci1")
+        #expect(try ListParams(json: json("{}")).adapter == nil)
+        #expect(ListParams(adapter: "hci1").json == json(#"{"adapter":"hci1"}"#))
+    }
+
+    @Test func scanParamsMatchTheProtocolExample() throws {
+        let example = json(#"{"seconds":5,"uuids":["180d"],"rssi":-80}"#)
+        let params = try ScanParams(json: example)
+        #expect(params.seconds == 5)
+        #expect(params.uuids == [BluetoothUUID("180d")!])
+        #expect(params.rssi == -80)
+        #expect(params.json == example)
+        #expect(try ScanParams(json: json(#"{"seconds":0.5}"#)).json == json(#"{"seconds":0.5}"#))
+        #expect(invalidField { () throws(RPCError) in _ = try ScanParams(json: json(#"{}"#)) } == "seconds")
+        #expect(invalidField { () throws(RPCError) in _ = try ScanParams(json: json(#"{"seconds":0}"#)) } == "seconds")
+        #expect(
+            invalidField { () throws(RPCError) in _ = try ScanParams(json: json(#"{"seconds":1,"uuids":["180d","x"]}"#))
+            } == "uuids[1]")
+    }
+
+    @Test func devicesResultMatchesTheProtocolFieldForField() throws {
+        let example = json(
+            #"{"devices":[{"address":"AA:BB:CC:DD:EE:FF","name":"Polar H10","rssi":-60,"connected":false,"paired":true,"services":["180d","0000180f-0000-1000-8000-00805f9b34fb"]},{"address":"11:22:33:44:55:66","name":null,"connected":true,"paired":false,"services":[]}]}"#
+        )
+        let result = try DevicesResult(json: example)
+        #expect(result.devices.count == 2)
+        #expect(result.devices[0].name == "Polar H10")
+        #expect(result.devices[0].rssi == -60)
+        #expect(result.devices[0].services.map(\.string) == ["180d", "0000180f-0000-1000-8000-00805f9b34fb"])
+        #expect(result.devices[1].name == nil)
+        #expect(result.devices[1].rssi == nil)
+        #expect(result.json == example)
+    }
+}

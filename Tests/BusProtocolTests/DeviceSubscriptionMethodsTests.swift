@@ -1,0 +1,37 @@
+import BusProtocol
+import Foundation
+import Shared
+import Testing
+
+@Suite struct DeviceSubscriptionMethodsTests {
+    @Test func subscribeParamsAndResultMatchTheProtocol() throws {
+        #expect(
+            try DeviceSubscribeParams(json: json(#"{"address":"AA:BB:CC:DD:EE:FF"}"#)).address?.string
+                == "AA:BB:CC:DD:EE:FF")
+        #expect(try DeviceSubscribeParams(json: json("{}")).address == nil)
+        #expect(
+            invalidField { () throws(RPCError) in _ = try DeviceSubscribeParams(json: json(#"{"address":"x"}"#)) }
+                == "address")
+        #expect(DeviceSubscribeResult(subscription: 3).json == json(#"{"subscription":3}"#))
+        #expect(try DeviceSubscribeResult(json: json(#"{"subscription":3}"#)).subscription == 3)
+    }
+
+    @Test func deviceEventMatchesTheProtocolFieldForField() throws {
+        let value = json(
+            #"{"subscription":3,"address":"AA:BB:CC:DD:EE:FF","kind":"value","characteristic":"2a37","value":"AQ=="}"#)
+        let event = try DeviceEvent(json: value)
+        #expect(event.subscription == 3)
+        #expect(event.kind == .value)
+        #expect(event.characteristic == BluetoothUUID("2a37"))
+        #expect(event.value == Data([1]))
+        #expect(event.json == value)
+        #expect(RPCEvent(event).method == "device.event")
+
+        let connected = json(#"{"subscription":3,"address":"AA:BB:CC:DD:EE:FF","kind":"connected"}"#)
+        #expect(try DeviceEvent(json: connected).json == connected)
+        #expect(
+            invalidField { () throws(RPCError) in
+                _ = try DeviceEvent(json: json(#"{"subscription":3,"address":"AA:BB:CC:DD:EE:FF","kind":"paired"}"#))
+            } == "kind")
+    }
+}

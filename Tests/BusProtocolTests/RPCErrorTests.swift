@@ -1,0 +1,53 @@
+import BusProtocol
+import Shared
+import Testing
+
+@Suite struct RPCErrorTests {
+    @Test func everyConstructorUsesItsCodeFromTheProtocolTable() {
+        let table: [(RPCError, Int)] = [
+            (.parseError("x"), -32700), (.parseError(JSONParseError(.trailingData, at: 3)), -32700),
+            (.invalidRequest("x"), -32600), (RPCError(framing: .emptyFrame), -32600), (.methodNotFound("a.b"), -32601),
+            (.invalidParams(field: "f", message: "m"), -32602), (.internalError(), -32603),
+            (.helloRequired(method: "store.get"), 401), (.forbidden("uid 7"), 403), (.notFound("x"), 404),
+            (.timeout("x"), 408), (.conflict("x", conflicts: []), 409), (.gone(since: 5), 410),
+            (.validationFailed("x", errors: []), 422), (.tooManyRequests(limit: 1024), 429), (.cancelled(), 499),
+            (.deviceError("x"), 502), (.unavailable("BlueZ is not on the bus"), 503),
+        ]
+        for (error, code) in table {
+            #expect(error.code.rawValue == code, "\(error)")
+            #expect(error.json["code"] == .int(Int64(code)))
+        }
+        #expect(RPCErrorCode.validationFailed == 422)
+    }
+
+    @Test func invalidParamsNamesTheFieldInData() {
+        let error = RPCError.invalidParams(field: "steps[2].characteristic", message: "expected a UUID")
+        #expect(error.data == .object(["field": .string("steps[2].characteristic")]))
+        #expect(error.field == "steps[2].characteristic")
+        #expect(error.message == "invalid params: steps[2].characteristic: expected a UUID")
+        #expect(RPCError.invalidParams(field: nil, message: "expected an object").data == nil)
+    }
+
+    @Test func parseErrorsCarryTheOffset() {
+        #expect(RPCError.parseError(JSONParseError(.trailingData, at: 17)).data == .object(["offset": .int(17)]))
+    }
+
+    @Test func writesDataOnlyWhenThereIsSome() throws {
+        let bare = RPCError(code: .notFound, message: "gone")
+        #expect(bare.json == .object(["code": .int(404), "message": .string("gone")]))
+        #expect(
+            String(decoding: try RPCResponse(id: 1, error: bare).jsonBytes(), as: UTF8.self).contains("data") == false)
+    }
+
+    @Test func readsErrorObjectsBackAndRejectsMalformedOnes() {
+        let error = RPCError.tooManyRequests(limit: 8)
+        #expect(RPCError(json: error.json) == error)
+        #expect(RPCError(json: json(#"{"code":"1","message":"x"}"#)) == nil)
+        #expect(RPCError(json: json(#"{"code":1}"#)) == nil)
+        #expect(RPCError(json: json(#"{"code":1e30,"message":"x"}"#)) == nil)
+    }
+
+    @Test func describesItselfOnOneLine() {
+        #expect(RPCError.methodNotFound("x.y").description == "error -32601: method 'x.y' not found")
+    }
+}

@@ -1,0 +1,118 @@
+import BusProtocol
+import Shared
+import Testing
+
+@Suite struct StoreReadMethodsTests {
+    private let fetchExample = json(
+        #"{"entity":"Reading","where":"value > $min AND device.name BEGINSWITH 'th'","args":{"min":5},"sort":[{"key":"time","ascending":false}],"limit":100,"offset":0,"result":"objects"}"#
+    )
+
+    @Test func fetchParamsMatchTheProtocolExampleFieldForField() throws {
+        let params = try FetchParams(json: fetchExample)
+        #expect(params.entity == "Reading")
+        #expect(params.predicate == "value > $min AND device.name BEGINSWITH 'th'")
+        #expect(params.arguments == ["min": .int(5)])
+        #expect(params.sort == [SortDescriptor("time", ascending: false)])
+        #expect(params.limit == 100)
+        #expect(params.offset == 0)
+        #expect(params.resultType == .objects)
+        #expect(params.json == fetchExample)
+    }
+
+    @Test func fetchNeedsOnlyTheEntity() throws {
+        let params = try FetchParams(json: json(#"{"entity":"Device","where":null}"#))
+        #expect(params == FetchParams(entity: "Device"))
+        let nested = try FetchParams(
+            json: json(#"{"entity":"Reading","sort":[{"key":"device.name"}],"result":"count"}"#))
+        #expect(nested.sort == [SortDescriptor("device.name", ascending: true)])
+        #expect(nested.resultType == .count)
+    }
+
+    @Test(arguments: [
+        (#"{}"#, "entity"), (#"{"entity":3}"#, "entity"), (#"{"entity":"R","where":5}"#, "where"),
+        (#"{"entity":"R","args":[]}"#, "args"), (#"{"entity":"R","sort":{}}"#, "sort"),
+        (#"{"entity":"R","sort":[{"key":"a"},{"ascending":true}]}"#, "sort[1].key"),
+        (#"{"entity":"R","sort":[{"key":"a.","ascending":true}]}"#, "sort[0].key"),
+        (#"{"entity":"R","sort":[{"key":"a","ascending":"no"}]}"#, "sort[0].ascending"),
+        (#"{"entity":"R","sort":[5]}"#, "sort[0]"), (#"{"entity":"R","limit":-1}"#, "limit"),
+        (#"{"entity":"R","limit":1.5}"#, "limit"), (#"{"entity":"R","offset":-3}"#, "offset"),
+        (#"{"entity":"R","result":"rows"}"#, "result"),
+    ])
+    func fetchNamesTheFieldThatIsWrong(text: String, field: String) {
+        #expect(invalidField { () throws(RPCError) in _ = try FetchParams(json: json(text)) } == field)
+    }
+
+    @Test func fetchResultsMatchTheProtocolForEachResultType() throws {
+        let objects = json(
+            #"{"txn":1234,"objects":[{"id":"Reading/12","version":3,"values":{"characteristic":"2a19","value":"ZA==","device":"Device/1"}}]}"#
+        )
+        let result = try FetchResult(json: objects)
+        #expect(result.txn == 1234)
+        #expect(
+            result.content
+                == .objects([
+                    StoreObject(
+                        id: ObjectID(entity: "Reading", number: 12), version: 3,
+                        values: [
+                            "characteristic": .string("2a19"), "value": .string("ZA=="), "device": .string("Device/1"),
+                        ])
+                ]))
+        #expect(result.json == objects)
+
+        let ids = json(#"{"txn":5,"ids":["Reading/1","Reading/2"]}"#)
+        #expect(
+            try FetchResult(json: ids).content
+                == .ids([ObjectID(entity: "Reading", number: 1), ObjectID(entity: "Reading", number: 2)]))
+        #expect(try FetchResult(json: ids).json == ids)
+
+        let count = json(#"{"txn":5,"count":2}"#)
+        #expect(try FetchResult(json: count) == FetchResult(txn: 5, content: .count(2)))
+        #expect(FetchResult(txn: 5, content: .count(2)).json == count)
+    }
+
+    @Test func fetchResultNamesBadObjects() {
+        let text = #"{"txn":1,"objects":[{"id":"Reading/1","version":1,"values":{}},{"id":"nope","version":1}]}"#
+        #expect(invalidField { () throws(RPCError) in _ = try FetchResult(json: json(text)) } == "objects[1].id")
+        #expect(invalidField { () throws(RPCError) in _ = try FetchResult(json: json(#"{"txn":1}"#)) } == "objects")
+    }
+
+    @Test func getParamsAndResultMatchTheProtocol() throws {
+        let params = json(#"{"ids":["Reading/3","Device/1"]}"#)
+        #expect(
+            try GetParams(json: params).ids == [
+                ObjectID(entity: "Reading", number: 3), ObjectID(entity: "Device", number: 1),
+            ])
+        #expect(try GetParams(json: params).json == params)
+
+        let result = json(
+            #"{"txn":77,"objects":[{"id":"Reading/3","version":1,"values":{"time":"2026-01-02T03:04:05.678Z"}}],"missing":["Device/1"]}"#
+        )
+        let read = try GetResult(json: result)
+        #expect(read.txn == 77)
+        #expect(read.objects.map(\.id) == [ObjectID(entity: "Reading", number: 3)])
+        #expect(read.missing == [ObjectID(entity: "Device", number: 1)])
+        #expect(read.json == result)
+    }
+
+    @Test func getNamesTheBadID() {
+        #expect(invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{}"#)) } == "ids")
+        #expect(
+            invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{"ids":["Reading/1","Reading/x"]}"#)) }
+                == "ids[1]")
+        #expect(
+            invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{"ids":["Reading/0"]}"#)) } == "ids[0]"
+        )
+        #expect(invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{"ids":[3]}"#)) } == "ids[0]")
+    }
+
+    @Test func modelResultCarriesTheModelAndItsVersion() throws {
+        let result = ModelResult(model: .deviceReadings)
+        let written = result.json
+        #expect(written["version"] == .string(Model.deviceReadings.versionHash))
+        #expect(written["entities"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["Device", "Reading"])
+        let read = try ModelResult(json: written)
+        #expect(read == result)
+        #expect(
+            invalidField { () throws(RPCError) in _ = try ModelResult(json: json(#"{"version":"x"}"#)) } == "entities")
+    }
+}

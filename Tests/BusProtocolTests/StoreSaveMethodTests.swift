@@ -1,0 +1,108 @@
+import BusProtocol
+import Shared
+import Testing
+
+@Suite struct StoreSaveMethodTests {
+    private let example = json(
+        #"""
+        {"insert":[{"entity":"Reading","ref":"r1","values":{"characteristic":"2a19","value":"ZA==","device":"Device/1"}}],
+         "update":[{"id":"Reading/3","version":2,"values":{"chain":"c-2"},"original":{"chain":null}}],
+         "delete":[{"id":"Reading/4","version":1}],
+         "mergePolicy":"error","durability":"disk","author":"optional name"}
+        """#)
+
+    @Test func saveParamsMatchTheProtocolExampleFieldForField() throws {
+        let params = try SaveParams(json: example)
+        #expect(
+            params.inserts == [
+                .init(
+                    entity: "Reading", ref: "r1",
+                    values: [
+                        "characteristic": .string("2a19"), "value": .string("ZA=="), "device": .string("Device/1"),
+                    ])
+            ])
+        #expect(
+            params.updates == [
+                .init(
+                    id: ObjectID(entity: "Reading", number: 3), version: 2, values: ["chain": .string("c-2")],
+                    original: ["chain": .null])
+            ])
+        #expect(params.deletes == [.init(id: ObjectID(entity: "Reading", number: 4), version: 1)])
+        #expect(params.mergePolicy == .error)
+        #expect(params.durability == .disk)
+        #expect(params.author == "optional name")
+        #expect(params.json == example)
+    }
+
+    @Test func everySaveMemberIsOptional() throws {
+        #expect(try SaveParams(json: json("{}")) == SaveParams())
+        let unchecked = try SaveParams(
+            json: json(
+                #"{"update":[{"id":"A/1","values":{}}],"delete":[{"id":"A/2"}],"mergePolicy":"storeTrump","durability":"memory"}"#
+            ))
+        #expect(unchecked.updates.first?.version == nil)
+        #expect(unchecked.deletes.first?.version == nil)
+        #expect(unchecked.mergePolicy == .storeTrump)
+        #expect(unchecked.durability == .memory)
+        #expect(try SaveParams(json: unchecked.json) == unchecked)
+    }
+
+    @Test(arguments: [
+        (#"{"insert":[{"values":{}}]}"#, "insert[0].entity"), (#"{"insert":{}}"#, "insert"),
+        (#"{"insert":[{"entity":"A","values":[]}]}"#, "insert[0].values"),
+        (#"{"update":[{"id":"A/1","values":{}},{"id":"A","values":{}}]}"#, "update[1].id"),
+        (#"{"update":[{"id":"A/1"}]}"#, "update[0].values"),
+        (#"{"update":[{"id":"A/1","version":"2","values":{}}]}"#, "update[0].version"),
+        (#"{"delete":[{"id":"A/1","version":1.5}]}"#, "delete[0].version"),
+        (#"{"mergePolicy":"lastWins"}"#, "mergePolicy"), (#"{"durability":"tape"}"#, "durability"),
+        (#"{"author":7}"#, "author"),
+    ])
+    func saveNamesTheFieldThatIsWrong(text: String, field: String) {
+        #expect(invalidField { () throws(RPCError) in _ = try SaveParams(json: json(text)) } == field)
+    }
+
+    @Test func saveResultMatchesTheProtocolExample() throws {
+        let example = json(#"{"txn":1235,"ids":{"r1":"Reading/13"},"versions":{"Reading/13":1,"Reading/3":3}}"#)
+        let result = try SaveResult(json: example)
+        #expect(result.txn == 1235)
+        #expect(result.ids == ["r1": ObjectID(entity: "Reading", number: 13)])
+        #expect(
+            result.versions == [ObjectID(entity: "Reading", number: 13): 1, ObjectID(entity: "Reading", number: 3): 3])
+        #expect(result.json == example)
+        #expect(
+            invalidField { () throws(RPCError) in _ = try SaveResult(json: json(#"{"txn":1,"versions":{"x":1}}"#)) }
+                == "versions.x")
+    }
+
+    @Test func conflictErrorListsTheConflictsInData() throws {
+        let error = RPCError.conflict([
+            SaveConflict(
+                id: ObjectID(entity: "Reading", number: 3), version: 2, currentVersion: 4,
+                currentValues: ["chain": .string("c-9")]),
+            SaveConflict(
+                id: ObjectID(entity: "Reading", number: 4), version: 1, currentVersion: nil, currentValues: nil),
+        ])
+        #expect(error.code == .conflict)
+        #expect(
+            error.data
+                == json(
+                    #"{"conflicts":[{"id":"Reading/3","version":2,"currentVersion":4,"currentValues":{"chain":"c-9"}},{"id":"Reading/4","version":1,"currentVersion":null,"currentValues":null}]}"#
+                ))
+        let conflicts = try #require(error.data?["conflicts"]?.arrayValue)
+        #expect(try conflicts.map(SaveConflict.init(json:)).map(\.currentVersion) == [4, nil])
+    }
+
+    @Test func validationErrorListsTheIssuesInData() throws {
+        let error = RPCError.validationFailed([
+            ValidationIssue(ref: "r1", key: "time", reason: "is required"),
+            ValidationIssue(id: ObjectID(entity: "Device", number: 2), key: "address", reason: "expected a string"),
+        ])
+        #expect(error.code == .validationFailed)
+        #expect(
+            error.data
+                == json(
+                    #"{"errors":[{"ref":"r1","key":"time","reason":"is required"},{"id":"Device/2","key":"address","reason":"expected a string"}]}"#
+                ))
+        #expect(error.message == "validation failed for 2 values: time is required")
+    }
+}
