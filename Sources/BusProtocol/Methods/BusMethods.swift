@@ -50,29 +50,23 @@ public struct HelloParams: JSONConvertible, Hashable {
     }
 }
 
-/// The peer's credentials as the server read them from the socket (`SO_PEERCRED`).
-public struct PeerCredentials: JSONConvertible, Hashable {
-    public var uid: Int64
-    public var gid: Int64
-    public var pid: Int64
-
-    public init(uid: Int64, gid: Int64, pid: Int64) {
-        self.uid = uid
-        self.gid = gid
-        self.pid = pid
-    }
-
+/// The peer's credentials in `bus.hello`'s result: `{"uid","gid","pid"}`.
+extension PeerCredentials: JSONConvertible {
     public init(json: JSONValue) throws(RPCError) {
         try self.init(fields: JSONFields(json))
     }
 
     init(fields: JSONFields) throws(RPCError) {
-        uid = try fields.int64("uid")
-        gid = try fields.int64("gid")
-        pid = try fields.int64("pid")
+        let uid = try fields.int64("uid")
+        let gid = try fields.int64("gid")
+        let pid = try fields.int64("pid")
+        guard let u = UInt32(exactly: uid), let g = UInt32(exactly: gid), let p = Int32(exactly: pid) else {
+            throw .invalidParams(field: "peer", message: "uid, gid and pid must fit their system types")
+        }
+        self.init(uid: u, gid: g, pid: p)
     }
 
-    public var json: JSONValue { .object(["uid": .int(uid), "gid": .int(gid), "pid": .int(pid)]) }
+    public var json: JSONValue { .object(["uid": .int(Int64(uid)), "gid": .int(Int64(gid)), "pid": .int(Int64(pid))]) }
 }
 
 /// `{"protocol":1,"server":"storesvc","version":"…","maxFrame":16777216,"maxInFlight":1024,"peer":{…}}`.
