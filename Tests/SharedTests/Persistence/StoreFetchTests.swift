@@ -27,7 +27,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func sortsPutNilFirstAscendingAndBreakTiesByID(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         _ = try books(store)
         #expect(
             try titles(store, FetchRequest(entity: "Book", sortDescriptors: [SortDescriptor("price")])) == [
@@ -46,7 +46,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func limitOffsetAndResultTypes(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let ids = try books(store)
         let sort = [SortDescriptor("title")]
         #expect(
@@ -66,7 +66,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func badFetchRequestsNameTheField(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         #expect(
             storeError { _ = try store.fetch(FetchRequest(entity: "Nope")) }
                 == .invalidRequest(field: "entity", message: "unknown entity 'Nope'"))
@@ -82,7 +82,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func objectsWithIDsListsTheMissingOnes(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let id = try store.insert("Shelf", ["name": .string("s")])
         let result = try store.objects(with: [id, oid("Shelf", 42), tmp("Shelf", "t"), oid("Nope", 1)])
         #expect(result.objects.map(\.id) == [id])
