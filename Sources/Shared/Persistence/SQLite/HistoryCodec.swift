@@ -23,7 +23,9 @@ struct HistoryCodec {
     // MARK: - Writing
 
     func encode(_ changes: ChangeSet) -> String {
-        var text = "{\"i\":["
+        var text = ""
+        text.reserveCapacity(64 + 160 * (changes.inserted.count + changes.updated.count + changes.deleted.count))
+        text += "{\"i\":["
         for (i, snapshot) in changes.inserted.enumerated() {
             if i > 0 { text += "," }
             write(snapshot, into: &text)

@@ -1,6 +1,6 @@
 /// How the objects of one entity are read from and written to SQLite (`SQLSchema`'s mapping),
-/// with the SQL prepared once per store.
-struct SQLiteEntityTable: Sendable {
+/// with the SQL prepared once per store. Immutable.
+final class SQLiteEntityTable: Sendable {
     /// A to-many relationship and the query that lists its destinations' `Z_PK`s for one owner.
     struct ToMany: Sendable {
         let relationship: RelationshipDescription
