@@ -1,0 +1,155 @@
+/// Relationship changes with their inverses kept in sync, and delete rules.
+///
+/// Every relationship has an inverse, so each change is made on both sides: setting
+/// `Reading.device` adds the reading to the device's `readings` and removes it from its former
+/// device's; giving a to-many a new set detaches the removed objects and attaches the added ones
+/// (taking them away from a former owner when the inverse is to-one).
+extension ChangeSetPlanner {
+    /// Loads `id` into the working set; `false` when it does not exist or this save deleted it.
+    mutating func load(_ id: ObjectID) throws -> Bool {
+        if let object = objects[id] { return !object.isDeleted }
+        guard id.number != nil, let entity = model.entity(named: id.entity),
+            let snapshot = try source.snapshot(of: id)
+        else { return false }
+        objects[id] = WorkingObject(snapshot: snapshot, entity: entity)
+        touchOrder.append(id)
+        return true
+    }
+
+    /// Sets a relationship from a request value (IDs may be temporary IDs of this save's inserts).
+    mutating func setRelationship(
+        _ relationship: RelationshipDescription, of owner: ObjectID, to value: PropertyValue
+    ) throws {
+        if relationship.isToMany {
+            guard case .references(let ids) = value else {
+                fail(
+                    owner, relationship.name,
+                    "expected a list of \(relationship.destination) IDs, got \(Self.kind(of: value))")
+                return
+            }
+            var targets: Set<ObjectID> = []
+            var allResolved = true
+            for id in ids {
+                if let target = try resolveTarget(id, of: relationship, owner: owner) {
+                    targets.insert(target)
+                } else {
+                    allResolved = false
+                }
+            }
+            if allResolved { try setToMany(relationship, of: owner, to: targets) }
+            return
+        }
+        switch value {
+        case .null:
+            try setToOne(relationship, of: owner, to: nil)
+        case .reference(let id):
+            guard let target = try resolveTarget(id, of: relationship, owner: owner) else { return }
+            try setToOne(relationship, of: owner, to: target)
+        default:
+            fail(
+                owner, relationship.name,
+                "expected a \(relationship.destination) ID or null, got \(Self.kind(of: value))")
+        }
+    }
+
+    /// The permanent ID of an existing (or inserted) destination object, or `nil` after recording why not.
+    private mutating func resolveTarget(
+        _ id: ObjectID, of relationship: RelationshipDescription, owner: ObjectID
+    ) throws -> ObjectID? {
+        guard id.entity == relationship.destination else {
+            fail(owner, relationship.name, "\(id) is not a \(relationship.destination)")
+            return nil
+        }
+        var target = id
+        if id.isTemporary {
+            guard let permanent = permanentIDs[id] else {
+                fail(owner, relationship.name, "\(id) is not inserted by this save")
+                return nil
+            }
+            target = permanent
+        }
+        guard try load(target) else {
+            fail(owner, relationship.name, "\(id) does not exist")
+            return nil
+        }
+        return target
+    }
+
+    private func inverse(of relationship: RelationshipDescription) -> RelationshipDescription {
+        model.entity(named: relationship.destination)!.relationship(named: relationship.inverse)!
+    }
+
+    private mutating func setToOne(
+        _ relationship: RelationshipDescription, of owner: ObjectID, to target: ObjectID?
+    ) throws {
+        let old = objects[owner]!.toOne[relationship.name]
+        guard old != target else { return }
+        objects[owner]!.toOne[relationship.name] = target
+        let inverse = inverse(of: relationship)
+        if let old, try load(old) { detach(owner, from: old, via: inverse) }
+        if let target { try attach(owner, to: target, via: inverse, ownerSide: relationship) }
+    }
+
+    private mutating func setToMany(
+        _ relationship: RelationshipDescription, of owner: ObjectID, to targets: Set<ObjectID>
+    ) throws {
+        let old = objects[owner]!.toMany[relationship.name] ?? []
+        guard old != targets else { return }
+        objects[owner]!.toMany[relationship.name] = targets
+        let inverse = inverse(of: relationship)
+        for removed in old.subtracting(targets).sorted() where try load(removed) {
+            detach(owner, from: removed, via: inverse)
+        }
+        for added in targets.subtracting(old).sorted() {
+            try attach(owner, to: added, via: inverse, ownerSide: relationship)
+        }
+    }
+
+    /// Adds `owner` to `target`'s `inverse`; a to-one inverse first leaves its former partner,
+    /// which then loses `target` from its `ownerSide`.
+    private mutating func attach(
+        _ owner: ObjectID, to target: ObjectID, via inverse: RelationshipDescription,
+        ownerSide: RelationshipDescription
+    ) throws {
+        if inverse.isToMany {
+            objects[target]!.toMany[inverse.name, default: []].insert(owner)
+            return
+        }
+        let previous = objects[target]!.toOne[inverse.name]
+        guard previous != owner else { return }
+        objects[target]!.toOne[inverse.name] = owner
+        if let previous, try load(previous) { detach(target, from: previous, via: ownerSide) }
+    }
+
+    /// Removes `member` from `object`'s `relationship`.
+    private mutating func detach(_ member: ObjectID, from object: ObjectID, via relationship: RelationshipDescription) {
+        if relationship.isToMany {
+            objects[object]!.toMany[relationship.name]?.remove(member)
+        } else if objects[object]!.toOne[relationship.name] == member {
+            objects[object]!.toOne[relationship.name] = nil
+        }
+    }
+
+    // MARK: - Deletes
+
+    /// Deletes `id` and applies its relationships' delete rules (cascades recursively).
+    mutating func delete(_ id: ObjectID) throws {
+        guard let object = objects[id], !object.isDeleted else { return }
+        objects[id]!.isDeleted = true
+        deletionOrder.append(id)
+        let entity = model.entity(named: id.entity)!
+        for relationship in entity.relationships {
+            let targets = object.targets(of: relationship)
+            guard !targets.isEmpty else { continue }
+            switch relationship.deleteRule {
+            case .cascade:
+                for target in targets where try load(target) { try delete(target) }
+            case .nullify:
+                let inverse = inverse(of: relationship)
+                for target in targets where try load(target) { detach(id, from: target, via: inverse) }
+            case .deny:
+                denials.append((owner: id, key: relationship.name, targets: targets))
+            }
+        }
+    }
+}

@@ -1,0 +1,277 @@
+import Foundation
+
+/// Turns a `SaveRequest` into a `SavePlan`: the save semantics both stores share.
+///
+/// In order: the request's shape is checked against the model (`SaveRequestChecker`,
+/// `.invalidRequest`); updates and deletes are matched to the committed objects (an update of a
+/// missing object is `.notFound`), versions are compared and the merge policy applied
+/// (`.conflict` under `error`); inserts get permanent IDs and defaults; values are type-checked,
+/// relationships set with their inverses maintained (`ChangeSetPlanner+Relationships.swift`);
+/// deletes follow their delete rules; then required attributes and `deny` rules are checked
+/// (`.validation`). Nothing is written: the store applies the returned plan.
+struct ChangeSetPlanner {
+    let model: Model
+    let source: any ChangeSetSource
+
+    /// Every object the save touched, loaded on first use.
+    var objects: [ObjectID: WorkingObject] = [:]
+    /// Existing objects in the order they were first touched (the order of `updated`).
+    var touchOrder: [ObjectID] = []
+    var deletionOrder: [ObjectID] = []
+    var failures: [StoreError.ValidationFailure] = []
+    /// Each insert's ID in the request → its permanent ID.
+    var permanentIDs: [ObjectID: ObjectID] = [:]
+    /// Each insert's permanent ID → its ID in the request (failures name inserts by their `ref`).
+    var requestIDs: [ObjectID: ObjectID] = [:]
+    var denials: [(owner: ObjectID, key: String, targets: [ObjectID])] = []
+
+    init(model: Model, source: any ChangeSetSource) {
+        self.model = model
+        self.source = source
+    }
+
+    /// Plans `request` against the source's current state.
+    ///
+    /// - Throws: `StoreError` (`.invalidRequest`, `.notFound`, `.conflict`, `.validation`) or the
+    ///   source's storage error.
+    mutating func plan(_ request: SaveRequest) throws -> SavePlan {
+        try SaveRequestChecker(model: model).check(request)
+        try checkReservedInserts(request.inserts)
+        let (updates, deletes) = try resolveConflicts(request)
+        try assignPermanentIDs(request.inserts)
+        for insert in request.inserts { try applyInsert(insert) }
+        for (id, values) in updates { try applyUpdate(of: id, values: values) }
+        for id in deletes { try delete(id) }
+        checkDenials()
+        checkRequiredAttributes()
+        guard failures.isEmpty else { throw StoreError.validation(failures) }
+        return makePlan(request)
+    }
+
+    // MARK: - Versions and merge policies
+
+    private mutating func resolveConflicts(
+        _ request: SaveRequest
+    ) throws -> (updates: [(ObjectID, [String: PropertyValue])], deletes: [ObjectID]) {
+        var conflicts: [StoreError.Conflict] = []
+        var updates: [(ObjectID, [String: PropertyValue])] = []
+        for update in request.updates {
+            guard try load(update.id), let current = objects[update.id]?.before else {
+                throw StoreError.notFound(update.id)
+            }
+            guard let version = update.version, version != current.version else {
+                updates.append((update.id, update.values))
+                continue
+            }
+            switch request.mergePolicy {
+            case .error:
+                conflicts.append(
+                    .init(
+                        id: update.id, version: version, currentVersion: current.version, currentValues: current.values)
+                )
+            case .rollback:
+                continue
+            case .objectTrump, .overwrite:
+                updates.append((update.id, update.values))
+            case .storeTrump:
+                let entity = model.entity(named: update.id.entity)!
+                let unchangedByStore = update.values.filter { key, _ in
+                    guard let original = update.original[key] else { return false }
+                    return Self.normalized(original, key: key, in: entity)
+                        == Self.normalized(current.values[key] ?? .null, key: key, in: entity)
+                }
+                updates.append((update.id, unchangedByStore))
+            }
+        }
+        var deletes: [ObjectID] = []
+        for delete in request.deletes {
+            guard try load(delete.id), let current = objects[delete.id]?.before else {
+                if request.mergePolicy == .error {
+                    conflicts.append(
+                        .init(id: delete.id, version: delete.version, currentVersion: nil, currentValues: [:]))
+                }
+                continue
+            }
+            if let version = delete.version, version != current.version {
+                if request.mergePolicy == .error {
+                    conflicts.append(
+                        .init(
+                            id: delete.id, version: version, currentVersion: current.version,
+                            currentValues: current.values))
+                    continue
+                }
+                if request.mergePolicy == .rollback { continue }
+            }
+            deletes.append(delete.id)
+        }
+        if !conflicts.isEmpty { throw StoreError.conflict(conflicts) }
+        return (updates, deletes)
+    }
+
+    /// A value in the form a snapshot holds it, for comparisons (`storeTrump`).
+    private static func normalized(_ value: PropertyValue, key: String, in entity: EntityDescription) -> PropertyValue {
+        switch value {
+        case .references(let ids): return .references(ids.sorted())
+        case .int(let i) where entity.attribute(named: key)?.type == .double: return .double(Double(i))
+        default: return value
+        }
+    }
+
+    // MARK: - Inserts and updates
+
+    private mutating func checkReservedInserts(_ inserts: [SaveRequest.Insert]) throws {
+        for (i, insert) in inserts.enumerated() {
+            guard let number = insert.id.number else { continue }
+            guard number <= (try source.highestAllocatedNumber(entity: insert.id.entity)) else {
+                throw StoreError.invalidRequest(
+                    field: "insert[\(i)].id", message: "\(insert.id) was not reserved with obtainPermanentIDs")
+            }
+            guard try source.snapshot(of: insert.id) == nil else {
+                throw StoreError.invalidRequest(field: "insert[\(i)].id", message: "\(insert.id) already exists")
+            }
+        }
+    }
+
+    private mutating func assignPermanentIDs(_ inserts: [SaveRequest.Insert]) throws {
+        var temporaryCounts: [String: Int] = [:]
+        for insert in inserts where insert.id.isTemporary { temporaryCounts[insert.id.entity, default: 0] += 1 }
+        var next: [String: Int64] = [:]
+        for (entity, count) in temporaryCounts.sorted(by: { $0.key < $1.key }) {
+            next[entity] = try source.allocateNumbers(entity: entity, count: count)
+        }
+        for insert in inserts {
+            var id = insert.id
+            if insert.id.isTemporary {
+                id = ObjectID(entity: insert.id.entity, number: next[insert.id.entity]!)
+                next[insert.id.entity]! += 1
+            }
+            permanentIDs[insert.id] = id
+            requestIDs[id] = insert.id
+            objects[id] = WorkingObject(insertedAs: id)
+        }
+    }
+
+    private mutating func applyInsert(_ insert: SaveRequest.Insert) throws {
+        let id = permanentIDs[insert.id]!
+        let entity = model.entity(named: id.entity)!
+        for attribute in entity.attributes {
+            if let value = insert.values[attribute.name] {
+                setAttribute(attribute, of: id, to: value)
+            } else {
+                objects[id]!.attributes[attribute.name] = attribute.defaultValue ?? .null
+            }
+        }
+        for relationship in entity.relationships {
+            guard let value = insert.values[relationship.name] else { continue }
+            try setRelationship(relationship, of: id, to: value)
+        }
+    }
+
+    private mutating func applyUpdate(of id: ObjectID, values: [String: PropertyValue]) throws {
+        let entity = model.entity(named: id.entity)!
+        for key in values.keys.sorted() {
+            if let attribute = entity.attribute(named: key) {
+                setAttribute(attribute, of: id, to: values[key]!)
+            } else if let relationship = entity.relationship(named: key) {
+                try setRelationship(relationship, of: id, to: values[key]!)
+            }
+        }
+    }
+
+    private mutating func setAttribute(_ attribute: AttributeDescription, of id: ObjectID, to value: PropertyValue) {
+        switch value {
+        case .null:
+            objects[id]!.attributes[attribute.name] = .null
+        case .int(let i) where attribute.type == .double:
+            objects[id]!.attributes[attribute.name] = .double(Double(i))
+        case .double(let d) where d.isNaN:
+            fail(id, attribute.name, "NaN cannot be stored")
+        case .date(let d) where attribute.type == .date:
+            // Stored as seconds since 1970 (`SQLSchema`); keep the value the store will read back.
+            objects[id]!.attributes[attribute.name] = .date(Date(timeIntervalSince1970: d.timeIntervalSince1970))
+        default:
+            guard value.attributeType == attribute.type else {
+                fail(id, attribute.name, "expected a \(attribute.type.rawValue), got \(Self.kind(of: value))")
+                return
+            }
+            objects[id]!.attributes[attribute.name] = value
+        }
+    }
+
+    /// A value's type, for failure reasons.
+    static func kind(of value: PropertyValue) -> String {
+        switch value {
+        case .reference: return "an object ID"
+        case .references: return "a list of object IDs"
+        case .null: return "null"
+        default: return value.attributeType.map { "a \($0.rawValue)" } ?? "\(value)"
+        }
+    }
+
+    // MARK: - Final checks and the plan
+
+    private mutating func checkDenials() {
+        for denial in denials {
+            let remaining = denial.targets.filter { objects[$0]?.isDeleted != true }
+            if !remaining.isEmpty {
+                fail(
+                    denial.owner, denial.key,
+                    "delete rule deny: still related to \(remaining.map(\.description).joined(separator: ", "))")
+            }
+        }
+    }
+
+    private mutating func checkRequiredAttributes() {
+        for id in requestIDs.keys.sorted() + touchOrder {
+            guard let object = objects[id], !object.isDeleted else { continue }
+            let entity = model.entity(named: id.entity)!
+            for attribute in entity.attributes where !attribute.isOptional {
+                let value = object.attributes[attribute.name] ?? .null
+                guard value.isNull else { continue }
+                if object.isInserted || object.before?.values[attribute.name].map({ !$0.isNull }) ?? false {
+                    fail(id, attribute.name, "is required")
+                }
+            }
+        }
+    }
+
+    /// Records a validation failure, naming an insert by its ID in the request.
+    mutating func fail(_ id: ObjectID, _ key: String, _ reason: String) {
+        failures.append(.init(id: requestIDs[id] ?? id, key: key, reason: reason))
+    }
+
+    private func makePlan(_ request: SaveRequest) -> SavePlan {
+        var plan = SavePlan()
+        plan.ids = permanentIDs
+        for insert in request.inserts {
+            let id = permanentIDs[insert.id]!
+            let object = objects[id]!
+            guard !object.isDeleted else { continue }
+            plan.inserted.append(
+                ObjectSnapshot(id: id, version: 1, values: object.values(of: model.entity(named: id.entity)!)))
+        }
+        for id in touchOrder {
+            let object = objects[id]!
+            guard let before = object.before, !object.isDeleted else { continue }
+            let after = object.values(of: model.entity(named: id.entity)!)
+            var changedKeys: Set<String> = []
+            var previousValues: [String: PropertyValue] = [:]
+            for (key, value) in after {
+                let old = before.values[key] ?? .null
+                if old != value {
+                    changedKeys.insert(key)
+                    previousValues[key] = old
+                }
+            }
+            guard !changedKeys.isEmpty else { continue }
+            plan.updated.append(
+                .init(
+                    snapshot: ObjectSnapshot(id: id, version: before.version + 1, values: after),
+                    changedKeys: changedKeys, previousValues: previousValues))
+        }
+        for id in deletionOrder {
+            if let before = objects[id]?.before { plan.deleted.append(before) }
+        }
+        return plan
+    }
+}

@@ -1,0 +1,60 @@
+/// Checks that a save request fits the model before anything is looked up: known entities and
+/// keys, permanent IDs where they are required, no object named twice.
+///
+/// Failures are `StoreError.invalidRequest` naming the field, such as `insert[0].values.foo`.
+struct SaveRequestChecker {
+    let model: Model
+
+    func check(_ request: SaveRequest) throws(StoreError) {
+        var inserted: Set<ObjectID> = []
+        for (i, insert) in request.inserts.enumerated() {
+            let entity = try entity(of: insert.id, field: "insert[\(i)].entity")
+            guard inserted.insert(insert.id).inserted else {
+                throw .invalidRequest(field: "insert[\(i)].id", message: "\(insert.id) is inserted twice")
+            }
+            try checkKeys(insert.values.keys, of: entity, field: "insert[\(i)].values")
+        }
+        var updated: Set<ObjectID> = []
+        for (i, update) in request.updates.enumerated() {
+            let entity = try entity(of: update.id, field: "update[\(i)].id")
+            try requirePermanent(update.id, field: "update[\(i)].id")
+            guard updated.insert(update.id).inserted else {
+                throw .invalidRequest(field: "update[\(i)].id", message: "\(update.id) is updated twice")
+            }
+            try checkKeys(update.values.keys, of: entity, field: "update[\(i)].values")
+            try checkKeys(update.original.keys, of: entity, field: "update[\(i)].original")
+        }
+        var deleted: Set<ObjectID> = []
+        for (i, delete) in request.deletes.enumerated() {
+            _ = try entity(of: delete.id, field: "delete[\(i)].id")
+            try requirePermanent(delete.id, field: "delete[\(i)].id")
+            guard !updated.contains(delete.id) else {
+                throw .invalidRequest(field: "delete[\(i)].id", message: "\(delete.id) is also updated by this save")
+            }
+            guard deleted.insert(delete.id).inserted else {
+                throw .invalidRequest(field: "delete[\(i)].id", message: "\(delete.id) is deleted twice")
+            }
+        }
+    }
+
+    private func entity(of id: ObjectID, field: String) throws(StoreError) -> EntityDescription {
+        guard let entity = model.entity(named: id.entity) else {
+            throw .invalidRequest(field: field, message: "unknown entity '\(id.entity)'")
+        }
+        return entity
+    }
+
+    private func requirePermanent(_ id: ObjectID, field: String) throws(StoreError) {
+        guard !id.isTemporary else {
+            throw .invalidRequest(field: field, message: "\(id) is a temporary ID; only saved objects can be changed")
+        }
+    }
+
+    private func checkKeys(
+        _ keys: Dictionary<String, PropertyValue>.Keys, of entity: EntityDescription, field: String
+    ) throws(StoreError) {
+        for key in keys.sorted() where entity.attribute(named: key) == nil && entity.relationship(named: key) == nil {
+            throw .invalidRequest(field: "\(field).\(key)", message: "\(entity.name) has no property '\(key)'")
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Dispatch
+import Foundation
+import Shared
+import Synchronization
+import Testing
+
+/// Concurrent saves from many threads, against every store.
+@Suite struct StoreConcurrencyTests {
+    @Test(arguments: StoreFactory.all)
+    func concurrentSavesAllCommitWithDistinctIncreasingTxns(factory: StoreFactory) throws {
+        let store = try factory.make(Model.deviceReadings).store
+        let txns = Mutex<[Int: [Int64]]>([:])
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            var mine: [Int64] = []
+            for i in 0..<25 {
+                do {
+                    mine.append(
+                        try store.commit(
+                            SaveRequest(inserts: [
+                                .init(id: tmp("Device", "d"), values: ["address": .string("\(worker)-\(i)")])
+                            ])
+                        ).txn)
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            txns.withLock { $0[worker] = mine }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        let perWorker = txns.withLock { $0 }
+        for (_, list) in perWorker { #expect(list == list.sorted() && Set(list).count == list.count) }
+        let all = perWorker.values.flatMap { $0 }
+        #expect(all.sorted() == Array(1...200))
+        #expect(try store.all("Device").count == 200)
+        #expect(try store.history(since: 150, limit: 100).map(\.txn) == Array(151...200))
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func aFailingSaveAmongConcurrentOnesFailsOnlyItself(factory: StoreFactory) throws {
+        let store = try factory.make(Model.deviceReadings).store
+        let device = try store.insert("Device", ["address": .string("x")])
+        let outcomes = Mutex<[Int: Result<Int64, StoreError>]>([:])
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            let request =
+                worker == 3
+                ? SaveRequest(updates: [.init(id: device, version: 99, values: ["name": .string("stale")])])
+                : SaveRequest(inserts: [.init(id: tmp("Device", "d"), values: ["address": .string("\(worker)")])])
+            let outcome: Result<Int64, StoreError>
+            do { outcome = .success(try store.commit(request).txn) } catch let error as StoreError {
+                outcome = .failure(error)
+            } catch {
+                outcome = .failure(.unavailable("\(error)"))
+            }
+            outcomes.withLock { $0[worker] = outcome }
+        }
+        let all = outcomes.withLock { $0 }
+        for (worker, outcome) in all {
+            switch outcome {
+            case .success: #expect(worker != 3)
+            case .failure(let error):
+                #expect(worker == 3)
+                guard case .conflict = error else {
+                    Issue.record("expected a conflict, got \(error)")
+                    continue
+                }
+            }
+        }
+        #expect(try store.all("Device").count == 8)
+        #expect(try store.snapshot(device)?.values["name"] == .null)
+    }
+}

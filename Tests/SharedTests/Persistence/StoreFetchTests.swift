@@ -1,0 +1,92 @@
+import Foundation
+import Shared
+import Testing
+
+/// Sorting, limits, offsets and result types, against every store.
+@Suite struct StoreFetchTests {
+    private func books(_ store: any PersistentStore) throws -> [String: ObjectID] {
+        let s1 = try store.insert("Shelf", ["name": .string("B")])
+        let s2 = try store.insert("Shelf", ["name": .string("A")])
+        var ids: [String: ObjectID] = [:]
+        let rows: [(String, PropertyValue, ObjectID?)] = [
+            ("d", .double(2), s1), ("a", .null, s2), ("c", .double(1), nil), ("b", .double(2), s2), ("e", .null, s1),
+        ]
+        for (title, price, shelf) in rows {
+            ids[title] = try store.insert(
+                "Book", ["title": .string(title), "price": price, "shelf": shelf.map(PropertyValue.reference) ?? .null])
+        }
+        return ids
+    }
+
+    private func titles(_ store: any PersistentStore, _ request: FetchRequest) throws -> [String] {
+        guard case .objects(let objects) = try store.fetch(request).content else { return [] }
+        return objects.map { $0.values["title"]?.description ?? "?" }.map {
+            $0.replacingOccurrences(of: "\"", with: "")
+        }
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func sortsPutNilFirstAscendingAndBreakTiesByID(factory: StoreFactory) throws {
+        let store = try factory.make(TestModels.library).store
+        _ = try books(store)
+        #expect(
+            try titles(store, FetchRequest(entity: "Book", sortDescriptors: [SortDescriptor("price")])) == [
+                "a", "e", "c", "d", "b",
+            ])
+        #expect(
+            try titles(
+                store, FetchRequest(entity: "Book", sortDescriptors: [SortDescriptor("price", ascending: false)]))
+                == ["d", "b", "c", "a", "e"])
+        #expect(
+            try titles(
+                store,
+                FetchRequest(entity: "Book", sortDescriptors: [SortDescriptor("shelf.name"), SortDescriptor("title")]))
+                == ["c", "a", "b", "d", "e"])
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func limitOffsetAndResultTypes(factory: StoreFactory) throws {
+        let store = try factory.make(TestModels.library).store
+        let ids = try books(store)
+        let sort = [SortDescriptor("title")]
+        #expect(
+            try titles(store, FetchRequest(entity: "Book", sortDescriptors: sort, fetchLimit: 2, fetchOffset: 1)) == [
+                "b", "c",
+            ])
+        let idResult = try store.fetch(
+            FetchRequest(entity: "Book", sortDescriptors: sort, fetchLimit: 2, resultType: .ids))
+        #expect(idResult.content == .ids([ids["a"]!, ids["b"]!]))
+        #expect(idResult.txn == store.lastTransaction)
+        #expect(try store.fetch(FetchRequest(entity: "Book", resultType: .count)).content == .count(5))
+        #expect(
+            try store.fetch(FetchRequest(entity: "Book", fetchLimit: 3, fetchOffset: 1, resultType: .count)).content
+                == .count(3))
+        #expect(try store.fetch(FetchRequest(entity: "Book", fetchOffset: 9, resultType: .count)).content == .count(0))
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func badFetchRequestsNameTheField(factory: StoreFactory) throws {
+        let store = try factory.make(TestModels.library).store
+        #expect(
+            storeError { _ = try store.fetch(FetchRequest(entity: "Nope")) }
+                == .invalidRequest(field: "entity", message: "unknown entity 'Nope'"))
+        let error = storeError {
+            _ = try store.fetch(FetchRequest(entity: "Book", sortDescriptors: [SortDescriptor("authors.name")]))
+        }
+        guard case .invalidRequest(let field, _)? = error else { throw error ?? StoreError.unavailable("") }
+        #expect(field == "sort[0].key")
+        let error2 = storeError { _ = try store.fetch(FetchRequest(entity: "Book", fetchLimit: -1)) }
+        guard case .invalidRequest(let field2, _)? = error2 else { throw error2 ?? StoreError.unavailable("") }
+        #expect(field2 == "limit")
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func objectsWithIDsListsTheMissingOnes(factory: StoreFactory) throws {
+        let store = try factory.make(TestModels.library).store
+        let id = try store.insert("Shelf", ["name": .string("s")])
+        let result = try store.objects(with: [id, oid("Shelf", 42), tmp("Shelf", "t"), oid("Nope", 1)])
+        #expect(result.objects.map(\.id) == [id])
+        #expect(result.missing == [oid("Shelf", 42), tmp("Shelf", "t"), oid("Nope", 1)])
+        #expect(result.txn == 1)
+    }
+}
