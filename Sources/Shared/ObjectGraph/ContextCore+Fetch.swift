@@ -73,13 +73,8 @@ extension ContextCore {
             guard let values = view.values(of: id) else { continue }
             if let predicate = request.predicate {
                 var cache = view
-                let matches: Bool
-                do {
-                    matches = try predicate.evaluate(
-                        values: values, entity: request.entity, in: model, lookup: { cache.values(of: $0) })
-                } catch {
-                    throw StoreError.invalidRequest(field: "where", message: "\(error)")
-                }
+                let matches = try StorePredicates.matches(
+                    predicate, values: values, entity: request.entity, model: model, lookup: { cache.values(of: $0) })
                 view = cache
                 guard matches else { continue }
             }

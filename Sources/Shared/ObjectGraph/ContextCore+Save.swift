@@ -14,8 +14,6 @@ struct ChildPush: Sendable {
     var deletes: [ObjectID] = []
 }
 
-extension ToManyDelta: Sendable {}
-
 /// The objects one save hands on, grouped by what happens to them.
 struct SaveBatch {
     var inserted: [ManagedObject] = []

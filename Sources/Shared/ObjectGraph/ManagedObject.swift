@@ -187,7 +187,7 @@ enum PropertyKind {
 }
 
 /// Pending changes of one to-many relationship, relative to its committed members.
-struct ToManyDelta: Hashable {
+struct ToManyDelta: Hashable, Sendable {
     var added: Set<ObjectID> = []
     var removed: Set<ObjectID> = []
     var isEmpty: Bool { added.isEmpty && removed.isEmpty }
