@@ -33,9 +33,10 @@ extension ObjectContext {
                 return
             }
             let result = try store.save(request)
-            if automaticallyMergesChanges { core.ownTransactions.insert(result.txn) }
+            let committed = !result.changes.isEmpty
+            if committed && automaticallyMergesChanges { core.ownTransactions.insert(result.txn) }
             core.apply(result, of: batch, mergePolicy: policy)
-            saves.send(result.changes)
+            if committed { saves.send(result.changes) }
             childEvents.send(ParentEvent(changes: result.changes, idMap: result.ids, origin: nil))
 
         case .parent(let parent):
