@@ -75,6 +75,7 @@ extension ContextCore {
         for object in registry.values { object.core = nil }
         registry = [:]
         changed = []
+        parentTemporaryIDs = []
     }
 
     /// Re-reads `object` from the parent. Without `mergeChanges` its pending changes are dropped
@@ -85,7 +86,7 @@ extension ContextCore {
             guard object.committed != nil else { return }
             if let snapshot = try? parentSnapshots(of: [object.objectID])[object.objectID] {
                 object.committed = snapshot.values
-                object.version = snapshot.version
+                object.committedVersion = snapshot.version
                 object.normalizeChanges()
             }
         } else {

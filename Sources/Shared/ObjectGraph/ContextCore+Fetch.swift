@@ -78,7 +78,7 @@ extension ContextCore {
                 view = cache
                 guard matches else { continue }
             }
-            let version = registry[id]?.version ?? view.version(of: id)
+            let version = registry[id]?.committedVersion ?? view.version(of: id)
             rows.append(ObjectSnapshot(id: id, version: version, values: values))
         }
         return rows

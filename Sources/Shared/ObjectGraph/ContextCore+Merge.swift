@@ -30,7 +30,7 @@ extension ContextCore {
 
     private func mergeSnapshot(_ snapshot: ObjectSnapshot, changedKeys: Set<String>?, mergePolicy: MergePolicy) {
         guard let object = registry[resolved(snapshot.id)], !object.insertedFlag, object.committed != nil,
-            snapshot.version >= object.version
+            snapshot.version >= object.committedVersion
         else { return }
         object.committed = snapshot.values.mapValues { value in
             switch value {
@@ -39,7 +39,7 @@ extension ContextCore {
             default: return value
             }
         }
-        object.version = snapshot.version
+        object.committedVersion = snapshot.version
         if object.hasValueChanges {
             switch mergePolicy {
             case .storeTrump:

@@ -75,11 +75,11 @@ extension ContextCore {
             guard !values.isEmpty else { continue }
             request.updates.append(
                 .init(
-                    id: object.objectID, version: object.version > 0 ? object.version : nil, values: values,
+                    id: object.objectID, version: object.committedVersion > 0 ? object.committedVersion : nil, values: values,
                     original: original))
         }
         for object in batch.deleted {
-            request.deletes.append(.init(id: object.objectID, version: object.version > 0 ? object.version : nil))
+            request.deletes.append(.init(id: object.objectID, version: object.committedVersion > 0 ? object.committedVersion : nil))
         }
         return request
     }
@@ -129,7 +129,7 @@ extension ContextCore {
         object.changes = [:]
         object.toManyChanges = [:]
         object.committed = snapshot?.values
-        if let snapshot { object.version = snapshot.version }
+        if let snapshot { object.committedVersion = snapshot.version }
     }
 
     // MARK: - Save to a parent context
@@ -163,7 +163,7 @@ extension ContextCore {
                 return .init(snapshot: object.snapshot, changedKeys: keys, previousValues: previous)
             },
             deleted: batch.deleted.map { object in
-                ObjectSnapshot(id: object.objectID, version: object.version, values: object.committed ?? [:])
+                ObjectSnapshot(id: object.objectID, version: object.committedVersion, values: object.committed ?? [:])
             })
     }
 
@@ -206,6 +206,9 @@ extension ContextCore {
 
     /// Marks `batch` as saved into the parent: the parent now holds these values as committed.
     func completeChildSave(of batch: SaveBatch) {
+        for object in batch.inserted where object.objectID.isTemporary {
+            parentTemporaryIDs.insert(object.objectID)
+        }
         for object in batch.inserted + batch.updated {
             let values = object.snapshot.values
             object.insertedFlag = false

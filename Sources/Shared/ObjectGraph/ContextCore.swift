@@ -24,6 +24,9 @@ final class ContextCore {
     var changed: Set<ObjectID> = []
     /// Temporary IDs this context (or its ancestors) has seen replaced by permanent ones.
     var permanentIDs: [ObjectID: ObjectID] = [:]
+    /// Temporary IDs of registered objects that exist in the parent (pushed by a save, or the
+    /// parent's own inserts): the ancestors replace them when the top-level context saves.
+    var parentTemporaryIDs: Set<ObjectID> = []
     /// Transactions this context committed itself, not to be merged again from the store.
     var ownTransactions: Set<Int64> = []
 
@@ -62,6 +65,7 @@ final class ContextCore {
         }
         let object = ManagedObject(id: id, entity: entity, core: self, committed: nil, version: 0)
         registry[id] = object
+        if id.isTemporary { parentTemporaryIDs.insert(id) }
         return object
     }
 
@@ -75,7 +79,7 @@ final class ContextCore {
         let object = self.object(with: snapshot.id)
         if object.committed == nil {
             object.committed = snapshot.values
-            object.version = snapshot.version
+            object.committedVersion = snapshot.version
         }
         return object
     }
@@ -93,6 +97,7 @@ final class ContextCore {
         if registry[object.objectID] === object {
             registry.removeValue(forKey: object.objectID)
             changed.remove(object.objectID)
+            parentTemporaryIDs.remove(object.objectID)
         }
         object.core = nil
     }
@@ -105,7 +110,10 @@ final class ContextCore {
     func rekey(_ map: [ObjectID: ObjectID]) {
         let map = map.filter { $0.key != $0.value }
         guard !map.isEmpty else { return }
-        for (old, new) in map where old.isTemporary { permanentIDs[old] = new }
+        for (old, new) in map where old.isTemporary {
+            permanentIDs[old] = new
+            parentTemporaryIDs.remove(old)
+        }
         var moved: [ManagedObject] = []
         for (old, _) in map {
             if let object = registry.removeValue(forKey: old) { moved.append(object) }
@@ -129,7 +137,7 @@ final class ContextCore {
     func fulfill(_ object: ManagedObject) {
         let snapshot = try? parentSnapshots(of: [object.objectID])[object.objectID]
         object.committed = snapshot?.values ?? [:]
-        object.version = snapshot?.version ?? 0
+        object.committedVersion = snapshot?.version ?? 0
         object.missingFlag = snapshot == nil
         object.normalizeChanges()
     }
@@ -197,10 +205,22 @@ final class ContextCore {
     /// Re-keys registered objects whose temporary IDs the ancestors have replaced since.
     func adoptPermanentIDsFromAncestors() {
         guard parentContext != nil else { return }
-        let pushed = registry.values.filter { $0.objectID.isTemporary && !$0.insertedFlag }.map(\.objectID)
-        guard !pushed.isEmpty else { return }
-        let mapping = resolvedMapping(for: pushed)
-        rekey(mapping)
+        guard !parentTemporaryIDs.isEmpty else { return }
+        rekey(resolvedMapping(for: Array(parentTemporaryIDs)))
+    }
+}
+
+extension ContextCore {
+    /// Before making a fault for `id`: asks the ancestors which permanent ID a temporary `id`
+    /// became, or re-keys this context's objects whose temporary IDs became permanent (one of
+    /// which may be `id`), so that one object never gets two registrations.
+    func learnPermanentIDs(toFind id: ObjectID) {
+        guard parentContext != nil else { return }
+        if id.isTemporary {
+            _ = resolvedMapping(for: [id])
+        } else {
+            adoptPermanentIDsFromAncestors()
+        }
     }
 }
 

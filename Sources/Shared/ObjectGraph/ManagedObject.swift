@@ -17,9 +17,16 @@ public final class ManagedObject {
     /// The object's entity.
     public let entity: EntityDescription
     /// The committed version the object's values are based on; 0 before the first save.
-    public internal(set) var version: Int64
+    ///
+    /// Fires the fault when the object is one.
+    public var version: Int64 {
+        checkQueue()
+        loadIfNeeded()
+        return committedVersion
+    }
 
     weak var core: ContextCore?
+    var committedVersion: Int64
     /// The values as the parent (context or store) last gave them; `nil` while a fault.
     var committed: [String: PropertyValue]?
     /// Changed attributes and to-one relationships: key → new value.
@@ -37,7 +44,7 @@ public final class ManagedObject {
         self.entity = entity
         self.core = core
         self.committed = committed
-        self.version = version
+        self.committedVersion = version
     }
 
     /// The context the object is registered in; `nil` once it was removed (saved delete, reset).
@@ -171,7 +178,7 @@ extension ManagedObject: Hashable {
 extension ManagedObject: CustomStringConvertible {
     public var description: String {
         let state = deletedFlag ? " deleted" : insertedFlag ? " inserted" : hasValueChanges ? " updated" : ""
-        return "<\(objectID) v\(version)\(committed == nil && !insertedFlag ? " fault" : "")\(state)>"
+        return "<\(objectID) v\(committedVersion)\(committed == nil && !insertedFlag ? " fault" : "")\(state)>"
     }
 }
 

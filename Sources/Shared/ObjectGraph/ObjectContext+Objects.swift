@@ -18,7 +18,7 @@ extension ObjectContext {
     /// values from the parent on first access. Never fails; see `existingObject(with:)`.
     public func object(with id: ObjectID) -> ManagedObject {
         let core = self.core
-        if id.isTemporary, core.registry[id] == nil { _ = core.resolvedMapping(for: [id]) }
+        if core.registry[core.resolved(id)] == nil { core.learnPermanentIDs(toFind: id) }
         return core.object(with: id)
     }
 
@@ -28,7 +28,7 @@ extension ObjectContext {
     ///   (never saved, deleted in the store, or deleted in this context or an ancestor).
     public func existingObject(with id: ObjectID) throws -> ManagedObject {
         let core = self.core
-        if id.isTemporary, core.registry[id] == nil { _ = core.resolvedMapping(for: [id]) }
+        if core.registry[core.resolved(id)] == nil { core.learnPermanentIDs(toFind: id) }
         let id = core.resolved(id)
         if let object = core.registry[id] {
             if object.deletedFlag { throw StoreError.notFound(id) }
@@ -38,7 +38,7 @@ extension ObjectContext {
         let object = core.object(with: id)
         if object.committed == nil || object.missingFlag {
             object.committed = snapshot.values
-            object.version = snapshot.version
+            object.committedVersion = snapshot.version
             object.missingFlag = false
             object.normalizeChanges()
         }
