@@ -1,0 +1,34 @@
+/// Measures how deeply a predicate nests, without recursion, so that the recursive passes
+/// (binding, resolution, evaluation, SQL compilation) never meet a tree that could exhaust
+/// the stack, even one built in code rather than parsed.
+enum PredicateDepth {
+    /// - Throws: `PredicateError.nestingTooDeep` past `Predicate.maximumNestingDepth`.
+    static func check(_ predicate: Predicate) throws(PredicateError) {
+        // A parsed predicate within the parser's limit is at most that deep in parentheses and
+        // NOTs, plus its top-level AND/OR, its comparison and one list.
+        let limit = Predicate.maximumNestingDepth + 3
+        var stack: [(Predicate, Int)] = [(predicate, 0)]
+        while let (p, depth) = stack.popLast() {
+            guard depth <= limit else { throw .nestingTooDeep(limit: Predicate.maximumNestingDepth) }
+            switch p {
+            case .constant: break
+            case .not(let inner): stack.append((inner, depth + 1))
+            case .and(let items), .or(let items):
+                for item in items { stack.append((item, depth + 1)) }
+            case .comparison(let c):
+                try check(c.lhs, depth: depth + 1, limit: limit)
+                try check(c.rhs, depth: depth + 1, limit: limit)
+            }
+        }
+    }
+
+    private static func check(_ expression: PredicateExpression, depth: Int, limit: Int) throws(PredicateError) {
+        var stack: [(PredicateExpression, Int)] = [(expression, depth)]
+        while let (e, d) = stack.popLast() {
+            guard d <= limit else { throw .nestingTooDeep(limit: Predicate.maximumNestingDepth) }
+            if case .list(let items) = e {
+                for item in items { stack.append((item, d + 1)) }
+            }
+        }
+    }
+}

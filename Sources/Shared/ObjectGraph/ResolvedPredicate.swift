@@ -1,0 +1,157 @@
+import Foundation
+
+/// A predicate checked against a model: key paths resolved to relationship steps, constants
+/// coerced to the type they are compared with, regular expressions compiled. Both the
+/// in-memory evaluator and the SQL compiler work from this form, which is why they agree.
+indirect enum ResolvedPredicate: Sendable {
+    case constant(Bool)
+    case not(ResolvedPredicate)
+    case and([ResolvedPredicate])
+    case or([ResolvedPredicate])
+    case comparison(ResolvedComparison)
+}
+
+/// The type a key path yields, which constants compared with it are coerced to.
+enum OperandType: Sendable, Hashable {
+    case attribute(AttributeType)
+    /// A to-one relationship's value, or an object reached through a to-many one.
+    case object(entity: String)
+
+    var isNumeric: Bool { self == .attribute(.int) || self == .attribute(.double) }
+
+    /// Whether values of the two types can ever compare equal or be ordered.
+    func isComparable(with other: OperandType) -> Bool {
+        self == other || (isNumeric && other.isNumeric)
+    }
+
+    var name: String {
+        switch self {
+        case .attribute(let t): return (t == .int ? "an " : "a ") + t.rawValue
+        case .object(let entity): return "a relationship to \(entity)"
+        }
+    }
+}
+
+/// A key path checked against the model.
+struct ResolvedKeyPath: Sendable, Hashable {
+    /// One relationship crossed on the way.
+    struct Step: Sendable, Hashable {
+        var entity: String
+        var key: String
+        var destination: String
+        var isToMany: Bool
+    }
+
+    /// What the key path yields from the object its steps reach.
+    enum Terminal: Sendable, Hashable {
+        case attribute(String, AttributeType)
+        /// A to-one relationship's value: the destination's ID (not looked up).
+        case reference(String, destination: String)
+        /// `@count` of a to-many relationship.
+        case count(String, destination: String)
+        /// The reached object itself: the key path ends with a to-many relationship.
+        case object(entity: String)
+    }
+
+    var text: String
+    var steps: [Step]
+    var terminal: Terminal
+
+    /// Whether the key path crosses a to-many relationship (and so yields many values).
+    var isCollection: Bool { steps.contains { $0.isToMany } }
+
+    var type: OperandType {
+        switch terminal {
+        case .attribute(_, let t): return .attribute(t)
+        case .reference(_, let d): return .object(entity: d)
+        case .count: return .attribute(.int)
+        case .object(let e): return .object(entity: e)
+        }
+    }
+}
+
+/// One side of a resolved comparison.
+enum ResolvedOperand: Sendable {
+    case constant(PredicateScalar)
+    /// The items after `IN` / `BETWEEN`.
+    case list([PredicateScalar])
+    case keyPath(ResolvedKeyPath)
+
+    var keyPath: ResolvedKeyPath? {
+        if case .keyPath(let k) = self { return k }
+        return nil
+    }
+}
+
+/// `NSRegularExpression` is immutable and documented as thread-safe, so sharing one compiled
+/// pattern between threads is safe; this box states that to the compiler.
+final class SharedRegularExpression: @unchecked Sendable {
+    let regex: NSRegularExpression
+    init(_ regex: NSRegularExpression) { self.regex = regex }
+}
+
+/// A comparison with its operands resolved.
+struct ResolvedComparison: Sendable {
+    enum Side: Sendable { case lhs, rhs }
+
+    var lhs: ResolvedOperand
+    var op: Predicate.ComparisonOperator
+    var rhs: ResolvedOperand
+    /// The string options; empty unless the operands are strings.
+    var options: Predicate.StringOptions
+    /// Which side (if any) is a key path through a to-many relationship.
+    var collectionSide: Side?
+    /// `ANY` or `ALL` over the collection side (`ANY` when none was written).
+    var quantifier: Predicate.Quantifier
+    /// The compiled pattern of `MATCHES` with a constant pattern.
+    var regex: SharedRegularExpression?
+}
+
+extension ResolvedComparison {
+    /// Whether `lhs op rhs` holds for two single values (`list` for `IN` / `BETWEEN`),
+    /// with NSPredicate's two-valued treatment of `nil`.
+    static func holds(
+        _ op: Predicate.ComparisonOperator, _ l: PredicateScalar, _ r: PredicateScalar, list: [PredicateScalar],
+        options: Predicate.StringOptions, regex: SharedRegularExpression?
+    ) -> Bool {
+        func folded(_ x: PredicateScalar) -> PredicateScalar {
+            if !options.isEmpty, case .text(let s) = x { return .text(PredicateStringMatching.fold(s, options)) }
+            return x
+        }
+        switch op {
+        case .equal: return PredicateScalar.equal(folded(l), folded(r))
+        case .notEqual: return !PredicateScalar.equal(folded(l), folded(r))
+        case .less: return PredicateScalar.order(folded(l), folded(r)) == .orderedAscending
+        case .lessOrEqual:
+            let o = PredicateScalar.order(folded(l), folded(r))
+            return o == .orderedAscending || o == .orderedSame
+        case .greater: return PredicateScalar.order(folded(l), folded(r)) == .orderedDescending
+        case .greaterOrEqual:
+            let o = PredicateScalar.order(folded(l), folded(r))
+            return o == .orderedDescending || o == .orderedSame
+        case .between:
+            guard list.count == 2 else { return false }
+            let x = folded(l)
+            let low = PredicateScalar.order(x, folded(list[0]))
+            let high = PredicateScalar.order(x, folded(list[1]))
+            return (low == .orderedDescending || low == .orderedSame)
+                && (high == .orderedAscending || high == .orderedSame)
+        case .in:
+            let x = folded(l)
+            return list.contains { PredicateScalar.equal(x, folded($0)) }
+        case .beginsWith, .endsWith, .contains, .like, .matches:
+            guard case .text(let a) = l, case .text(let b) = r else { return false }
+            switch op {
+            case .beginsWith: return PredicateStringMatching.beginsWith(a, b, options)
+            case .endsWith: return PredicateStringMatching.endsWith(a, b, options)
+            case .contains: return PredicateStringMatching.contains(a, b, options)
+            case .like: return PredicateStringMatching.like(a, b, options)
+            default:
+                guard let re = regex?.regex ?? PredicateStringMatching.regularExpression(b, options) else {
+                    return false
+                }
+                return PredicateStringMatching.matches(a, re, options)
+            }
+        }
+    }
+}
