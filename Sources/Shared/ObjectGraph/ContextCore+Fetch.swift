@@ -69,12 +69,19 @@ extension ContextCore {
         _ affected: Set<ObjectID>, _ request: FetchRequest, _ view: inout ViewCache
     ) throws -> [ObjectSnapshot] {
         var rows: [ObjectSnapshot] = []
+        let evaluator: PredicateEvaluator?
+        do {
+            evaluator = try request.predicate.map { (predicate) throws(PredicateError) in
+                try PredicateEvaluator(predicate, entity: request.entity, in: model)
+            }
+        } catch {
+            throw StoreError.invalidRequest(field: "where", message: error.description)
+        }
         for id in affected.sorted(by: FetchOrdering.isOrderedBefore) {
             guard let values = view.values(of: id) else { continue }
-            if let predicate = request.predicate {
+            if let evaluator {
                 var cache = view
-                let matches = try StorePredicates.matches(
-                    predicate, values: values, entity: request.entity, model: model, lookup: { cache.values(of: $0) })
+                let matches = evaluator.evaluate(values: values, lookup: { cache.values(of: $0) })
                 view = cache
                 guard matches else { continue }
             }
@@ -139,7 +146,9 @@ struct ViewCache {
     private mutating func snapshot(of id: ObjectID) -> ObjectSnapshot? {
         let id = core.resolved(id)
         if let object = core.registry[id] {
-            return object.deletedFlag ? nil : object.snapshot
+            guard !object.deletedFlag else { return nil }
+            let snapshot = object.snapshot  // fires the fault, which tells whether the object exists
+            return object.missingFlag ? nil : snapshot
         }
         if let known = loaded[id] { return known }
         let snapshot = (try? core.parentSnapshots(of: [id]))?[id]

@@ -168,7 +168,15 @@ extension ContextCore {
     }
 
     /// Takes a child's saved changes as this context's own unsaved changes.
-    func apply(_ push: ChildPush) {
+    ///
+    /// - Throws: `StoreError.notFound` (and changes nothing) when an updated object no longer
+    ///   exists in this context's view.
+    func apply(_ push: ChildPush) throws {
+        for update in push.updates {
+            let object = self.object(with: update.id)
+            object.loadIfNeeded()
+            if object.deletedFlag || object.missingFlag { throw StoreError.notFound(object.objectID) }
+        }
         func resolve(_ value: PropertyValue) -> PropertyValue {
             switch value {
             case .reference(let id): return .reference(resolved(id))

@@ -174,10 +174,8 @@ final class ContextCore {
         var missing: [ObjectID] = []
         for id in ids {
             let id = resolved(id)
-            if let object = registry[id], object.committed != nil || object.insertedFlag {
-                if !object.deletedFlag { result[id] = object.snapshot }
-            } else if let object = registry[id], object.deletedFlag {
-                continue
+            if let object = registry[id], object.committed != nil || object.insertedFlag || object.deletedFlag {
+                if !object.deletedFlag && !object.missingFlag { result[id] = object.snapshot }
             } else {
                 missing.append(id)
             }

@@ -67,8 +67,13 @@ extension ObjectContext {
         }
         var prepared = request
         if let predicate = request.predicate {
-            prepared.predicate = try StorePredicates.prepare(
-                predicate, arguments: request.arguments, entity: request.entity, model: model)
+            do {
+                let bound = try predicate.binding(request.arguments)
+                try bound.validate(for: request.entity, in: model)
+                prepared.predicate = bound
+            } catch {
+                throw StoreError.invalidRequest(field: "where", message: error.description)
+            }
         }
         return prepared
     }

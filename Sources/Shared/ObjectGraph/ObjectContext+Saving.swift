@@ -43,8 +43,8 @@ extension ObjectContext {
             let push = core.makeChildPush(for: batch)
             let changes = core.changeSet(for: batch, author: name)
             let origin = ObjectIdentifier(self)
-            parent.performAndWait {
-                parent.core.apply(push)
+            try parent.performAndWait {
+                try parent.core.apply(push)
                 parent.childEvents.send(ParentEvent(changes: changes, idMap: [:], origin: origin))
             }
             core.completeChildSave(of: batch)
