@@ -133,38 +133,24 @@ public final class ObjectContext: Sendable {
         queue.async(execute: block)
     }
 
-    /// Runs `body` on the context's queue and waits for it; runs it at once when already there.
+    /// Runs `body` on the context's queue and waits for it; runs it at once when already there
+    /// (so nested calls do not deadlock).
     ///
     /// - Returns: what `body` returns.
     /// - Throws: what `body` throws.
-    public func performAndWait<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    public func performAndWait<T>(_ body: () throws -> T) rethrows -> T {
         if isOnQueue { return try body() }
-        var result: Result<T, E>?
-        withoutActuallyEscaping(body) { body in
-            let box = UncheckedBox(body)
-            queue.sync { result = Result { () throws(E) -> T in try box.value() } }
-        }
-        return try result!.get()
+        return try queue.sync(execute: body)
     }
 
     /// Runs `body` on the context's queue and returns its result to the awaiting task.
-    public func perform<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
-        let result: Result<T, E> = await withCheckedContinuation { continuation in
-            queue.async {
-                continuation.resume(returning: Result { () throws(E) -> T in try body() })
-            }
+    ///
+    /// - Throws: what `body` throws.
+    public func perform<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
         }
-        return try result.get()
     }
-}
-
-/// Carries a non-Sendable closure into `DispatchQueue.sync`.
-///
-/// `@unchecked Sendable` because `sync` runs the closure while the calling thread waits for it:
-/// the closure is never used by two threads at once.
-private struct UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 /// What a parent tells its children: a change set they may merge, with the temporary IDs it

@@ -24,13 +24,11 @@ import Testing
         let fixture = try ContextFixture(.inMemory)
         let context = fixture.makeContext()
         #expect(throws: Boom.self) {
-            try context.performAndWait { () throws(Boom) -> Int in throw Boom() }
+            try context.performAndWait { () throws -> Int in throw Boom() }
         }
-        // Typed: the error type is preserved.
-        do {
-            try context.performAndWait { () throws(Boom) in throw Boom() }
-        } catch {
-            #expect(error == Boom())
+        // Nested, from inside the queue.
+        #expect(throws: Boom.self) {
+            try context.performAndWait { try context.performAndWait { () throws in throw Boom() } }
         }
     }
 
@@ -58,7 +56,7 @@ import Testing
         }
         #expect(!id.isTemporary)
         await #expect(throws: Boom.self) {
-            try await context.perform { () throws(Boom) -> Int in throw Boom() }
+            try await context.perform { () throws -> Int in throw Boom() }
         }
     }
 
