@@ -75,11 +75,13 @@ extension ContextCore {
             guard !values.isEmpty else { continue }
             request.updates.append(
                 .init(
-                    id: object.objectID, version: object.committedVersion > 0 ? object.committedVersion : nil, values: values,
+                    id: object.objectID, version: object.committedVersion > 0 ? object.committedVersion : nil,
+                    values: values,
                     original: original))
         }
         for object in batch.deleted {
-            request.deletes.append(.init(id: object.objectID, version: object.committedVersion > 0 ? object.committedVersion : nil))
+            request.deletes.append(
+                .init(id: object.objectID, version: object.committedVersion > 0 ? object.committedVersion : nil))
         }
         return request
     }

@@ -38,8 +38,9 @@ public final class ManagedObject {
     /// Set when the parent had no object to fill the fault with: the values read as empty.
     var missingFlag = false
 
-    init(id: ObjectID, entity: EntityDescription, core: ContextCore?, committed: [String: PropertyValue]?, version: Int64)
-    {
+    init(
+        id: ObjectID, entity: EntityDescription, core: ContextCore?, committed: [String: PropertyValue]?, version: Int64
+    ) {
         self.objectID = id
         self.entity = entity
         self.core = core

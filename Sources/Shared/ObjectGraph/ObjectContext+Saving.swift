@@ -29,7 +29,8 @@ extension ObjectContext {
             guard !request.isEmpty else {
                 let none = ChangeSet(
                     txn: store.lastTransaction, time: .init(), author: name, inserted: [], updated: [], deleted: [])
-                core.apply(SaveResult(txn: none.txn, ids: [:], versions: [:], changes: none), of: batch, mergePolicy: policy)
+                core.apply(
+                    SaveResult(txn: none.txn, ids: [:], versions: [:], changes: none), of: batch, mergePolicy: policy)
                 return
             }
             let result = try store.save(request)

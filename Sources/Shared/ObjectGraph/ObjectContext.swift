@@ -58,8 +58,9 @@ public final class ObjectContext: Sendable {
     }
 
     /// A top-level context that saves into and fetches from `store`.
-    public convenience init(store: any PersistentStore, concurrency: ConcurrencyType = .privateQueue, name: String? = nil)
-    {
+    public convenience init(
+        store: any PersistentStore, concurrency: ConcurrencyType = .privateQueue, name: String? = nil
+    ) {
         self.init(source: .store(store), model: store.model, rootStore: store, concurrency: concurrency, name: name)
     }
 

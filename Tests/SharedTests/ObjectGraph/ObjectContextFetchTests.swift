@@ -22,7 +22,8 @@ import Testing
             window.fetchLimit = 2
             #expect(try context.fetch(window).map { $0.string("name") } == ["d0", "d3"])
             #expect(try context.count(for: window) == 2)
-            let descending = FetchRequest(entity: "Device", sortDescriptors: [.init("name", ascending: false)], fetchLimit: 1)
+            let descending = FetchRequest(
+                entity: "Device", sortDescriptors: [.init("name", ascending: false)], fetchLimit: 1)
             #expect(try context.fetch(descending).map { $0.string("name") } == ["zz"])
         }
     }
@@ -126,17 +127,19 @@ import Testing
             #expect(
                 storeError { _ = try context.fetch(FetchRequest(entity: "Nope")) }
                     == .invalidRequest(field: "entity", message: "the model has no entity 'Nope'"))
-            guard case .invalidRequest(field: "sort", _)? = storeError({
-                _ = try context.fetch(FetchRequest(entity: "Device", sortDescriptors: [.init("readings.value")]))
-            })
+            guard
+                case .invalidRequest(field: "sort", _)? = storeError({
+                    _ = try context.fetch(FetchRequest(entity: "Device", sortDescriptors: [.init("readings.value")]))
+                })
             else {
                 Issue.record("a sort through a to-many must be refused")
                 return
             }
-            guard case .invalidRequest(field: "where", _)? = storeError({
-                _ = try context.fetch(
-                    FetchRequest(entity: "Device", predicate: try Predicate(format: "name == $missing")))
-            })
+            guard
+                case .invalidRequest(field: "where", _)? = storeError({
+                    _ = try context.fetch(
+                        FetchRequest(entity: "Device", predicate: try Predicate(format: "name == $missing")))
+                })
             else {
                 Issue.record("an unbound variable must be refused")
                 return
@@ -177,10 +180,14 @@ import Testing
                 device["connected", as: Bool.self] = random.coin()
             case 1:
                 // existingObject: the object may be gone in the parent already.
-                guard let device = try? context.existingObject(with: ids.randomElement(using: &random)!) else { continue }
+                guard let device = try? context.existingObject(with: ids.randomElement(using: &random)!) else {
+                    continue
+                }
                 context.delete(device)
             default:
-                guard let device = try? context.existingObject(with: ids.randomElement(using: &random)!) else { continue }
+                guard let device = try? context.existingObject(with: ids.randomElement(using: &random)!) else {
+                    continue
+                }
                 if random.coin() {
                     device["name", as: String.self] = random.int(5) == 0 ? nil : names.randomElement(using: &random)!
                 } else {

@@ -254,7 +254,9 @@ import Testing
                 return
             }
             #expect(failures.contains { $0.id == id && $0.key == "connected" && $0.reason.contains("bool") })
-            #expect(failures.contains { $0.id == missing.objectID && $0.key == "address" && $0.reason.contains("required") })
+            #expect(
+                failures.contains { $0.id == missing.objectID && $0.key == "address" && $0.reason.contains("required") }
+            )
             #expect(failures.count == 2)
             #expect(context.hasChanges)
             #expect(device.string("name") == "fine")
