@@ -1,7 +1,9 @@
 extension Predicate {
     /// How deeply parentheses, `NOT`s and lists may nest. Deeper input is rejected with an
-    /// error instead of risking the stack (and SQLite's own expression depth limit).
-    public static let maximumNestingDepth = 100
+    /// error instead of risking the stack. The bound is low because SQLite's parser is: the
+    /// system SQLite (3.40) overflows its parser stack at about 26 nested parenthesised groups
+    /// (see `docs/predicates.md`, "Limits").
+    public static let maximumNestingDepth = 20
 
     /// Parses an NSPredicate-style format string (the subset of `PROTOCOL.md`, "Predicates").
     ///

@@ -106,7 +106,10 @@ enum PredicateStringMatching {
         let source = options.contains(.diacriticInsensitive) ? fold(pattern, .diacriticInsensitive) : pattern
         let regexOptions: NSRegularExpression.Options = options.contains(.caseInsensitive) ? [.caseInsensitive] : []
         // The pattern must be valid on its own: wrapping could otherwise balance a stray ')'.
-        guard (try? NSRegularExpression(pattern: source, options: regexOptions)) != nil else { return nil }
+        // (Foundation refuses an empty pattern, which simply matches the empty string.)
+        guard source.isEmpty || (try? NSRegularExpression(pattern: source, options: regexOptions)) != nil else {
+            return nil
+        }
         return try? NSRegularExpression(pattern: "\\A(?:" + source + ")\\z", options: regexOptions)
     }
 

@@ -52,6 +52,12 @@ enum JSONText {
 
     static func writeString(_ s: String, into text: inout String) {
         text += "\""
+        // Fast path: nothing to escape (the common case), append the whole string at once.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            text += s
+            text += "\""
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": text += "\\\""

@@ -2,22 +2,34 @@
 /// `evaluate`, `PredicateSQLCompiler`, `PredicateSQLFunctions`), mapping its errors to
 /// `StoreError.invalidRequest(field: "where", …)`.
 ///
-/// Until the predicate branch is merged, predicates are refused with that error; the stores
-/// themselves only go through this type.
+/// The stores only go through this type. Until `PredicateSQLCompiler` is merged, the SQLite
+/// store refuses predicates with that error (the in-memory store evaluates them).
 enum StorePredicates {
     /// Binds `arguments` into `predicate` and checks it against `entity`.
     static func prepare(
         _ predicate: Predicate, arguments: [String: PropertyValue], entity: String, model: Model
     ) throws(StoreError) -> Predicate {
-        throw unavailable
+        do {
+            let bound = try predicate.binding(arguments)
+            try bound.validate(for: entity, in: model)
+            return bound
+        } catch {
+            throw invalid(error)
+        }
     }
 
-    /// Whether an object with `values` matches a prepared predicate.
-    static func matches(
-        _ predicate: Predicate, values: [String: PropertyValue], entity: String, model: Model,
-        lookup: (ObjectID) -> [String: PropertyValue]?
-    ) throws(StoreError) -> Bool {
-        throw unavailable
+    /// An evaluator of a prepared predicate, to test many objects of `entity` in memory.
+    static func evaluator(_ predicate: Predicate, entity: String, model: Model) throws(StoreError) -> PredicateEvaluator
+    {
+        do {
+            return try PredicateEvaluator(predicate, entity: entity, in: model)
+        } catch {
+            throw invalid(error)
+        }
+    }
+
+    private static func invalid(_ error: PredicateError) -> StoreError {
+        .invalidRequest(field: "where", message: error.description)
     }
 
     /// Compiles a prepared predicate to a SQL condition over the table aliased `alias`.

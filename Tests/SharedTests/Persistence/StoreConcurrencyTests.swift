@@ -8,7 +8,7 @@ import Testing
 @Suite struct StoreConcurrencyTests {
     @Test(arguments: StoreFactory.all)
     func concurrentSavesAllCommitWithDistinctIncreasingTxns(factory: StoreFactory) throws {
-        let store = try factory.make(Model.deviceReadings).store
+        let store = try factory.make(Model.deviceReadings)
         let txns = Mutex<[Int: [Int64]]>([:])
         let failures = Mutex<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
@@ -38,7 +38,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func aFailingSaveAmongConcurrentOnesFailsOnlyItself(factory: StoreFactory) throws {
-        let store = try factory.make(Model.deviceReadings).store
+        let store = try factory.make(Model.deviceReadings)
         let device = try store.insert("Device", ["address": .string("x")])
         let outcomes = Mutex<[Int: Result<Int64, StoreError>]>([:])
         DispatchQueue.concurrentPerform(iterations: 8) { worker in

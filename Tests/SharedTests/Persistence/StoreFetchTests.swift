@@ -27,7 +27,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func sortsPutNilFirstAscendingAndBreakTiesByID(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         _ = try books(store)
         #expect(
             try titles(store, FetchRequest(entity: "Book", sortDescriptors: [SortDescriptor("price")])) == [
@@ -46,7 +46,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func limitOffsetAndResultTypes(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let ids = try books(store)
         let sort = [SortDescriptor("title")]
         #expect(
@@ -66,7 +66,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func badFetchRequestsNameTheField(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         #expect(
             storeError { _ = try store.fetch(FetchRequest(entity: "Nope")) }
                 == .invalidRequest(field: "entity", message: "unknown entity 'Nope'"))
@@ -82,11 +82,49 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func objectsWithIDsListsTheMissingOnes(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let id = try store.insert("Shelf", ["name": .string("s")])
         let result = try store.objects(with: [id, oid("Shelf", 42), tmp("Shelf", "t"), oid("Nope", 1)])
         #expect(result.objects.map(\.id) == [id])
         #expect(result.missing == [oid("Shelf", 42), tmp("Shelf", "t"), oid("Nope", 1)])
         #expect(result.txn == 1)
+    }
+
+    /// The stores that evaluate predicates; the SQLite store joins when `PredicateSQLCompiler` is merged.
+    static let predicateStores: [StoreFactory] = [.inMemory]
+
+    @Test(arguments: predicateStores)
+    func predicatesFilterWithBoundArgumentsAndToOneKeyPaths(factory: StoreFactory) throws {
+        let store = try factory.make(TestModels.library)
+        _ = try books(store)
+        let cheap = try Predicate(format: "price <= $max OR price == nil")
+        #expect(
+            try titles(
+                store,
+                FetchRequest(
+                    entity: "Book", predicate: cheap, arguments: ["max": .double(1.5)],
+                    sortDescriptors: [SortDescriptor("title")])) == ["a", "c", "e"])
+        let onShelfA = try Predicate(format: "shelf.name == 'A'")
+        #expect(
+            try titles(
+                store, FetchRequest(entity: "Book", predicate: onShelfA, sortDescriptors: [SortDescriptor("title")]))
+                == ["a", "b"])
+        #expect(
+            try store.fetch(FetchRequest(entity: "Book", predicate: onShelfA, resultType: .count)).content == .count(2))
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func predicatesThatDoNotFitTheModelAreInvalidWhere(factory: StoreFactory) throws {
+        let store = try factory.make(TestModels.library)
+        let unbound = storeError {
+            _ = try store.fetch(FetchRequest(entity: "Book", predicate: try Predicate(format: "pages > $min")))
+        }
+        guard case .invalidRequest(let field, _)? = unbound else { throw unbound ?? StoreError.unavailable("") }
+        #expect(field == "where")
+        let unknownKey = storeError {
+            _ = try store.fetch(FetchRequest(entity: "Book", predicate: try Predicate(format: "colour == 'red'")))
+        }
+        guard case .invalidRequest(let field2, _)? = unknownKey else { throw unknownKey ?? StoreError.unavailable("") }
+        #expect(field2 == "where")
     }
 }

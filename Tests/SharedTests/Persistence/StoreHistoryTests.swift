@@ -32,7 +32,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func historyReturnsTheExactCommittedChangeSets(factory: StoreFactory) throws {
-        let store = try factory.make(Model.deviceReadings).store
+        let store = try factory.make(Model.deviceReadings)
         let committed = try makeSomeHistory(store)
         #expect(try store.history(since: 0, limit: 100) == committed)
         #expect(try store.history(since: 1, limit: 1) == [committed[1]])
@@ -43,7 +43,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func replayingTheHistoryRebuildsTheCommittedObjects(factory: StoreFactory) throws {
-        let store = try factory.make(Model.deviceReadings).store
+        let store = try factory.make(Model.deviceReadings)
         _ = try makeSomeHistory(store)
         try store.insert("Device", ["address": .string("BB")])
         var replayed: [ObjectID: ObjectSnapshot] = [:]
@@ -58,7 +58,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func historyOlderThanTheRetentionIsUnavailable(factory: StoreFactory) throws {
-        let store = try factory.make(Model.deviceReadings).store  // retention 50 in tests
+        let store = try factory.make(Model.deviceReadings)  // retention 50 in tests
         for i in 0..<120 { try store.insert("Device", ["address": .string("\(i)")]) }
         let error = storeError { _ = try store.history(since: 0, limit: 10) }
         guard case .historyUnavailable(let since, let oldest)? = error else {
@@ -71,7 +71,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func observersSeeEveryCommitInTxnOrder(factory: StoreFactory) throws {
-        let store = try factory.make(Model.deviceReadings).store
+        let store = try factory.make(Model.deviceReadings)
         let seen = Mutex<[Int64]>([])
         let done = DispatchSemaphore(value: 0)
         let observation = store.observeChanges { change in

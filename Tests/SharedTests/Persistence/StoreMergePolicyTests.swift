@@ -13,7 +13,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func errorPolicyFailsTheWholeSaveListingConflicts(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let id = try staleBook(store)
         let current = try #require(try store.snapshot(id))
         let error = storeError {
@@ -29,7 +29,7 @@ import Testing
 
     @Test(arguments: [MergePolicy.objectTrump, .overwrite], StoreFactory.all)
     func objectTrumpWritesTheChangedKeysOverTheCurrentObject(policy: MergePolicy, factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let id = try staleBook(store)
         let result = try store.commit(
             SaveRequest(
@@ -43,7 +43,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func storeTrumpKeepsTheStoresValueForKeysTheStoreChanged(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let id = try staleBook(store)
         try store.commit(
             SaveRequest(
@@ -60,7 +60,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func rollbackDropsTheConflictingObjectAndCommitsTheRest(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let stale = try staleBook(store)
         let fresh = try store.insert("Book", ["title": .string("fresh")])
         let result = try store.commit(
@@ -76,7 +76,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func versionNilSkipsTheConflictCheck(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let id = try staleBook(store)
         try store.commit(SaveRequest(updates: [.init(id: id, version: nil, values: ["pages": .int(4)])]))
         #expect(try store.snapshot(id)?.values["pages"] == .int(4))
@@ -84,7 +84,7 @@ import Testing
 
     @Test(arguments: MergePolicy.allCases, StoreFactory.all)
     func deleteOfAMissingObjectIsAConflictOnlyUnderError(policy: MergePolicy, factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let gone = try store.insert("Book", ["title": .string("gone")])
         try store.commit(SaveRequest(deletes: [.init(id: gone, version: nil)]))
         let other = try store.insert("Book", ["title": .string("other")])
@@ -109,7 +109,7 @@ import Testing
 
     @Test(arguments: MergePolicy.allCases, StoreFactory.all)
     func updateOfAMissingObjectIsNotFoundUnderEveryPolicy(policy: MergePolicy, factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         try store.insert("Book", ["title": .string("x")])
         let error = storeError {
             try store.commit(
@@ -124,7 +124,7 @@ import Testing
 
     @Test(arguments: [MergePolicy.objectTrump, .storeTrump, .overwrite], StoreFactory.all)
     func staleDeleteStillDeletesUnderTrumpingPolicies(policy: MergePolicy, factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let id = try staleBook(store)
         let result = try store.commit(SaveRequest(deletes: [.init(id: id, version: 1)], mergePolicy: policy))
         #expect(result.changes.deleted.map(\.id) == [id])

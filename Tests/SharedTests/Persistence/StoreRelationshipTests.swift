@@ -6,7 +6,7 @@ import Testing
 @Suite struct StoreRelationshipTests {
     @Test(arguments: StoreFactory.all)
     func settingAToOneAddsToTheInverseAndBumpsItsVersion(factory: StoreFactory) throws {
-        let store = try factory.make(Model.deviceReadings).store
+        let store = try factory.make(Model.deviceReadings)
         let device = try store.insert("Device", ["address": .string("AA")])
         let ref = tmp("Reading", "r")
         let result = try store.commit(
@@ -30,7 +30,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func toManyValuesAreTheCompleteNewSet(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let shelf = try store.insert("Shelf", ["name": .string("s")])
         let a = try store.insert("Book", ["title": .string("a"), "shelf": .reference(shelf)])
         let b = try store.insert("Book", ["title": .string("b"), "shelf": .reference(shelf)])
@@ -48,7 +48,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func movingAnObjectRemovesItFromItsFormerOwner(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let s1 = try store.insert("Shelf", ["name": .string("1")])
         let s2 = try store.insert("Shelf", ["name": .string("2")])
         let book = try store.insert("Book", ["title": .string("b"), "shelf": .reference(s1)])
@@ -59,7 +59,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func manyToManyIsMaintainedOnBothSides(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let author = try store.insert("Author", ["name": .string("x")])
         let b1 = try store.insert("Book", ["title": .string("1"), "authors": .references([author])])
         let b2 = try store.insert("Book", ["title": .string("2"), "authors": .references([author])])
@@ -72,7 +72,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func oneToOneTakesThePartnerAwayFromItsFormerOwner(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let portrait = try store.insert("Portrait", [:])
         let a1 = try store.insert("Author", ["name": .string("1"), "portrait": .reference(portrait)])
         let a2 = try store.insert("Author", ["name": .string("2")])
@@ -84,7 +84,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func temporaryIDsReferToOtherInsertsOfTheSameSave(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let shelf = tmp("Shelf", "s")
         let book = tmp("Book", "b")
         let author = tmp("Author", "a")
@@ -107,7 +107,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func cascadeDeletesAppearInDeleted(factory: StoreFactory) throws {
-        let store = try factory.make(Model.deviceReadings).store
+        let store = try factory.make(Model.deviceReadings)
         let device = try store.insert("Device", ["address": .string("AA")])
         var readings: [ObjectID] = []
         for i in 0..<3 {
@@ -127,7 +127,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func nullifyUpdatesTheOtherSide(factory: StoreFactory) throws {
-        let store = try factory.make(Model.deviceReadings).store
+        let store = try factory.make(Model.deviceReadings)
         let device = try store.insert("Device", ["address": .string("AA")])
         let reading = try store.insert(
             "Reading",
@@ -144,7 +144,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func denyRefusesTheDeleteWhileTheRelationshipIsNotEmpty(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let shelf = try store.insert("Shelf", ["name": .string("s")])
         let book = try store.insert("Book", ["title": .string("b"), "shelf": .reference(shelf)])
         let error = storeError { try store.commit(SaveRequest(deletes: [.init(id: shelf, version: nil)])) }
@@ -160,7 +160,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func cascadeFollowsOneToOne(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let portrait = try store.insert("Portrait", ["caption": .string("c")])
         let author = try store.insert("Author", ["name": .string("a"), "portrait": .reference(portrait)])
         let book = try store.insert("Book", ["title": .string("b"), "authors": .references([author])])

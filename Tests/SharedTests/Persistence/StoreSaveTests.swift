@@ -6,7 +6,7 @@ import Testing
 @Suite struct StoreSaveTests {
     @Test(arguments: StoreFactory.all)
     func insertGetsPermanentIDVersionOneAndDefaults(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let ref = tmp("Book", "b1")
         let result = try store.commit(SaveRequest(inserts: [.init(id: ref, values: ["title": .string("Dune")])]))
         let id = try #require(result.ids[ref])
@@ -26,7 +26,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func everyAttributeTypeRoundTrips(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let values: [String: PropertyValue] = [
             "title": .string("naïve \"quoted\" ✓"), "pages": .int(Int64.max), "price": .double(-0.125),
             "inPrint": .bool(false), "published": .date(Date(timeIntervalSince1970: 1_700_000_000.25)),
@@ -41,7 +41,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func updateBumpsVersionAndReportsChangedKeysWithPreviousValues(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let id = try store.insert("Book", ["title": .string("Dune"), "pages": .int(412)])
         let result = try store.commit(
             SaveRequest(updates: [.init(id: id, version: 1, values: ["pages": .int(500), "title": .string("Dune")])]))
@@ -58,7 +58,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func deleteRemovesTheObjectAndReportsItsLastValues(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let id = try store.insert("Book", ["title": .string("Dune")])
         let before = try #require(try store.snapshot(id))
         let result = try store.commit(SaveRequest(deletes: [.init(id: id, version: 1)]))
@@ -69,7 +69,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func idsAreNeverReusedAfterADelete(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let first = try store.insert("Book", ["title": .string("a")])
         try store.commit(SaveRequest(deletes: [.init(id: first, version: nil)]))
         let second = try store.insert("Book", ["title": .string("b")])
@@ -78,7 +78,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func emptySaveCommitsNothingAndReturnsTheLastTxn(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         try store.insert("Book", ["title": .string("a")])
         let result = try store.commit(SaveRequest())
         #expect(result.txn == 1 && result.changes.isEmpty && store.lastTransaction == 1)
@@ -87,7 +87,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func unknownEntityOrKeyIsAnInvalidRequestNamingTheField(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let error1 = storeError {
             try store.commit(SaveRequest(inserts: [.init(id: tmp("Nope", "x"), values: [:])]))
         }
@@ -115,7 +115,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func wrongValueTypeFailsValidationAndChangesNothing(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let book = try store.insert("Book", ["title": .string("x")])
         let before = try store.everything()
         let error = storeError {
@@ -135,7 +135,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func missingRequiredAttributeFailsValidationNamingTheInsertByItsRef(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let ref = tmp("Book", "b7")
         let error = storeError { try store.commit(SaveRequest(inserts: [.init(id: ref, values: ["pages": .int(3)])])) }
         #expect(error == .validation([.init(id: ref, key: "title", reason: "is required")]))
@@ -149,7 +149,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func hostileValuesAreRefusedWithReasons(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let ref = tmp("Book", "h")
         let error = storeError {
             try store.commit(
@@ -170,7 +170,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func referenceToAMissingObjectFailsValidation(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let ref = tmp("Book", "b")
         let error = storeError {
             try store.commit(
@@ -191,7 +191,7 @@ import Testing
 
     @Test(arguments: StoreFactory.all)
     func reservedPermanentIDsCanBeUsedForInserts(factory: StoreFactory) throws {
-        let store = try factory.make(TestModels.library).store
+        let store = try factory.make(TestModels.library)
         let reserved = try store.obtainPermanentIDs(entity: "Book", count: 2)
         #expect(reserved.count == 2 && reserved[0].number! + 1 == reserved[1].number!)
         let result = try store.commit(SaveRequest(inserts: [.init(id: reserved[1], values: ["title": .string("r")])]))

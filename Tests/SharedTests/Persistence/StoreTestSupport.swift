@@ -13,11 +13,20 @@ struct StoreFactory: Sendable, CustomTestStringConvertible {
         TestStore(store: InMemoryStore(model: model, historyRetention: 50), directory: nil)
     }
 
-    static let all: [StoreFactory] = [inMemory]
+    static let sqlite = StoreFactory(name: "SQLiteStore") { model in
+        let directory = try TestStore.makeDirectory()
+        let store = try SQLiteStore(
+            url: directory.appendingPathComponent("store.sqlite"), model: model,
+            configuration: .init(historyRetention: 50))
+        return TestStore(store: store, directory: directory)
+    }
+
+    static let all: [StoreFactory] = [inMemory, sqlite]
 }
 
-/// A store under test and the temporary directory it lives in (removed when released).
-final class TestStore: Sendable {
+/// A store under test and the temporary directory it lives in: forwards to the store, and
+/// closes it and removes the directory when released.
+final class TestStore: PersistentStore {
     let store: any PersistentStore
     let directory: URL?
 
@@ -27,6 +36,7 @@ final class TestStore: Sendable {
     }
 
     deinit {
+        (store as? SQLiteStore)?.close()
         if let directory { try? FileManager.default.removeItem(at: directory) }
     }
 
@@ -36,6 +46,19 @@ final class TestStore: Sendable {
             "ctxbus-store-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
+    }
+
+    var model: Model { store.model }
+    var lastTransaction: Int64 { store.lastTransaction }
+    func fetch(_ request: FetchRequest) throws -> StoreFetchResult { try store.fetch(request) }
+    func objects(with ids: [ObjectID]) throws -> StoreObjectsResult { try store.objects(with: ids) }
+    func save(_ request: SaveRequest) throws -> SaveResult { try store.save(request) }
+    func obtainPermanentIDs(entity: String, count: Int) throws -> [ObjectID] {
+        try store.obtainPermanentIDs(entity: entity, count: count)
+    }
+    func history(since: Int64, limit: Int) throws -> [ChangeSet] { try store.history(since: since, limit: limit) }
+    func observeChanges(_ observer: @escaping @Sendable (ChangeSet) -> Void) -> StoreObservation {
+        store.observeChanges(observer)
     }
 }
 

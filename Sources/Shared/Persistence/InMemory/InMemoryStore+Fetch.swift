@@ -6,14 +6,12 @@ extension InMemoryStore {
             let lookup: (ObjectID) -> [String: PropertyValue]? = { id in
                 id.number.flatMap { objects[id.entity]?[$0]?.values }
             }
+            let evaluator = try fetch.predicate.map { (predicate) throws(StoreError) in
+                try StorePredicates.evaluator(predicate, entity: fetch.entity.name, model: model)
+            }
             var matches: [(snapshot: ObjectSnapshot, keys: [PropertyValue])] = []
             for snapshot in (objects[fetch.entity.name] ?? [:]).values {
-                if let predicate = fetch.predicate {
-                    guard
-                        try StorePredicates.matches(
-                            predicate, values: snapshot.values, entity: fetch.entity.name, model: model, lookup: lookup)
-                    else { continue }
-                }
+                if let evaluator, !evaluator.evaluate(values: snapshot.values, lookup: lookup) { continue }
                 matches.append((snapshot, fetch.sortKeys.map { Self.sortValue(of: snapshot, for: $0, lookup: lookup) }))
             }
             if fetch.resultType == .count {

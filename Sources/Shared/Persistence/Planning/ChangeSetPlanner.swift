@@ -23,6 +23,8 @@ struct ChangeSetPlanner {
     var permanentIDs: [ObjectID: ObjectID] = [:]
     /// Each insert's permanent ID → its ID in the request (failures name inserts by their `ref`).
     var requestIDs: [ObjectID: ObjectID] = [:]
+    /// The inserts' permanent IDs in request order.
+    var insertOrder: [ObjectID] = []
     var denials: [(owner: ObjectID, key: String, targets: [ObjectID])] = []
 
     init(model: Model, source: any ChangeSetSource) {
@@ -135,6 +137,9 @@ struct ChangeSetPlanner {
     private mutating func assignPermanentIDs(_ inserts: [SaveRequest.Insert]) throws {
         var temporaryCounts: [String: Int] = [:]
         for insert in inserts where insert.id.isTemporary { temporaryCounts[insert.id.entity, default: 0] += 1 }
+        permanentIDs.reserveCapacity(inserts.count)
+        requestIDs.reserveCapacity(inserts.count)
+        objects.reserveCapacity(inserts.count)
         var next: [String: Int64] = [:]
         for (entity, count) in temporaryCounts.sorted(by: { $0.key < $1.key }) {
             next[entity] = try source.allocateNumbers(entity: entity, count: count)
@@ -147,6 +152,7 @@ struct ChangeSetPlanner {
             }
             permanentIDs[insert.id] = id
             requestIDs[id] = insert.id
+            insertOrder.append(id)
             objects[id] = WorkingObject(insertedAs: id)
         }
     }
@@ -154,13 +160,17 @@ struct ChangeSetPlanner {
     private mutating func applyInsert(_ insert: SaveRequest.Insert) throws {
         let id = permanentIDs[insert.id]!
         let entity = model.entity(named: id.entity)!
+        var attributes: [String: PropertyValue] = [:]
+        attributes.reserveCapacity(entity.attributes.count)
         for attribute in entity.attributes {
             if let value = insert.values[attribute.name] {
-                setAttribute(attribute, of: id, to: value)
+                guard let checked = checked(value, for: attribute, of: id) else { continue }
+                attributes[attribute.name] = checked
             } else {
-                objects[id]!.attributes[attribute.name] = attribute.defaultValue ?? .null
+                attributes[attribute.name] = attribute.defaultValue ?? .null
             }
         }
+        objects[id]!.attributes = attributes
         for relationship in entity.relationships {
             guard let value = insert.values[relationship.name] else { continue }
             try setRelationship(relationship, of: id, to: value)
@@ -179,22 +189,31 @@ struct ChangeSetPlanner {
     }
 
     private mutating func setAttribute(_ attribute: AttributeDescription, of id: ObjectID, to value: PropertyValue) {
+        guard let checked = checked(value, for: attribute, of: id) else { return }
+        objects[id]!.attributes[attribute.name] = checked
+    }
+
+    /// `value` as `attribute` stores it, or `nil` after recording why it does not fit.
+    private mutating func checked(
+        _ value: PropertyValue, for attribute: AttributeDescription, of id: ObjectID
+    ) -> PropertyValue? {
         switch value {
         case .null:
-            objects[id]!.attributes[attribute.name] = .null
+            return .null
         case .int(let i) where attribute.type == .double:
-            objects[id]!.attributes[attribute.name] = .double(Double(i))
+            return .double(Double(i))
         case .double(let d) where d.isNaN:
             fail(id, attribute.name, "NaN cannot be stored")
+            return nil
         case .date(let d) where attribute.type == .date:
             // Stored as seconds since 1970 (`SQLSchema`); keep the value the store will read back.
-            objects[id]!.attributes[attribute.name] = .date(Date(timeIntervalSince1970: d.timeIntervalSince1970))
+            return .date(Date(timeIntervalSince1970: d.timeIntervalSince1970))
         default:
             guard value.attributeType == attribute.type else {
                 fail(id, attribute.name, "expected a \(attribute.type.rawValue), got \(Self.kind(of: value))")
-                return
+                return nil
             }
-            objects[id]!.attributes[attribute.name] = value
+            return value
         }
     }
 
@@ -222,7 +241,7 @@ struct ChangeSetPlanner {
     }
 
     private mutating func checkRequiredAttributes() {
-        for id in requestIDs.keys.sorted() + touchOrder {
+        for id in insertOrder + touchOrder {
             guard let object = objects[id], !object.isDeleted else { continue }
             let entity = model.entity(named: id.entity)!
             for attribute in entity.attributes where !attribute.isOptional {

@@ -53,6 +53,8 @@ struct SaveRequestChecker {
     private func checkKeys(
         _ keys: Dictionary<String, PropertyValue>.Keys, of entity: EntityDescription, field: String
     ) throws(StoreError) {
+        guard keys.contains(where: { entity.attribute(named: $0) == nil && entity.relationship(named: $0) == nil })
+        else { return }
         for key in keys.sorted() where entity.attribute(named: key) == nil && entity.relationship(named: key) == nil {
             throw .invalidRequest(field: "\(field).\(key)", message: "\(entity.name) has no property '\(key)'")
         }

@@ -41,10 +41,9 @@ struct WorkingObject {
 
     /// Every value, as a snapshot holds them: to-one `.reference`/`.null`, to-many sorted `.references`.
     func values(of entity: EntityDescription) -> [String: PropertyValue] {
-        var values: [String: PropertyValue] = [:]
-        values.reserveCapacity(entity.attributes.count + entity.relationships.count)
-        for attribute in entity.attributes {
-            values[attribute.name] = attributes[attribute.name] ?? .null
+        var values = attributes
+        if values.count != entity.attributes.count {
+            for attribute in entity.attributes where values[attribute.name] == nil { values[attribute.name] = .null }
         }
         for relationship in entity.relationships {
             values[relationship.name] = value(of: relationship)

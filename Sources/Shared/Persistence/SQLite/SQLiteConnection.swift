@@ -1,0 +1,101 @@
+import CSQLite
+
+/// One SQLite database connection with a cache of prepared statements.
+///
+/// Not thread-safe by itself: a connection is used by one thread at a time. The writer
+/// connection is used only on the writer's serial queue; a read connection is checked out of
+/// `SQLiteReaderPool` by one reader at a time.
+final class SQLiteConnection: @unchecked Sendable {
+    // @unchecked Sendable: ownership moves between threads (pool check-out, writer queue), but
+    // at any moment exactly one thread uses the connection, as described above.
+    let handle: OpaquePointer
+    private var statements: [String: SQLiteStatement] = [:]
+    private(set) var isClosed = false
+
+    /// Opens (creating it unless `readOnly`) the database at `path`.
+    init(path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32) throws {
+        var db: OpaquePointer?
+        let flags =
+            (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        guard code == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close_v2(db)
+            throw SQLiteError(code: code, message: "\(message) (\(path))")
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        try StorePredicates.registerFunctions(on: db)
+    }
+
+    deinit { close() }
+
+    /// Finalises every statement and closes the connection; safe to call twice.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements that take no parameters and return no rows of interest.
+    func execute(_ sql: String) throws(SQLiteError) {
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw error(code: code, sql: sql) }
+    }
+
+    /// The prepared statement for `sql`, from the cache, reset and with no bindings.
+    func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        var prepared: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
+        guard code == SQLITE_OK, let prepared else { throw error(code: code, sql: sql) }
+        let statement = SQLiteStatement(handle: prepared, connection: self, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// A prepared statement that is not cached (for SQL built per request).
+    func uncachedStatement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        var prepared: OpaquePointer?
+        let code = sqlite3_prepare_v2(handle, sql, -1, &prepared, nil)
+        guard code == SQLITE_OK, let prepared else { throw error(code: code, sql: sql) }
+        return SQLiteStatement(handle: prepared, connection: self, sql: sql)
+    }
+
+    /// The error for a failed call, with SQLite's current message.
+    func error(code: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    /// The single integer the query returns (`nil` for no row or NULL).
+    func integer(_ sql: String, _ bindings: [PropertyValue] = []) throws(SQLiteError) -> Int64? {
+        let statement = try statement(sql)
+        for (i, value) in bindings.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
+        guard try statement.step(), !statement.isNull(at: 0) else { return nil }
+        let value = statement.int64(at: 0)
+        statement.reset()
+        return value
+    }
+
+    /// The single text value the query returns (`nil` for no row or NULL).
+    func text(_ sql: String, _ bindings: [PropertyValue] = []) throws(SQLiteError) -> String? {
+        let statement = try statement(sql)
+        for (i, value) in bindings.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
+        guard try statement.step(), !statement.isNull(at: 0) else { return nil }
+        let value = statement.text(at: 0)
+        statement.reset()
+        return value
+    }
+
+    /// Runs a statement with `bindings` to completion.
+    func run(_ sql: String, _ bindings: [PropertyValue] = []) throws(SQLiteError) {
+        let statement = try statement(sql)
+        for (i, value) in bindings.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
+        try statement.run()
+    }
+}

@@ -1,0 +1,196 @@
+/// How the objects of one entity are read from and written to SQLite (`SQLSchema`'s mapping),
+/// with the SQL prepared once per store. Immutable.
+final class SQLiteEntityTable: Sendable {
+    /// A to-many relationship and the query that lists its destinations' `Z_PK`s for one owner.
+    struct ToMany: Sendable {
+        let relationship: RelationshipDescription
+        let selectSQL: String
+    }
+
+    /// A many-to-many relationship this entity writes (the side whose rows are `Z_SOURCE`).
+    struct JoinTable: Sendable {
+        let relationship: RelationshipDescription
+        let insertSQL: String
+        let deleteSQL: String
+    }
+
+    let entity: EntityDescription
+    /// The to-one relationships: foreign-key columns after the attribute columns.
+    let toOne: [RelationshipDescription]
+    let toMany: [ToMany]
+    let joinTables: [JoinTable]
+    /// `DELETE FROM <join> WHERE <my column> = ?` for every many-to-many of this entity.
+    let joinCleanupSQL: [String]
+    /// Quoted columns: `Z_PK`, `Z_VERSION`, attributes, to-one foreign keys.
+    let columns: [String]
+    let columnList: String
+    let selectSQL: String
+    let insertSQL: String
+    let updateSQL: String
+    let deleteSQL: String
+
+    init(entity: EntityDescription, schema: SQLSchema) {
+        self.entity = entity
+        let q = SQLSchema.quote
+        let table = q(schema.table(for: entity.name))
+        toOne = entity.relationships.filter { !$0.isToMany }
+        var toMany: [ToMany] = []
+        var joinTables: [JoinTable] = []
+        var cleanup: [String] = []
+        for relationship in entity.relationships where relationship.isToMany {
+            switch schema.storage(ofRelationship: relationship.name, in: entity.name) {
+            case .inverseForeignKey(let destination, let column):
+                toMany.append(
+                    ToMany(
+                        relationship: relationship,
+                        selectSQL: "SELECT \"Z_PK\" FROM \(q(destination)) WHERE \(q(column)) = ? ORDER BY \"Z_PK\""))
+            case .joinTable(let joinTable, let source, let target):
+                toMany.append(
+                    ToMany(
+                        relationship: relationship,
+                        selectSQL:
+                            "SELECT \(q(target)) FROM \(q(joinTable)) WHERE \(q(source)) = ? ORDER BY \(q(target))"))
+                cleanup.append("DELETE FROM \(q(joinTable)) WHERE \(q(source)) = ?")
+                if source == "Z_SOURCE" {
+                    joinTables.append(
+                        JoinTable(
+                            relationship: relationship,
+                            insertSQL:
+                                "INSERT OR IGNORE INTO \(q(joinTable)) (\"Z_SOURCE\", \"Z_TARGET\") VALUES (?, ?)",
+                            deleteSQL: "DELETE FROM \(q(joinTable)) WHERE \"Z_SOURCE\" = ? AND \"Z_TARGET\" = ?"))
+                }
+            case .foreignKey:
+                preconditionFailure("a to-many relationship is never a foreign key of its own table")
+            }
+        }
+        self.toMany = toMany
+        self.joinTables = joinTables
+        joinCleanupSQL = cleanup
+        let dataColumns = entity.attributes.map { q(schema.column(for: $0.name)) } + toOne.map { q($0.name) }
+        columns = ["\"Z_PK\"", "\"Z_VERSION\""] + dataColumns
+        columnList = columns.joined(separator: ", ")
+        selectSQL = "SELECT \(columnList) FROM \(table) WHERE \"Z_PK\" = ?"
+        let placeholders = Array(repeating: "?", count: dataColumns.count + 2).joined(separator: ", ")
+        insertSQL = "INSERT INTO \(table) (\(columnList)) VALUES (\(placeholders))"
+        updateSQL =
+            "UPDATE \(table) SET "
+            + (["\"Z_VERSION\""] + dataColumns).map { "\($0) = ?" }.joined(separator: ", ")
+            + " WHERE \"Z_PK\" = ?"
+        deleteSQL = "DELETE FROM \(table) WHERE \"Z_PK\" = ?"
+    }
+
+    /// The columns prefixed with a table alias, for joins.
+    func qualifiedColumnList(alias: String) -> String {
+        columns.map { "\(alias).\($0)" }.joined(separator: ", ")
+    }
+
+    // MARK: - Reading
+
+    /// The snapshot of object `number`, or `nil` when there is no such row.
+    func snapshot(number: Int64, on connection: SQLiteConnection) throws(SQLiteError) -> ObjectSnapshot? {
+        let statement = try connection.statement(selectSQL)
+        try statement.bind(number, at: 1)
+        guard try statement.step() else { return nil }
+        let snapshot = row(from: statement, column: 0)
+        statement.reset()
+        return try withToMany(snapshot, on: connection)
+    }
+
+    /// The snapshot in the current row of `statement`, whose columns start at `column` in
+    /// `columnList` order; to-many relationships are not read yet (see `withToMany`).
+    func row(from statement: SQLiteStatement, column: Int32) -> ObjectSnapshot {
+        let number = statement.int64(at: column)
+        var values: [String: PropertyValue] = [:]
+        values.reserveCapacity(entity.attributes.count + entity.relationships.count)
+        var index = column + 2
+        for attribute in entity.attributes {
+            values[attribute.name] = statement.propertyValue(at: index, type: attribute.type)
+            index += 1
+        }
+        for relationship in toOne {
+            values[relationship.name] = statement.reference(at: index, entity: relationship.destination)
+            index += 1
+        }
+        return ObjectSnapshot(
+            id: ObjectID(entity: entity.name, number: number), version: statement.int64(at: column + 1),
+            values: values)
+    }
+
+    /// `snapshot` with its to-many relationships read.
+    func withToMany(_ snapshot: ObjectSnapshot, on connection: SQLiteConnection) throws(SQLiteError) -> ObjectSnapshot {
+        guard !toMany.isEmpty else { return snapshot }
+        var snapshot = snapshot
+        for item in toMany {
+            let statement = try connection.statement(item.selectSQL)
+            try statement.bind(snapshot.id.number!, at: 1)
+            var targets: [ObjectID] = []
+            while try statement.step() {
+                targets.append(ObjectID(entity: item.relationship.destination, number: statement.int64(at: 0)))
+            }
+            statement.reset()
+            snapshot.values[item.relationship.name] = .references(targets)
+        }
+        return snapshot
+    }
+
+    // MARK: - Writing
+
+    func insert(_ snapshot: ObjectSnapshot, on connection: SQLiteConnection) throws(SQLiteError) {
+        let statement = try connection.statement(insertSQL)
+        try statement.bind(snapshot.id.number!, at: 1)
+        try statement.bind(snapshot.version, at: 2)
+        try bindData(of: snapshot, to: statement, from: 3)
+        try statement.run()
+        for join in joinTables {
+            guard case .references(let targets)? = snapshot.values[join.relationship.name] else { continue }
+            try writeJoinRows(join, owner: snapshot.id, added: targets, removed: [], on: connection)
+        }
+    }
+
+    func update(_ update: ChangeSet.Update, on connection: SQLiteConnection) throws(SQLiteError) {
+        let snapshot = update.snapshot
+        let statement = try connection.statement(updateSQL)
+        try statement.bind(snapshot.version, at: 1)
+        let next = try bindData(of: snapshot, to: statement, from: 2)
+        try statement.bind(snapshot.id.number!, at: next)
+        try statement.run()
+        for join in joinTables where update.changedKeys.contains(join.relationship.name) {
+            guard case .references(let after)? = snapshot.values[join.relationship.name],
+                case .references(let before)? = update.previousValues[join.relationship.name]
+            else { continue }
+            let (afterSet, beforeSet) = (Set(after), Set(before))
+            try writeJoinRows(
+                join, owner: snapshot.id, added: after.filter { !beforeSet.contains($0) },
+                removed: before.filter { !afterSet.contains($0) }, on: connection)
+        }
+    }
+
+    func delete(_ snapshot: ObjectSnapshot, on connection: SQLiteConnection) throws(SQLiteError) {
+        try connection.run(deleteSQL, [.int(snapshot.id.number!)])
+        for sql in joinCleanupSQL { try connection.run(sql, [.int(snapshot.id.number!)]) }
+    }
+
+    /// Binds the attribute and foreign-key columns; returns the next parameter index.
+    @discardableResult
+    private func bindData(
+        of snapshot: ObjectSnapshot, to statement: SQLiteStatement, from first: Int32
+    ) throws(SQLiteError) -> Int32 {
+        var index = first
+        for attribute in entity.attributes {
+            try statement.bind(snapshot.values[attribute.name] ?? .null, at: index)
+            index += 1
+        }
+        for relationship in toOne {
+            try statement.bind(snapshot.values[relationship.name] ?? .null, at: index)
+            index += 1
+        }
+        return index
+    }
+
+    private func writeJoinRows(
+        _ join: JoinTable, owner: ObjectID, added: [ObjectID], removed: [ObjectID], on connection: SQLiteConnection
+    ) throws(SQLiteError) {
+        for target in removed { try connection.run(join.deleteSQL, [.int(owner.number!), .int(target.number!)]) }
+        for target in added { try connection.run(join.insertSQL, [.int(owner.number!), .int(target.number!)]) }
+    }
+}

@@ -1,0 +1,140 @@
+/// Creates the tables of a model in a new database, checks the model of an existing one, and
+/// migrates in place when the only change is added optional attributes.
+///
+/// Besides one table per entity and one per many-to-many pair (`SQLSchema`), a database holds:
+/// `Z_METADATA` (the model's version hash and JSON, the last transaction number),
+/// `Z_PRIMARYKEY` (per entity, the highest `Z_PK` ever handed out, so IDs are never reused) and
+/// `Z_HISTORY` (one row per committed transaction).
+enum SQLiteSchemaSetup {
+    static let metadataTable = "Z_METADATA"
+    static let primaryKeyTable = "Z_PRIMARYKEY"
+    static let historyTable = "Z_HISTORY"
+
+    /// The declared column type (and so the affinity) of an attribute type.
+    static func columnType(_ type: AttributeType) -> String {
+        switch type {
+        case .string, .uuid, .json: return "TEXT"
+        case .int, .bool: return "INTEGER"
+        case .double, .date: return "REAL"
+        case .binary: return "BLOB"
+        }
+    }
+
+    /// Makes the database fit `model`; run on the writer connection before anything else.
+    ///
+    /// - Throws: `StoreError.modelMismatch` when the database was made with a model that cannot
+    ///   be migrated in place, or a `SQLiteError`.
+    static func prepare(_ connection: SQLiteConnection, for model: Model) throws {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            try connection.execute(
+                "CREATE TABLE IF NOT EXISTS \"\(metadataTable)\" (\"Z_KEY\" TEXT PRIMARY KEY, \"Z_VALUE\")")
+            if let stored = try metadata("modelHash", on: connection) {
+                if stored != model.versionHash { try migrate(connection, from: stored, to: model) }
+            } else {
+                try create(model, on: connection)
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    static func metadata(_ key: String, on connection: SQLiteConnection) throws(SQLiteError) -> String? {
+        try connection.text("SELECT \"Z_VALUE\" FROM \"\(metadataTable)\" WHERE \"Z_KEY\" = ?", [.string(key)])
+    }
+
+    static func setMetadata(_ key: String, _ value: PropertyValue, on connection: SQLiteConnection) throws(SQLiteError)
+    {
+        try connection.run(
+            "INSERT OR REPLACE INTO \"\(metadataTable)\" (\"Z_KEY\", \"Z_VALUE\") VALUES (?, ?)", [.string(key), value])
+    }
+
+    private static func create(_ model: Model, on connection: SQLiteConnection) throws(SQLiteError) {
+        let schema = SQLSchema(model: model)
+        let q = SQLSchema.quote
+        try connection.execute(
+            """
+            CREATE TABLE "\(primaryKeyTable)" ("Z_ENTITY" TEXT PRIMARY KEY, "Z_MAX" INTEGER NOT NULL);
+            CREATE TABLE "\(historyTable)" ("Z_TXN" INTEGER PRIMARY KEY, "Z_TIME" REAL NOT NULL, "Z_AUTHOR" TEXT,
+                "Z_CHANGES" TEXT NOT NULL);
+            """)
+        var joinTables: Set<String> = []
+        for entity in model.entities {
+            let table = schema.table(for: entity.name)
+            var columns = ["\"Z_PK\" INTEGER PRIMARY KEY", "\"Z_VERSION\" INTEGER NOT NULL"]
+            columns += entity.attributes.map { "\(q(schema.column(for: $0.name))) \(columnType($0.type))" }
+            columns += entity.relationships.filter { !$0.isToMany }.map { "\(q($0.name)) INTEGER" }
+            try connection.execute("CREATE TABLE \(q(table)) (\(columns.joined(separator: ", ")))")
+            for attribute in entity.attributes where attribute.isIndexed {
+                try createIndex(on: table, column: schema.column(for: attribute.name), connection: connection)
+            }
+            for relationship in entity.relationships {
+                switch schema.storage(ofRelationship: relationship.name, in: entity.name) {
+                case .foreignKey(let column):
+                    try createIndex(on: table, column: column, connection: connection)
+                case .joinTable(let joinTable, _, _) where joinTables.insert(joinTable).inserted:
+                    try connection.execute(
+                        """
+                        CREATE TABLE \(q(joinTable)) ("Z_SOURCE" INTEGER NOT NULL, "Z_TARGET" INTEGER NOT NULL,
+                            PRIMARY KEY ("Z_SOURCE", "Z_TARGET")) WITHOUT ROWID
+                        """)
+                    try createIndex(on: joinTable, column: "Z_TARGET", connection: connection)
+                default:
+                    break
+                }
+            }
+            try connection.run(
+                "INSERT INTO \"\(primaryKeyTable)\" (\"Z_ENTITY\", \"Z_MAX\") VALUES (?, 0)", [.string(entity.name)])
+        }
+        try setMetadata("modelHash", .string(model.versionHash), on: connection)
+        try setMetadata("model", .string(JSONText.write(model.jsonValue)), on: connection)
+        try setMetadata("lastTxn", .int(0), on: connection)
+    }
+
+    private static func createIndex(
+        on table: String, column: String, connection: SQLiteConnection
+    )
+        throws(SQLiteError)
+    {
+        let q = SQLSchema.quote
+        try connection.execute("CREATE INDEX IF NOT EXISTS \(q("Z_\(table)_\(column)")) ON \(q(table)) (\(q(column)))")
+    }
+
+    // MARK: - Migration
+
+    /// Adds the optional attributes `model` has and the stored model lacks; anything else is a mismatch.
+    private static func migrate(_ connection: SQLiteConnection, from storedHash: String, to model: Model) throws {
+        let mismatch = StoreError.modelMismatch(stored: storedHash, expected: model.versionHash)
+        guard let text = try metadata("model", on: connection), let json = JSONText.parse(text),
+            let stored = try? Model(json: json)
+        else { throw mismatch }
+        guard Set(stored.entities.map(\.name)) == Set(model.entities.map(\.name)) else { throw mismatch }
+        var added: [(entity: String, attribute: AttributeDescription)] = []
+        for entity in model.entities {
+            let old = stored.entity(named: entity.name)!
+            guard Set(old.relationships) == Set(entity.relationships) else { throw mismatch }
+            for attribute in old.attributes where entity.attribute(named: attribute.name) != attribute {
+                throw mismatch
+            }
+            for attribute in entity.attributes where old.attribute(named: attribute.name) == nil {
+                guard attribute.isOptional else { throw mismatch }
+                added.append((entity.name, attribute))
+            }
+        }
+        let schema = SQLSchema(model: model)
+        let q = SQLSchema.quote
+        for (entity, attribute) in added {
+            let table = schema.table(for: entity)
+            let column = schema.column(for: attribute.name)
+            try connection.execute("ALTER TABLE \(q(table)) ADD COLUMN \(q(column)) \(columnType(attribute.type))")
+            if let value = attribute.defaultValue, !value.isNull {
+                try connection.run("UPDATE \(q(table)) SET \(q(column)) = ?", [value])
+            }
+            if attribute.isIndexed { try createIndex(on: table, column: column, connection: connection) }
+        }
+        try setMetadata("modelHash", .string(model.versionHash), on: connection)
+        try setMetadata("model", .string(JSONText.write(model.jsonValue)), on: connection)
+    }
+}

@@ -1,0 +1,164 @@
+public import Foundation
+import Synchronization
+
+/// A `PersistentStore` in one SQLite file: WAL mode, one writer with group commit, a pool of
+/// read connections, a persisted history of committed transactions.
+///
+/// The tables follow `SQLSchema`; opening a database made with another model fails with
+/// `StoreError.modelMismatch`, unless the only difference is added optional attributes, which are
+/// added in place. See `docs/persistence.md`.
+public final class SQLiteStore: PersistentStore {
+    /// Tuning of a store.
+    public struct Configuration: Sendable {
+        /// How many of the latest transactions `history(since:limit:)` can return.
+        public var historyRetention: Int
+        /// How many idle read connections are kept open.
+        public var readConnections: Int
+        /// How long a connection waits for a lock held by another process before failing.
+        public var busyTimeoutMilliseconds: Int32
+
+        public init(historyRetention: Int = 100_000, readConnections: Int = 4, busyTimeoutMilliseconds: Int32 = 5_000) {
+            self.historyRetention = historyRetention
+            self.readConnections = readConnections
+            self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        }
+    }
+
+    /// Counters of the writer's group commits.
+    public struct Statistics: Sendable, Hashable {
+        /// Transactions the writer ran (each one group of saves).
+        public var groups = 0
+        /// Saves the writer answered (committed or failed).
+        public var saves = 0
+        /// The number of saves in the last group.
+        public var lastGroupSize = 0
+        /// The largest group so far.
+        public var largestGroup = 0
+    }
+
+    public let model: Model
+    /// The database file.
+    public let url: URL
+    let schema: SQLSchema
+    let tables: [String: SQLiteEntityTable]
+    let readers: SQLiteReaderPool
+    let codec: HistoryCodec
+    private let writer: SQLiteWriter
+    private let observers = ChangeObservers(label: "ContextBus.SQLiteStore.observers")
+    private let isClosed = AtomicFlag()
+
+    /// Opens (creating it if needed) the database at `url` for `model`.
+    ///
+    /// - Throws: `StoreError.modelMismatch` when the file was made with an incompatible model;
+    ///   `SQLiteError` when it cannot be opened.
+    public init(url: URL, model: Model, configuration: Configuration = Configuration()) throws {
+        precondition(configuration.historyRetention >= 1, "historyRetention must be at least 1")
+        self.model = model
+        self.url = url
+        schema = SQLSchema(model: model)
+        var tables: [String: SQLiteEntityTable] = [:]
+        for entity in model.entities { tables[entity.name] = SQLiteEntityTable(entity: entity, schema: schema) }
+        self.tables = tables
+        codec = HistoryCodec(model: model)
+        let connection = try SQLiteConnection(
+            path: url.path, readOnly: false, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+        try connection.execute("PRAGMA journal_mode=WAL")
+        try SQLiteSchemaSetup.prepare(connection, for: model)
+        writer = try SQLiteWriter(
+            connection: connection, model: model, tables: tables, historyRetention: configuration.historyRetention,
+            observers: observers)
+        readers = SQLiteReaderPool(
+            path: url.path, capacity: configuration.readConnections,
+            busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+    }
+
+    deinit { close() }
+
+    /// Answers the saves already queued, then closes every connection. Later calls fail with
+    /// `StoreError.unavailable`.
+    public func close() {
+        guard isClosed.setOnce() else { return }
+        writer.close()
+        readers.close()
+    }
+
+    public var lastTransaction: Int64 { writer.lastCommitted.load(ordering: .acquiring) }
+
+    /// The writer's group-commit counters.
+    public var statistics: Statistics { writer.statistics.withLock { $0 } }
+
+    public func save(_ request: SaveRequest) throws -> SaveResult {
+        guard !isClosed.isSet else { throw StoreError.unavailable("the store is closed") }
+        return try writer.submit(request)
+    }
+
+    public func obtainPermanentIDs(entity: String, count: Int) throws -> [ObjectID] {
+        guard model.entity(named: entity) != nil else {
+            throw StoreError.invalidRequest(field: "entity", message: "unknown entity '\(entity)'")
+        }
+        guard count >= 0 else { throw StoreError.invalidRequest(field: "count", message: "must not be negative") }
+        guard count > 0 else { return [] }
+        let first = try writer.reserve(entity: entity, count: count)
+        return (0..<Int64(count)).map { ObjectID(entity: entity, number: first + $0) }
+    }
+
+    public func objects(with ids: [ObjectID]) throws -> StoreObjectsResult {
+        try readers.read { connection, txn in
+            var result = StoreObjectsResult(txn: txn, objects: [], missing: [])
+            for id in ids {
+                if let number = id.number, let table = tables[id.entity],
+                    let snapshot = try table.snapshot(number: number, on: connection)
+                {
+                    result.objects.append(snapshot)
+                } else {
+                    result.missing.append(id)
+                }
+            }
+            return result
+        }
+    }
+
+    public func history(since: Int64, limit: Int) throws -> [ChangeSet] {
+        guard limit >= 0 else { throw StoreError.invalidRequest(field: "limit", message: "must not be negative") }
+        let since = max(since, 0)
+        return try readers.read { connection, txn in
+            guard since < txn, limit > 0 else { return [] }
+            let oldest = try connection.integer("SELECT MIN(\"Z_TXN\") FROM \"Z_HISTORY\"")
+            guard let oldest, since >= oldest - 1 else {
+                throw StoreError.historyUnavailable(since: since, oldest: oldest ?? txn + 1)
+            }
+            let statement = try connection.statement(
+                """
+                SELECT "Z_TXN", "Z_TIME", "Z_AUTHOR", "Z_CHANGES" FROM "Z_HISTORY" WHERE "Z_TXN" > ?
+                ORDER BY "Z_TXN" LIMIT ?
+                """)
+            try statement.bind(since, at: 1)
+            try statement.bind(Int64(limit), at: 2)
+            var changes: [ChangeSet] = []
+            while try statement.step() {
+                changes.append(
+                    try codec.decode(
+                        statement.text(at: 3), txn: statement.int64(at: 0),
+                        time: Date(timeIntervalSinceReferenceDate: statement.double(at: 1)),
+                        author: statement.isNull(at: 2) ? nil : statement.text(at: 2)))
+            }
+            statement.reset()
+            return changes
+        }
+    }
+
+    public func observeChanges(_ observer: @escaping @Sendable (ChangeSet) -> Void) -> StoreObservation {
+        observers.add(observer)
+    }
+
+    /// Holds the writer until the returned function is called; saves queue up meanwhile (tests).
+    func suspendWriter() -> @Sendable () -> Void { writer.suspend() }
+
+    /// The number of saves waiting for the writer (tests).
+    var pendingSaveCount: Int { writer.pendingCount }
+
+    /// Waits until every change set committed so far has been delivered to observers.
+    public func waitForObservers() {
+        observers.waitForDelivery()
+    }
+}

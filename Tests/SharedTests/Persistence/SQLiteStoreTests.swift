@@ -1,0 +1,183 @@
+import CSQLite
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Shared
+
+/// What only the SQLite store has: a file that outlives the process, a model check, migration,
+/// group commit.
+@Suite struct SQLiteStoreTests {
+    private let directory: URL
+    private var url: URL { directory.appendingPathComponent("store.sqlite") }
+
+    init() throws {
+        directory = try TestStore.makeDirectory()
+    }
+
+    private func cleanUp() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    @Test func txnNumbersAndIDsKeepIncreasingAcrossReopen() throws {
+        defer { cleanUp() }
+        var store = try SQLiteStore(url: url, model: Model.deviceReadings)
+        let first = try store.insert("Device", ["address": .string("a")])
+        try store.commit(SaveRequest(deletes: [.init(id: first, version: nil)]))
+        let reserved = try store.obtainPermanentIDs(entity: "Device", count: 3)
+        #expect(store.lastTransaction == 2)
+        store.close()
+        store = try SQLiteStore(url: url, model: Model.deviceReadings)
+        #expect(store.lastTransaction == 2)
+        let result = try store.commit(
+            SaveRequest(inserts: [.init(id: tmp("Device", "d"), values: ["address": .string("b")])]))
+        #expect(result.txn == 3)
+        #expect(result.ids[tmp("Device", "d")]!.number! > reserved.last!.number!)
+        #expect(try store.history(since: 0, limit: 10).map(\.txn) == [1, 2, 3])
+        store.close()
+    }
+
+    @Test func aDatabaseMadeWithAnotherModelIsRefused() throws {
+        defer { cleanUp() }
+        try SQLiteStore(url: url, model: Model.deviceReadings).close()
+        let error = storeError { _ = try SQLiteStore(url: url, model: TestModels.library) }
+        #expect(
+            error
+                == .modelMismatch(stored: Model.deviceReadings.versionHash, expected: TestModels.library.versionHash))
+        // Making a required attribute optional is not an in-place migration either.
+        var entities = Model.deviceReadings.entities
+        entities[0].attributes[0].isOptional = true
+        let changed = try Model(entities: entities)
+        #expect(storeError { _ = try SQLiteStore(url: url, model: changed) } != nil)
+    }
+
+    @Test func addingAnOptionalAttributeMigratesInPlace() throws {
+        defer { cleanUp() }
+        var store = try SQLiteStore(url: url, model: Model.deviceReadings)
+        let device = try store.insert("Device", ["address": .string("a")])
+        store.close()
+        var entities = Model.deviceReadings.entities
+        entities[0].attributes.append(AttributeDescription("firmware", .string, optional: true, indexed: true))
+        entities[0].attributes.append(AttributeDescription("battery", .int, optional: true, default: .int(100)))
+        let newer = try Model(entities: entities)
+        store = try SQLiteStore(url: url, model: newer)
+        let snapshot = try #require(try store.snapshot(device))
+        #expect(snapshot.values["firmware"] == .null)
+        #expect(snapshot.values["battery"] == .int(100))
+        try store.commit(SaveRequest(updates: [.init(id: device, version: 1, values: ["firmware": .string("1.2")])]))
+        #expect(try store.snapshot(device)?.values["firmware"] == .string("1.2"))
+        #expect(try store.history(since: 0, limit: 10).count == 2)
+        store.close()
+        // And the new model is what the file now holds.
+        store = try SQLiteStore(url: url, model: newer)
+        store.close()
+    }
+
+    @Test func savesWaitingForTheWriterCommitAsOneGroupAndAFailingOneFailsAlone() throws {
+        defer { cleanUp() }
+        let store = try SQLiteStore(url: url, model: Model.deviceReadings)
+        let device = try store.insert("Device", ["address": .string("x")])
+        let groupsBefore = store.statistics.groups
+        let outcomes = Mutex<[Int: Result<SaveResult, any Error>]>([:])
+        let finished = DispatchGroup()
+        let threads = 6
+        let resume = store.suspendWriter()
+        for worker in 0..<threads {
+            finished.enter()
+            DispatchQueue.global().async {
+                let request =
+                    worker == 2
+                    ? SaveRequest(updates: [.init(id: device, version: 42, values: ["name": .string("stale")])])
+                    : SaveRequest(inserts: [
+                        .init(id: tmp("Device", "d\(worker)"), values: ["address": .string("\(worker)")])
+                    ])
+                let outcome = Result { try store.save(request) }
+                outcomes.withLock { $0[worker] = outcome }
+                finished.leave()
+            }
+        }
+        while store.pendingSaveCount < threads { usleep(1_000) }  // every save is queued behind the held writer
+        resume()
+        finished.wait()
+        #expect(store.statistics.groups - groupsBefore == 1)
+        #expect(store.statistics.lastGroupSize == threads)
+        var txns: [Int64] = []
+        for (worker, outcome) in outcomes.withLock({ $0 }) {
+            switch outcome {
+            case .success(let result):
+                #expect(worker != 2)
+                txns.append(result.txn)
+                #expect(try store.snapshot(result.ids.values.first!)?.version == 1)
+            case .failure(let error):
+                #expect(worker == 2)
+                guard case .conflict? = error as? StoreError else {
+                    Issue.record("expected a conflict, got \(error)")
+                    continue
+                }
+            }
+        }
+        #expect(txns.sorted() == Array(2...Int64(threads)))
+        #expect(try store.history(since: 1, limit: 10).map(\.txn) == Array(2...Int64(threads)))
+        #expect(try store.all("Device").count == threads)
+        store.close()
+    }
+
+    @Test func memoryDurabilitySavesCommitAndReadBack() throws {
+        defer { cleanUp() }
+        var store = try SQLiteStore(url: url, model: Model.deviceReadings)
+        let result = try store.commit(
+            SaveRequest(
+                inserts: [.init(id: tmp("Device", "m"), values: ["address": .string("m")])], durability: .memory))
+        store.close()
+        store = try SQLiteStore(url: url, model: Model.deviceReadings)
+        #expect(try store.snapshot(result.ids[tmp("Device", "m")]!)?.values["address"] == .string("m"))
+        store.close()
+    }
+
+    @Test func aClosedStoreRefusesWork() throws {
+        defer { cleanUp() }
+        let store = try SQLiteStore(url: url, model: Model.deviceReadings)
+        store.close()
+        #expect(
+            storeError { _ = try store.insert("Device", ["address": .string("a")]) }
+                == .unavailable("the store is closed"))
+        #expect(
+            storeError { _ = try store.fetch(FetchRequest(entity: "Device")) } == .unavailable("the store is closed"))
+    }
+
+    @Test func theFileFollowsTheSchemaConventions() throws {
+        defer { cleanUp() }
+        let store = try SQLiteStore(url: url, model: TestModels.library)
+        let author = try store.insert("Author", ["name": .string("a")])
+        try store.insert("Book", ["title": .string("t"), "authors": .references([author]), "inPrint": .bool(true)])
+        store.close()
+        var db: OpaquePointer?
+        #expect(sqlite3_open(url.path, &db) == SQLITE_OK)
+        defer { sqlite3_close(db) }
+        func rows(_ sql: String) -> [[String]] {
+            var statement: OpaquePointer?
+            guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else { return [["error"]] }
+            defer { sqlite3_finalize(statement) }
+            var rows: [[String]] = []
+            while sqlite3_step(statement) == SQLITE_ROW {
+                rows.append(
+                    (0..<sqlite3_column_count(statement)).map { i in
+                        sqlite3_column_text(statement, i).map { String(cString: $0) } ?? "NULL"
+                    })
+            }
+            return rows
+        }
+        #expect(rows("SELECT Z_PK, Z_VERSION, title, inPrint, pages FROM Book") == [["1", "1", "t", "1", "0"]])
+        #expect(rows("SELECT Z_SOURCE, Z_TARGET FROM Z_M2M_Author_books") == [["1", "1"]])
+        #expect(rows("PRAGMA journal_mode") == [["wal"]])
+        #expect(
+            rows("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'Z_Book_%' ORDER BY name") == [
+                ["Z_Book_shelf"], ["Z_Book_title"],
+            ])
+        #expect(
+            rows("SELECT Z_ENTITY, Z_MAX FROM Z_PRIMARYKEY WHERE Z_MAX > 0 ORDER BY Z_ENTITY") == [
+                ["Author", "1"], ["Book", "1"],
+            ])
+    }
+}

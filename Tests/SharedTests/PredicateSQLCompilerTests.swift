@@ -1,0 +1,137 @@
+import Foundation
+import Shared
+import Testing
+
+@Suite struct PredicateSQLCompilerTests {
+    private let schema = SQLSchema(model: PredicateTestFixtures.model)
+
+    private func compile(
+        _ format: String, entity: String = "Device", _ arguments: [String: PropertyValue] = [:]
+    )
+        throws -> SQLFragment
+    {
+        try PredicateSQLCompiler.compile(
+            Predicate(format: format).binding(arguments), entity: entity, schema: schema, alias: "t")
+    }
+
+    @Test func compilesEqualityToANullSafeComparisonWithABoundValue() throws {
+        let fragment = try compile("rssi == 5")
+        #expect(fragment.sql == #""t"."rssi" IS ?"#)
+        #expect(fragment.bindings == [.int(5)])
+        #expect(try compile("name == nil").sql == #""t"."name" IS NULL"#)
+        #expect(try compile("rssi < 5").sql == #"COALESCE("t"."rssi" < ?, 0)"#)
+    }
+
+    @Test func bindsValuesInTheConventionsOfTheSchema() throws {
+        let fragment = try compile(
+            "lastSeen > '1970-01-01T00:00:10Z' AND connected == YES AND serial == 'E621E1F8-C36C-495A-93FC-0C247A3E6E5F'"
+        )
+        #expect(
+            fragment.bindings == [
+                .date(Date(timeIntervalSince1970: 10)), .bool(true), .string("e621e1f8-c36c-495a-93fc-0c247a3e6e5f"),
+            ])
+        #expect(
+            try compile("device == 'Reading/3'".replacingOccurrences(of: "Reading", with: "Device"), entity: "Reading")
+                .bindings == [.int(3)])
+        #expect(try compile("name ==[cd] 'CRÈME'").bindings == [.string("creme")])
+    }
+
+    @Test func neverSplicesValuesIntoTheSQLText() throws {
+        let hostile = "x'); DROP TABLE \"Device\"; --"
+        let fragment = try compile(
+            "name == $n OR name BEGINSWITH $n OR name CONTAINS $n OR rssi IN {123456, 654321}", ["n": .string(hostile)])
+        #expect(!fragment.sql.contains("DROP"))
+        #expect(!fragment.sql.contains("123456"))
+        #expect(!fragment.sql.contains("654321"))
+        #expect(fragment.bindings.filter { $0 == .string(hostile) }.count == 3)
+
+        let db = try PredicateTestDatabase(model: PredicateTestFixtures.model)
+        try db.insert(
+            PredicateTestFixtures.id("Device", 1),
+            ["name": .string(hostile), "address": .string("a"), "rssi": .int(1), "connected": .bool(false)])
+        #expect(try db.select("Device", where: fragment) == [1])
+        #expect(try db.select("Device", where: compile("name == 'x'")) == [])
+    }
+
+    @Test func quotedLiteralsInTheFormatStayBound() throws {
+        let fragment = try compile(#"name == 'a\' OR 1=1 --' OR name == "\" OR \"1\"=\"1""#)
+        #expect(!fragment.sql.contains("1=1"))
+        #expect(fragment.bindings.count == 2)
+    }
+
+    @Test func walksToOneRelationshipsWithCorrelatedSubqueries() throws {
+        let fragment = try compile("device.name == 'x'", entity: "Reading")
+        #expect(
+            fragment.sql
+                == #"(SELECT "t_1"."name" FROM "Device" AS "t_1" WHERE "t_1"."Z_PK" = "t"."device") IS ?"#)
+    }
+
+    @Test func quantifiesWithExistsSubqueries() throws {
+        #expect(
+            try compile("ANY readings.value > 5").sql
+                == #"EXISTS (SELECT 1 FROM "Reading" AS "t_1" WHERE "t_1"."device" = "t"."Z_PK" AND COALESCE("t_1"."value" > ?, 0))"#
+        )
+        #expect(try compile("ALL readings.value > 5").sql.hasPrefix("NOT EXISTS ("))
+        #expect(try compile("ALL readings.value > 5").sql.contains(" AND NOT COALESCE("))
+        #expect(try compile("ANY tags.title == 'x'").sql.contains(#""Z_M2M_Device_tags" AS "t_2", "Tag" AS "t_1""#))
+        #expect(try compile("readings.@count > 2").sql.contains("SELECT COUNT(*) FROM \"Reading\""))
+    }
+
+    @Test func compilesLongAndDeepPredicatesThatSQLiteAccepts() throws {
+        let db = try PredicateTestDatabase(model: PredicateTestFixtures.model)
+        try db.insert(
+            PredicateTestFixtures.id("Device", 7),
+            ["address": .string("a"), "rssi": .int(9_999), "connected": .bool(false)])
+        let wide = (0..<10_000).map { "rssi == \($0)" }.joined(separator: " OR ")
+        let fragment = try compile(wide)
+        #expect(fragment.bindings.count == 10_000)
+        #expect(try db.select("Device", where: fragment) == [7])
+
+        // Each level is one NOT and one parenthesis.
+        let depth = Predicate.maximumNestingDepth / 2 - 1
+        let deep =
+            String(repeating: "NOT (rssi == 1 OR ", count: depth) + "rssi == 9999"
+            + String(repeating: ")", count: depth)
+        let expected: Set<Int64> = depth % 2 == 0 ? [7] : []
+        #expect(try db.select("Device", where: compile(deep)) == expected)
+
+        let groups = Predicate.maximumNestingDepth
+        let nested =
+            String(repeating: "(rssi == 1 OR ANY readings.device.name BEGINSWITH 'x' OR ", count: groups)
+            + "rssi == 9999"
+            + String(repeating: ")", count: groups)
+        #expect(try db.select("Device", where: compile(nested)) == [7])
+    }
+
+    @Test func refusesSQLTooDeepForSQLiteInsteadOfFailingInSQLite() throws {
+        // Built in code: 20 alternating AND/OR groups, each too wide for one flat SQL chain, so
+        // each becomes two nested SQL groups. Memory evaluation takes it; SQL refuses it.
+        var predicate = try Predicate(format: "rssi == 1")
+        let filler = try (0..<40).map { try Predicate(format: "rssi == \($0)") }
+        for level in 0..<20 {
+            predicate = level % 2 == 0 ? .and(filler + [predicate]) : .or(filler + [predicate])
+        }
+        #expect(throws: PredicateError.nestingTooDeep(limit: Predicate.maximumNestingDepth)) {
+            try PredicateSQLCompiler.compile(predicate, entity: "Device", schema: schema, alias: "t")
+        }
+        #expect(
+            try predicate.evaluate(
+                values: ["rssi": .int(1)], entity: "Device", in: PredicateTestFixtures.model, lookup: { _ in nil }))
+    }
+
+    @Test func rejectsWhatValidationRejectsAndUnboundVariables() {
+        #expect(throws: PredicateError.unboundVariable("x")) {
+            try PredicateSQLCompiler.compile(
+                Predicate(format: "rssi == $x"), entity: "Device", schema: schema, alias: "t")
+        }
+        #expect(throws: PredicateError.typeMismatch(keyPath: "name", expected: "a string", value: "1")) {
+            try compile("name == 1")
+        }
+    }
+
+    @Test func foldsConstantComparisonsAway() throws {
+        #expect(try compile("1 == 1").sql == "1")
+        #expect(try compile("FALSEPREDICATE OR 'a' BEGINSWITH 'b'").sql == "0")
+        #expect(try compile("TRUEPREDICATE AND rssi == 1").sql == #""t"."rssi" IS ?"#)
+    }
+}
