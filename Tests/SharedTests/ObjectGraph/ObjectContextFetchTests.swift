@@ -85,7 +85,7 @@ import Testing
     /// it from the store alone.
     @Test(arguments: StoreFactory.all)
     func fetchGivesTheSameAnswerBeforeAndAfterSaveUnderRandomChanges(_ factory: StoreFactory) throws {
-        var random = SplitMix64(seed: 0xC0FFEE)
+        var random = SeededRandom(seed: 0xC0FFEE)
         for round in 0..<24 {
             let fixture = try ContextFixture(factory)
             let names = ["a", "b", "b", "c", "d"]
@@ -150,7 +150,7 @@ import Testing
     // MARK: - Random workloads
 
     private func seedRandomDevices(
-        _ fixture: ContextFixture, count: Int, names: [String], random: inout SplitMix64
+        _ fixture: ContextFixture, count: Int, names: [String], random: inout SeededRandom
     ) throws -> [ObjectID] {
         let context = fixture.makeContext("seed")
         var picks: [(String?, Bool)] = []
@@ -171,7 +171,7 @@ import Testing
     }
 
     private func applyRandomChanges(
-        _ context: ObjectContext, _ ids: [ObjectID], names: [String], count: Int, random: inout SplitMix64
+        _ context: ObjectContext, _ ids: [ObjectID], names: [String], count: Int, random: inout SeededRandom
     ) {
         for _ in 0..<count {
             switch random.int(4) {
@@ -197,7 +197,7 @@ import Testing
         }
     }
 
-    private func makeRandomRequests(count: Int, random: inout SplitMix64) throws -> [FetchRequest] {
+    private func makeRandomRequests(count: Int, random: inout SeededRandom) throws -> [FetchRequest] {
         let predicates: [Predicate?] = [
             nil, try Predicate(format: "connected == true"), try Predicate(format: "name IN {'a', 'b'}"),
             try Predicate(format: "name == nil OR name > 'b'"),
@@ -215,7 +215,7 @@ import Testing
 }
 
 /// A small seeded generator, so that a failing random workload can be replayed.
-struct SplitMix64: RandomNumberGenerator {
+struct SeededRandom: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {
