@@ -2,8 +2,7 @@
 /// `evaluate`, `PredicateSQLCompiler`, `PredicateSQLFunctions`), mapping its errors to
 /// `StoreError.invalidRequest(field: "where", …)`.
 ///
-/// The stores only go through this type. Until `PredicateSQLCompiler` is merged, the SQLite
-/// store refuses predicates with that error (the in-memory store evaluates them).
+/// The stores only go through this type.
 enum StorePredicates {
     /// Binds `arguments` into `predicate` and checks it against `entity`.
     static func prepare(
@@ -36,12 +35,16 @@ enum StorePredicates {
     static func sql(
         _ predicate: Predicate, entity: String, schema: SQLSchema, alias: String
     ) throws(StoreError) -> (sql: String, bindings: [PropertyValue]) {
-        throw unavailable
+        do {
+            let fragment = try PredicateSQLCompiler.compile(predicate, entity: entity, schema: schema, alias: alias)
+            return (fragment.sql, fragment.bindings)
+        } catch {
+            throw invalid(error)
+        }
     }
 
     /// Registers the SQL functions compiled predicates call (`MATCHES`, `[cd]` folding) on a connection.
-    static func registerFunctions(on db: OpaquePointer) throws {}
-
-    private static let unavailable = StoreError.invalidRequest(
-        field: "where", message: "predicates are not available in this build")
+    static func registerFunctions(on db: OpaquePointer) throws {
+        try PredicateSQLFunctions.register(on: db)
+    }
 }

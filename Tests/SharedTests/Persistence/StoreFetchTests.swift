@@ -90,10 +90,7 @@ import Testing
         #expect(result.txn == 1)
     }
 
-    /// The stores that evaluate predicates; the SQLite store joins when `PredicateSQLCompiler` is merged.
-    static let predicateStores: [StoreFactory] = [.inMemory]
-
-    @Test(arguments: predicateStores)
+    @Test(arguments: StoreFactory.all)
     func predicatesFilterWithBoundArgumentsAndToOneKeyPaths(factory: StoreFactory) throws {
         let store = try factory.make(TestModels.library)
         _ = try books(store)

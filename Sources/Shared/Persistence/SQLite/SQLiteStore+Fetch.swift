@@ -27,7 +27,7 @@ extension SQLiteStore {
         }
     }
 
-    /// The SQL of a checked fetch: the predicate compiled against alias `t`, sort keys through
+    /// The SQL of a checked fetch: the predicate compiled against alias `t` (its subqueries use `t_1`, …), sort keys through
     /// to-one relationships as `LEFT JOIN`s, ties broken by `Z_PK`, limit and offset bound.
     private func makeQuery(
         for fetch: CheckedFetch, table: SQLiteEntityTable
