@@ -1,0 +1,95 @@
+import Foundation
+import Shared
+import Testing
+
+@Suite struct ObjectContextDeleteRuleTests {
+    @Test(arguments: StoreFactory.all)
+    func cascadeDeletesRelatedObjectsInMemoryAndInTheStore(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory)
+        let deviceID = try fixture.seedDevices(1, readingsEach: 3)[0]
+        let context = fixture.makeContext()
+        try context.performAndWait {
+            let device = context.object(with: deviceID)
+            let readings = device.relatedObjects(forKey: "readings")
+            #expect(readings.count == 3)
+            context.delete(device)
+            #expect(readings.allSatisfy { $0.isDeleted })
+            #expect(context.deletedObjects.count == 4)
+            #expect(try context.count(for: FetchRequest(entity: "Reading")) == 0)
+            try context.save()
+            #expect(device.managedObjectContext == nil)
+        }
+        #expect(try fixture.store.all("Reading").isEmpty)
+        #expect(try fixture.store.all("Device").isEmpty)
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func nullifyRemovesTheDeletedObjectFromTheOtherSide(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory)
+        let deviceID = try fixture.seedDevices(1, readingsEach: 2)[0]
+        let context = fixture.makeContext()
+        try context.performAndWait {
+            let device = context.object(with: deviceID)
+            let doomed = device.relatedObjects(forKey: "readings")[0]
+            context.delete(doomed)
+            #expect(device.relatedObjects(forKey: "readings").count == 1)
+            #expect(!device.isDeleted)
+            try context.save()
+        }
+        #expect(try fixture.store.snapshot(deviceID)?.values["readings"]?.referencedIDCount == 1)
+        #expect(try fixture.store.all("Reading").count == 1)
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func denyFailsValidationWhileRelatedObjectsRemain(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory, model: TestModels.library)
+        let context = fixture.makeContext()
+        let shelfID = try context.performAndWait {
+            let shelf = context.insert(entity: "Shelf")
+            shelf["name", as: String.self] = "full"
+            let book = context.insert(entity: "Book")
+            book["title", as: String.self] = "kept"
+            book.setRelatedObject(shelf, forKey: "shelf")
+            try context.save()
+            return shelf.objectID
+        }
+        let before = fixture.store.lastTransaction
+        try context.performAndWait {
+            let shelf = context.object(with: shelfID)
+            let book = shelf.relatedObjects(forKey: "books")[0]
+            context.delete(shelf)
+            let error = storeError { try context.save() }
+            guard case .validation(let failures)? = error else {
+                Issue.record("expected validation failure, got \(String(describing: error))")
+                return
+            }
+            #expect(failures.count == 1)
+            #expect(failures.first?.id == shelfID)
+            #expect(failures.first?.key == "books")
+            #expect(failures.first?.reason.contains("deny") == true)
+            #expect(shelf.isDeleted)  // nothing was undone
+            #expect(fixture.store.lastTransaction == before)
+
+            context.delete(book)
+            try context.save()
+        }
+        #expect(try fixture.store.all("Shelf").isEmpty)
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func cascadeFollowsOneToOne(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory, model: TestModels.library)
+        let context = fixture.makeContext()
+        try context.performAndWait {
+            let author = context.insert(entity: "Author")
+            author["name", as: String.self] = "a"
+            let portrait = context.insert(entity: "Portrait")
+            portrait.setRelatedObject(author, forKey: "author")
+            try context.save()
+            context.delete(author)
+            #expect(portrait.isDeleted)
+            try context.save()
+        }
+        #expect(try fixture.store.all("Portrait").isEmpty)
+    }
+}

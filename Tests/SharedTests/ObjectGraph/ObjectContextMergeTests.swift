@@ -1,0 +1,262 @@
+import Dispatch
+import Foundation
+import Shared
+import Testing
+
+@Suite struct ObjectContextMergeTests {
+    /// A and B load the same device; A renames it and saves; B renames it and changes its
+    /// address, then saves under `policy`.
+    @Test(arguments: StoreFactory.all, MergePolicy.allCases)
+    func eachMergePolicyResolvesAConflictBetweenTwoContexts(_ factory: StoreFactory, _ policy: MergePolicy) throws {
+        let fixture = try ContextFixture(factory)
+        let id = try fixture.seedDevices(1)[0]
+        let a = fixture.makeContext("a")
+        let b = fixture.makeContext("b")
+        b.mergePolicy = policy
+        let deviceB = b.performAndWait {
+            let device = b.object(with: id)
+            #expect(device.version == 1)
+            return device
+        }
+        try a.performAndWait {
+            a.object(with: id)["name", as: String.self] = "A"
+            try a.save()
+        }
+        let error: StoreError? = b.performAndWait {
+            deviceB["name", as: String.self] = "B"
+            deviceB["address", as: String.self] = "B-addr"
+            do {
+                try b.save()
+                return nil
+            } catch {
+                return error as? StoreError
+            }
+        }
+        let stored = try #require(try fixture.store.snapshot(id))
+        switch policy {
+        case .error:
+            guard case .conflict(let conflicts)? = error else {
+                Issue.record("expected a conflict, got \(String(describing: error))")
+                return
+            }
+            #expect(conflicts.count == 1)
+            #expect(conflicts.first?.id == id)
+            #expect(conflicts.first?.version == 1)
+            #expect(conflicts.first?.currentVersion == 2)
+            #expect(conflicts.first?.currentValues["name"] == .string("A"))
+            #expect(stored.values["name"] == .string("A"))
+            b.performAndWait {
+                #expect(b.hasChanges)
+                #expect(deviceB.string("name") == "B")
+            }
+        case .objectTrump, .overwrite:
+            #expect(error == nil)
+            #expect(stored.values["name"] == .string("B"))
+            #expect(stored.values["address"] == .string("B-addr"))
+            b.performAndWait {
+                #expect(!b.hasChanges)
+                #expect(deviceB.version == 3)
+                #expect(deviceB.string("name") == "B")
+            }
+        case .storeTrump:
+            #expect(error == nil)
+            #expect(stored.values["name"] == .string("A"))
+            #expect(stored.values["address"] == .string("B-addr"))
+            b.performAndWait {
+                #expect(deviceB.string("name") == "A")
+                #expect(deviceB.string("address") == "B-addr")
+                #expect(deviceB.version == 3)
+            }
+        case .rollback:
+            #expect(error == nil)
+            #expect(stored.values["name"] == .string("A"))
+            #expect(stored.values["address"] == .string("AA:d0"))
+            #expect(stored.version == 2)
+            b.performAndWait {
+                #expect(!b.hasChanges)
+                #expect(deviceB.string("name") == "A")
+                #expect(deviceB.version == 2)
+            }
+        }
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func didSavePublishesEveryCommittedChangeSet(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory)
+        let context = fixture.makeContext("publisher")
+        let received = Collected<ChangeSet>()
+        let disposable = context.didSave.startWithValues { received.append($0) }
+        let (deviceID, txn) = try context.performAndWait {
+            let device = context.makeDevice("one")
+            try context.save()
+            device["name", as: String.self] = "two"
+            try context.save()
+            return (device.objectID, fixture.store.lastTransaction)
+        }
+        #expect(received.all.count == 2)
+        #expect(received.all.first?.inserted.map(\.id) == [deviceID])
+        #expect(received.all.first?.author == "publisher")
+        #expect(received.all.last?.updated.map(\.snapshot.id) == [deviceID])
+        #expect(received.all.last?.updated.first?.changedKeys == ["name"])
+        #expect(received.all.last?.txn == txn)
+        disposable.dispose()
+        try context.performAndWait {
+            context.object(with: deviceID)["name", as: String.self] = "three"
+            try context.save()
+        }
+        #expect(received.all.count == 2)
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func childSavePublishesAChangeSetWithTemporaryIDs(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory)
+        let root = fixture.makeContext("root")
+        let child = ObjectContext(parent: root, name: "child")
+        let received = Collected<ChangeSet>()
+        let disposable = child.didSave.startWithValues { received.append($0) }
+        defer { disposable.dispose() }
+        let id = try child.performAndWait {
+            let device = child.makeDevice("kid")
+            try child.save()
+            return device.objectID
+        }
+        #expect(received.all.count == 1)
+        #expect(received.all.first?.txn == 0)
+        #expect(received.all.first?.inserted.map(\.id) == [id])
+        #expect(id.isTemporary)
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func mergeUpdatesRegisteredObjectsAndKeepsUnsavedChangesOnTop(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory)
+        let ids = try fixture.seedDevices(2)
+        let writer = fixture.makeContext("writer")
+        let reader = fixture.makeContext("reader")
+        let (device, gone) = reader.performAndWait {
+            let device = reader.object(with: ids[0])
+            device["name", as: String.self] = "mine"
+            let gone = reader.object(with: ids[1])
+            _ = gone.string("name")
+            return (device, gone)
+        }
+        let received = Collected<ChangeSet>()
+        let disposable = writer.didSave.startWithValues { received.append($0) }
+        defer { disposable.dispose() }
+        try writer.performAndWait {
+            let device = writer.object(with: ids[0])
+            device["name", as: String.self] = "theirs"
+            device["address", as: String.self] = "new-addr"
+            writer.delete(writer.object(with: ids[1]))
+            try writer.save()
+        }
+        let changes = try #require(received.all.first)
+        try reader.performAndWait {
+            reader.merge(changes)
+            #expect(device.string("address") == "new-addr")
+            #expect(device.string("name") == "mine")
+            #expect(device.version == 2)
+            #expect(gone.isDeleted)
+            #expect(reader.registeredObject(for: ids[1]) == nil)
+            try reader.save()  // no conflict: the merge moved the version on
+            #expect(device.version == 3)
+        }
+        #expect(try fixture.store.snapshot(ids[0])?.values["name"] == .string("mine"))
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func automaticallyMergesChangesUpdatesAnotherContextsRegisteredObjects(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory)
+        let id = try fixture.seedDevices(1)[0]
+        let follower = fixture.makeContext("follower")
+        follower.automaticallyMergesChanges = true
+        let device = follower.performAndWait {
+            let device = follower.object(with: id)
+            _ = device.string("name")
+            return device
+        }
+        let merged = waitForMerge(into: follower, from: fixture.store)
+        let writer = fixture.makeContext("writer")
+        try writer.performAndWait {
+            writer.object(with: id)["name", as: String.self] = "pushed"
+            try writer.save()
+        }
+        #expect(merged.semaphore.wait(timeout: .now() + 10) == .success)
+        merged.observation.cancel()
+        follower.performAndWait {
+            #expect(device.string("name") == "pushed")
+            #expect(device.version == 2)
+            #expect(!device.hasChanges)
+        }
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func siblingSavesAndParentSavesMergeIntoAChildThatMergesAutomatically(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory)
+        let id = try fixture.seedDevices(1)[0]
+        let root = fixture.makeContext("root")
+        let main = ObjectContext(parent: root, name: "main")
+        let worker = ObjectContext(parent: root, name: "worker")
+        main.automaticallyMergesChanges = true
+        let device = main.performAndWait {
+            let device = main.object(with: id)
+            _ = device.string("name")
+            return device
+        }
+        let newID = try worker.performAndWait {
+            worker.object(with: id)["name", as: String.self] = "from worker"
+            let fresh = worker.makeDevice("fresh")
+            try worker.save()
+            return fresh.objectID
+        }
+        drain(main)
+        let fresh = try main.performAndWait {
+            #expect(device.string("name") == "from worker")
+            let fresh = try main.existingObject(with: newID)
+            #expect(fresh.string("name") == "fresh")
+            return fresh
+        }
+        try root.performAndWait { try root.save() }
+        drain(main)
+        main.performAndWait {
+            #expect(device.version == 2)
+            #expect(!fresh.objectID.isTemporary)
+            #expect(fresh.version == 1)
+            #expect(main.object(with: fresh.objectID) === fresh)
+        }
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func storeChangesReachChildrenThroughAnAutomaticallyMergingRoot(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory)
+        let id = try fixture.seedDevices(1)[0]
+        let root = fixture.makeContext("root")
+        root.automaticallyMergesChanges = true
+        let main = ObjectContext(parent: root, name: "main")
+        main.automaticallyMergesChanges = true
+        let device = main.performAndWait {
+            let device = main.object(with: id)
+            _ = device.string("name")
+            return device
+        }
+        let merged = waitForMerge(into: root, from: fixture.store)
+        let other = fixture.makeContext("other process")
+        try other.performAndWait {
+            other.object(with: id)["name", as: String.self] = "elsewhere"
+            try other.save()
+        }
+        #expect(merged.semaphore.wait(timeout: .now() + 10) == .success)
+        merged.observation.cancel()
+        drain(main)
+        main.performAndWait { #expect(device.string("name") == "elsewhere") }
+    }
+
+    /// Signals once `context` has handled the next change set `store` commits: the context's
+    /// own store observer was registered first, so its merge block is queued before ours.
+    private func waitForMerge(
+        into context: ObjectContext, from store: any PersistentStore
+    ) -> (semaphore: DispatchSemaphore, observation: StoreObservation) {
+        let done = DispatchSemaphore(value: 0)
+        let observation = store.observeChanges { _ in context.perform { done.signal() } }
+        return (done, observation)
+    }
+}

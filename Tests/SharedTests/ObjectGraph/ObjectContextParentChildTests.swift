@@ -1,0 +1,140 @@
+import Foundation
+import Shared
+import Testing
+
+@Suite struct ObjectContextParentChildTests {
+    @Test(arguments: StoreFactory.all)
+    func childSaveGoesToTheParentInMemoryThenTheParentSavesToTheStore(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory)
+        let root = fixture.makeContext("root")
+        let child = ObjectContext(parent: root, name: "child")
+        let temporaryID = try child.performAndWait {
+            let device = child.makeDevice("kid")
+            child.makeReading(device: device)
+            try child.save()
+            #expect(!child.hasChanges)
+            #expect(!device.isInserted)
+            #expect(device.objectID.isTemporary)  // temporary until the top-level context saves
+            return device.objectID
+        }
+        #expect(fixture.store.lastTransaction == 0)
+        let permanentID = try root.performAndWait {
+            #expect(root.hasChanges)
+            #expect(root.insertedObjects.count == 2)
+            let device = try #require(root.registeredObject(for: temporaryID))
+            #expect(device.isInserted)
+            #expect(device.string("name") == "kid")
+            #expect(device.relatedObjects(forKey: "readings").count == 1)
+            try root.save()
+            return device.objectID
+        }
+        #expect(!permanentID.isTemporary)
+        #expect(try fixture.store.snapshot(permanentID)?.values["name"] == .string("kid"))
+        child.performAndWait {
+            // The child learns the permanent ID: both IDs reach the same object.
+            let byPermanent = child.object(with: permanentID)
+            #expect(byPermanent.objectID == permanentID)
+            #expect(child.object(with: temporaryID) === byPermanent)
+            #expect(byPermanent.string("name") == "kid")
+        }
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func childFaultsAndFetchesSeeTheParentsUnsavedChanges(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory)
+        let ids = try fixture.seedDevices(2)
+        let root = fixture.makeContext("root")
+        let newID = root.performAndWait {
+            root.object(with: ids[0])["name", as: String.self] = "pending"
+            root.delete(root.object(with: ids[1]))
+            return root.makeDevice("fresh").objectID
+        }
+        let child = ObjectContext(parent: root, name: "child")
+        try child.performAndWait {
+            #expect(child.object(with: ids[0]).string("name") == "pending")
+            #expect(storeError { _ = try child.existingObject(with: ids[1]) } == .notFound(ids[1]))
+            #expect(child.object(with: newID).string("name") == "fresh")
+            let names = try child.fetch(FetchRequest(entity: "Device", sortDescriptors: [.init("name")]))
+                .map { $0.string("name") }
+            #expect(names == ["fresh", "pending"])
+        }
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func childUpdatesBecomeParentUpdatesWithTheStoreVersion(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory)
+        let id = try fixture.seedDevices(1, readingsEach: 1)[0]
+        let root = fixture.makeContext("root")
+        let child = ObjectContext(parent: root, name: "child")
+        try child.performAndWait {
+            let device = child.object(with: id)
+            #expect(device.version == 1)
+            device["name", as: String.self] = "from child"
+            let reading = device.relatedObjects(forKey: "readings")[0]
+            child.delete(reading)
+            try child.save()
+        }
+        try root.performAndWait {
+            let device = try #require(root.registeredObject(for: id))
+            #expect(device.isUpdated)
+            #expect(device.version == 1)
+            #expect(device.changedValues()["name"] == .string("from child"))
+            #expect(root.deletedObjects.count == 1)
+            try root.save()
+            #expect(device.version == 2)
+        }
+        #expect(try fixture.store.all("Reading").isEmpty)
+        #expect(try fixture.store.snapshot(id)?.values["name"] == .string("from child"))
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func grandchildSavesTravelUpThroughEveryLevel(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory)
+        let root = fixture.makeContext("root")
+        let middle = ObjectContext(parent: root, name: "middle")
+        let leaf = ObjectContext(parent: middle, name: "leaf")
+        try leaf.performAndWait {
+            leaf.makeDevice("deep")
+            try leaf.save()
+        }
+        #expect(root.performAndWait { root.hasChanges } == false)
+        try middle.performAndWait { try middle.save() }
+        try root.performAndWait { try root.save() }
+        #expect(try fixture.store.all("Device").map { $0.values["name"] } == [.string("deep")])
+        try leaf.performAndWait {
+            #expect(try leaf.count(for: FetchRequest(entity: "Device")) == 1)
+            let ids = try leaf.fetchIDs(FetchRequest(entity: "Device"))
+            #expect(ids.allSatisfy { !$0.isTemporary })
+            #expect(leaf.registeredObjects.count == 1)  // the temporary object was re-keyed, not duplicated
+        }
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func childValidationFailureLeavesTheParentUntouched(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory)
+        let root = fixture.makeContext("root")
+        let child = ObjectContext(parent: root, name: "child")
+        child.performAndWait {
+            let device = child.insert(entity: "Device")  // no address: required
+            #expect(storeError { try child.save() } != nil)
+            #expect(device.isInserted)
+            #expect(child.hasChanges)
+        }
+        #expect(root.performAndWait { root.hasChanges } == false)
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func discardingAChildLeavesTheParentAsItWas(_ factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory)
+        let id = try fixture.seedDevices(1)[0]
+        let root = fixture.makeContext("root")
+        do {
+            let scratch = ObjectContext(parent: root, name: "scratch")
+            scratch.performAndWait { scratch.object(with: id)["name", as: String.self] = "abandoned" }
+        }
+        root.performAndWait {
+            #expect(!root.hasChanges)
+            #expect(root.object(with: id).string("name") == "d0")
+        }
+    }
+}
