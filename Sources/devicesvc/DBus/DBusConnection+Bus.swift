@@ -13,7 +13,7 @@ extension DBusConnection {
     func listNames() async throws -> [String] {
         let reply = try await callBus("ListNames")
         guard let names = reply.body.first?.stringArrayValue, reply.bodySignature == "as" else {
-            throw DBusConnectionError.unexpectedReply(member: "ListNames", expected: "as", actual: reply.bodySignature)
+            throw DBusConnectionError.unexpectedSignature(member: "ListNames", expected: "as", actual: reply.bodySignature)
         }
         return names
     }
@@ -25,7 +25,7 @@ extension DBusConnection {
         do {
             let reply = try await callBus("GetNameOwner", [.string(name)])
             guard let owner = reply.body.first?.stringValue, reply.bodySignature == "s" else {
-                throw DBusConnectionError.unexpectedReply(
+                throw DBusConnectionError.unexpectedSignature(
                     member: "GetNameOwner", expected: "s", actual: reply.bodySignature)
             }
             return owner
@@ -46,7 +46,7 @@ extension DBusConnection {
     func requestName(_ name: String, flags: UInt32 = 4) async throws -> NameRequestReply {
         let reply = try await callBus("RequestName", [.string(name), .uint32(flags)])
         guard let code = reply.body.first?.uint32Value, let answer = NameRequestReply(rawValue: code) else {
-            throw DBusConnectionError.unexpectedReply(member: "RequestName", expected: "u", actual: reply.bodySignature)
+            throw DBusConnectionError.unexpectedSignature(member: "RequestName", expected: "u", actual: reply.bodySignature)
         }
         return answer
     }

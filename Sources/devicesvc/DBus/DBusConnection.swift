@@ -101,7 +101,7 @@ final class DBusConnection: Sendable {
             let reply = try await connection.call(
                 destination: busName, path: busPath, interface: busName, member: "Hello", timeout: timeout)
             guard case .string(let name)? = reply.body.first else {
-                throw DBusConnectionError.unexpectedReply(member: "Hello", expected: "s", actual: reply.bodySignature)
+                throw DBusConnectionError.unexpectedSignature(member: "Hello", expected: "s", actual: reply.bodySignature)
             }
             connection.state.withLock { $0.uniqueName = name }
             return connection

@@ -56,8 +56,8 @@ enum DBusConnectionError: Error, Hashable, Sendable, CustomStringConvertible {
     case protocolViolation(DBusWireError)
     /// A message could not be encoded.
     case invalidMessage(DBusWireError)
-    /// A reply's body does not have the signature the helper expects.
-    case unexpectedReply(member: String, expected: String, actual: String)
+    /// A reply's or signal's body does not have the signature the helper expects.
+    case unexpectedSignature(member: String, expected: String, actual: String)
 
     var description: String {
         switch self {
@@ -68,8 +68,8 @@ enum DBusConnectionError: Error, Hashable, Sendable, CustomStringConvertible {
         case .disconnected(let reason): return "D-Bus connection closed: \(reason)"
         case .protocolViolation(let error): return "D-Bus protocol violation: \(error)"
         case .invalidMessage(let error): return "D-Bus message cannot be sent: \(error)"
-        case .unexpectedReply(let member, let expected, let actual):
-            return "D-Bus reply to \(member) has signature \"\(actual)\", expected \"\(expected)\""
+        case .unexpectedSignature(let member, let expected, let actual):
+            return "D-Bus \(member) body has signature \"\(actual)\", expected \"\(expected)\""
         }
     }
 }
