@@ -195,18 +195,29 @@ enum DBusTestEnvironment {
 
 /// Waits for the first element of `stream`, failing after `seconds` (a guard against hanging, not a timing check).
 func firstElement<Element: Sendable>(of stream: AsyncStream<Element>, within seconds: Int = 20) async throws -> Element {
-    try await withThrowingTaskGroup(of: Element?.self) { group in
+    try await firstElements(of: stream, count: 1, within: seconds)[0]
+}
+
+/// Waits for the first `count` elements of `stream`, failing after `seconds` (a guard against hanging).
+func firstElements<Element: Sendable>(
+    of stream: AsyncStream<Element>, count: Int, within seconds: Int = 20
+) async throws -> [Element] {
+    try await withThrowingTaskGroup(of: [Element]?.self) { group in
         group.addTask {
-            var iterator = stream.makeAsyncIterator()
-            return await iterator.next()
+            var elements: [Element] = []
+            for await element in stream {
+                elements.append(element)
+                if elements.count == count { break }
+            }
+            return elements.count == count ? elements : nil
         }
         group.addTask {
             try await Task.sleep(for: .seconds(seconds))
             return nil
         }
         defer { group.cancelAll() }
-        guard let first = try await group.next(), let element = first else { throw StreamWaitError.nothingArrived }
-        return element
+        guard let first = try await group.next(), let elements = first else { throw StreamWaitError.nothingArrived }
+        return elements
     }
 }
 
