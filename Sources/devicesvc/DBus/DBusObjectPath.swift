@@ -51,7 +51,10 @@ struct DBusObjectPath: Sendable, Hashable, Comparable {
     ///
     /// - Throws: `DBusWireError.invalidObjectPath` when `name` is empty or has other characters than `[A-Za-z0-9_]`.
     func appending(_ name: String) throws(DBusWireError) -> DBusObjectPath {
-        try DBusObjectPath(rawValue == "/" ? "/" + name : rawValue + "/" + name)
+        guard !name.isEmpty, name.utf8.allSatisfy(DBusNames.isElementCharacter) else {
+            throw .invalidObjectPath(rawValue + "/" + name)
+        }
+        return try DBusObjectPath(rawValue == "/" ? "/" + name : rawValue + "/" + name)
     }
 
     static func < (lhs: DBusObjectPath, rhs: DBusObjectPath) -> Bool {

@@ -131,6 +131,9 @@ private struct SignatureParser {
         }
         let key = try parseOne()
         guard key.isBasic else { throw fail("dict entry key must be a basic type") }
+        guard index < bytes.count, bytes[index] != UInt8(ascii: "}") else {
+            throw fail("dict entry must hold exactly a key and a value")
+        }
         let value = try parseOne()
         guard index < bytes.count, bytes[index] == UInt8(ascii: "}") else {
             throw fail("dict entry must hold exactly a key and a value")
