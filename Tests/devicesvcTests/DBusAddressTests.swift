@@ -4,7 +4,10 @@ import Testing
 
 @Suite struct DBusAddressTests {
     @Test func parsesAPathAddress() throws {
-        #expect(try DBusAddress.parseList("unix:path=/run/dbus/system_bus_socket") == [.unixPath("/run/dbus/system_bus_socket")])
+        #expect(
+            try DBusAddress.parseList("unix:path=/run/dbus/system_bus_socket") == [
+                .unixPath("/run/dbus/system_bus_socket")
+            ])
     }
 
     @Test func parsesAnAbstractAddressWithAGuid() throws {
@@ -26,8 +29,9 @@ import Testing
     }
 
     @Test func rejectsAListWithoutUsableEntryNamingWhy() {
-        #expect(throws: DBusConnectionError.invalidAddress("tcp:host=x", reason: "tcp:host=x: transport tcp not supported"))
-        {
+        #expect(
+            throws: DBusConnectionError.invalidAddress("tcp:host=x", reason: "tcp:host=x: transport tcp not supported")
+        ) {
             try DBusAddress.parseList("tcp:host=x")
         }
     }

@@ -1,7 +1,6 @@
 import Foundation
-import Testing
-
 @preconcurrency import Glibc
+import Testing
 
 @testable import devicesvc
 

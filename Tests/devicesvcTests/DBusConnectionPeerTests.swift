@@ -1,7 +1,6 @@
 import Dispatch
-import Testing
-
 @preconcurrency import Glibc
+import Testing
 
 @testable import devicesvc
 
@@ -65,7 +64,8 @@ import Testing
         let second = Task { try await connection.call(call("Second"), timeout: .seconds(20)) }
         let calls = [firstCall, try await peer.nextMessage()]
         for (index, incoming) in calls.reversed().enumerated() {
-            try peer.send(.methodReturn(to: incoming, body: [.string(incoming.member ?? "")]), serial: UInt32(index + 1))
+            try peer.send(
+                .methodReturn(to: incoming, body: [.string(incoming.member ?? "")]), serial: UInt32(index + 1))
         }
         #expect(try await first.value.body == [.string("First")])
         #expect(try await second.value.body == [.string("Second")])

@@ -66,7 +66,9 @@ struct DBusConnectionTests {
     @Test func failsWithTheLastErrorWhenNoAddressConnects() async throws {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        await #expect(throws: DBusConnectionError.system(operation: "connect to unix:path=\(directory)/none", errno: ENOENT)) {
+        await #expect(
+            throws: DBusConnectionError.system(operation: "connect to unix:path=\(directory)/none", errno: ENOENT)
+        ) {
             _ = try await DBusConnection.connect(to: "unix:path=\(directory)/none")
         }
     }

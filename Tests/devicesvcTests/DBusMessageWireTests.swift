@@ -76,7 +76,10 @@ import Testing
     }
 
     static let littleEndianCases: [(name: String, bytes: [UInt8], message: DBusMessage)] = [
-        ("method call with every basic type and containers", DBusReferenceMessages.libdbusMethodCall, expectedMethodCall()),
+        (
+            "method call with every basic type and containers", DBusReferenceMessages.libdbusMethodCall,
+            expectedMethodCall()
+        ),
         ("PropertiesChanged signal", DBusReferenceMessages.libdbusPropertiesChangedSignal, expectedSignal()),
         ("call without reply and body", DBusReferenceMessages.libdbusNoReplyCall, expectedNoReplyCall()),
         ("method return", DBusReferenceMessages.libdbusMethodReturn, expectedReturn()),

@@ -3,7 +3,8 @@ import Testing
 @testable import devicesvc
 
 /// `GetManagedObjects` and `InterfacesAdded`/`InterfacesRemoved`, against the python-dbus service.
-@Suite(.enabled(if: DBusTestEnvironment.hasDaemon && DBusTestEnvironment.hasPythonDBus, "needs dbus-daemon, python3-dbus"))
+@Suite(
+    .enabled(if: DBusTestEnvironment.hasDaemon && DBusTestEnvironment.hasPythonDBus, "needs dbus-daemon, python3-dbus"))
 struct DBusObjectManagerTests {
     private static let manager = "org.example.Manager"
     private static let device = try! DBusObjectPath("/org/example/dev_kitchen")

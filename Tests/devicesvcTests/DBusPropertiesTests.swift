@@ -3,7 +3,8 @@ import Testing
 @testable import devicesvc
 
 /// `org.freedesktop.DBus.Properties` helpers and `PropertiesChanged` decoding, against the python-dbus service.
-@Suite(.enabled(if: DBusTestEnvironment.hasDaemon && DBusTestEnvironment.hasPythonDBus, "needs dbus-daemon, python3-dbus"))
+@Suite(
+    .enabled(if: DBusTestEnvironment.hasDaemon && DBusTestEnvironment.hasPythonDBus, "needs dbus-daemon, python3-dbus"))
 struct DBusPropertiesTests {
     private static let thing = PythonService.thingPath
     private static let interface = PythonService.interface
@@ -46,14 +47,18 @@ struct DBusPropertiesTests {
             #expect(change.interface == Self.interface)
             #expect(change.changed == ["Enabled": .boolean(true)])
             #expect(change.invalidated == ["Name"])
-            #expect(try await connection.property("Enabled", of: Self.interface, at: Self.thing, on: service.name)
-                == .boolean(true))
+            #expect(
+                try await connection.property("Enabled", of: Self.interface, at: Self.thing, on: service.name)
+                    == .boolean(true))
         }
     }
 
     @Test func propertiesChangedRejectsAnotherSignal() throws {
         let ping = DBusMessage.signal(path: Self.thing, interface: Self.interface, member: "Ping", body: [.string("x")])
-        #expect(throws: DBusConnectionError.unexpectedSignature(member: "PropertiesChanged", expected: "sa{sv}as", actual: "s")) {
+        #expect(
+            throws: DBusConnectionError.unexpectedSignature(
+                member: "PropertiesChanged", expected: "sa{sv}as", actual: "s")
+        ) {
             try DBusPropertiesChanged(ping)
         }
     }

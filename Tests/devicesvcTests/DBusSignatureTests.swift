@@ -7,7 +7,9 @@ import Testing
         let signature = try DBusSignature("a{oa{sa{sv}}}")
         #expect(
             signature.types == [
-                .dictionary(key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)))
+                .dictionary(
+                    key: .objectPath,
+                    value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)))
             ])
         #expect(signature.rawValue == "a{oa{sa{sv}}}")
     }

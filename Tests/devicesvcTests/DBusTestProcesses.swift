@@ -1,8 +1,7 @@
 import Foundation
+@preconcurrency import Glibc
 import Synchronization
 import Testing
-
-@preconcurrency import Glibc
 
 @testable import devicesvc
 
@@ -194,7 +193,8 @@ enum DBusTestEnvironment {
 }
 
 /// Waits for the first element of `stream`, failing after `seconds` (a guard against hanging, not a timing check).
-func firstElement<Element: Sendable>(of stream: AsyncStream<Element>, within seconds: Int = 20) async throws -> Element {
+func firstElement<Element: Sendable>(of stream: AsyncStream<Element>, within seconds: Int = 20) async throws -> Element
+{
     try await firstElements(of: stream, count: 1, within: seconds)[0]
 }
 

@@ -67,7 +67,8 @@ struct NameWatcherTests {
         try await withPrivateBus { _, connection in
             let watcher = try await NameWatcher.start(watching: "org.example.Nobody", on: connection)
             defer { watcher.cancel() }
-            await #expect(throws: NameWatcher.WaitError.timedOut(name: "org.example.Nobody", after: .milliseconds(100))) {
+            await #expect(throws: NameWatcher.WaitError.timedOut(name: "org.example.Nobody", after: .milliseconds(100)))
+            {
                 _ = try await watcher.waitForOwner(timeout: .milliseconds(100))
             }
         }

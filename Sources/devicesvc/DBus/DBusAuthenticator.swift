@@ -65,7 +65,9 @@ struct DBusAuthenticator {
     /// - Returns: the server GUID, and any bytes the server sent after its `OK` line (the start of the message
     ///   stream).
     /// - Throws: `DBusConnectionError` when the server rejects us, hangs up, times out or sends an overlong line.
-    func run(on socket: DBusSocket, timeout: Duration) throws(DBusConnectionError) -> (
+    func run(
+        on socket: DBusSocket, timeout: Duration
+    ) throws(DBusConnectionError) -> (
         serverGUID: String, leftover: [UInt8]
     ) {
         socket.setReceiveTimeout(timeout)

@@ -1,7 +1,9 @@
 /// Methods of the bus itself (`org.freedesktop.DBus`).
 extension DBusConnection {
     /// Calls a method of the bus.
-    func callBus(_ member: String, _ body: [DBusValue] = [], timeout: Duration = defaultTimeout) async throws
+    func callBus(
+        _ member: String, _ body: [DBusValue] = [], timeout: Duration = defaultTimeout
+    ) async throws
         -> DBusMessage
     {
         try await call(
@@ -13,7 +15,8 @@ extension DBusConnection {
     func listNames() async throws -> [String] {
         let reply = try await callBus("ListNames")
         guard let names = reply.body.first?.stringArrayValue, reply.bodySignature == "as" else {
-            throw DBusConnectionError.unexpectedSignature(member: "ListNames", expected: "as", actual: reply.bodySignature)
+            throw DBusConnectionError.unexpectedSignature(
+                member: "ListNames", expected: "as", actual: reply.bodySignature)
         }
         return names
     }
@@ -46,7 +49,8 @@ extension DBusConnection {
     func requestName(_ name: String, flags: UInt32 = 4) async throws -> NameRequestReply {
         let reply = try await callBus("RequestName", [.string(name), .uint32(flags)])
         guard let code = reply.body.first?.uint32Value, let answer = NameRequestReply(rawValue: code) else {
-            throw DBusConnectionError.unexpectedSignature(member: "RequestName", expected: "u", actual: reply.bodySignature)
+            throw DBusConnectionError.unexpectedSignature(
+                member: "RequestName", expected: "u", actual: reply.bodySignature)
         }
         return answer
     }

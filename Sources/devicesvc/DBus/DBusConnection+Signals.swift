@@ -8,7 +8,9 @@ extension DBusConnection {
     ///
     /// - Returns: the subscription; `cancel()` it when done.
     /// - Throws: `DBusError` when the bus rejects the rule, `DBusConnectionError` as for any call.
-    func subscribe(to rule: DBusMatchRule, handler: @escaping @Sendable (DBusMessage) -> Void) async throws
+    func subscribe(
+        to rule: DBusMatchRule, handler: @escaping @Sendable (DBusMessage) -> Void
+    ) async throws
         -> DBusSubscription
     {
         if let name = rule.wellKnownSender { try await startTrackingOwner(of: name) }
@@ -42,7 +44,9 @@ extension DBusConnection {
     /// Calls `handler` on the delivery queue each time the owner of `name` changes (`nil`: no owner).
     ///
     /// - Returns: the observation, whose `initialOwner` is the owner when observation began.
-    func observeOwner(of name: String, handler: @escaping @Sendable (String?) -> Void) async throws
+    func observeOwner(
+        of name: String, handler: @escaping @Sendable (String?) -> Void
+    ) async throws
         -> DBusOwnerObservation
     {
         try await startTrackingOwner(of: name)

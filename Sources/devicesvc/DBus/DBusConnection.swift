@@ -101,7 +101,8 @@ final class DBusConnection: Sendable {
             let reply = try await connection.call(
                 destination: busName, path: busPath, interface: busName, member: "Hello", timeout: timeout)
             guard case .string(let name)? = reply.body.first else {
-                throw DBusConnectionError.unexpectedSignature(member: "Hello", expected: "s", actual: reply.bodySignature)
+                throw DBusConnectionError.unexpectedSignature(
+                    member: "Hello", expected: "s", actual: reply.bodySignature)
             }
             connection.state.withLock { $0.uniqueName = name }
             return connection
@@ -117,7 +118,9 @@ final class DBusConnection: Sendable {
     }
 
     /// Connects and authenticates without `Hello`: for a peer-to-peer connection, or to test the bus's handling.
-    static func connectWithoutHello(to address: String, timeout: Duration = .seconds(10)) async throws
+    static func connectWithoutHello(
+        to address: String, timeout: Duration = .seconds(10)
+    ) async throws
         -> DBusConnection
     {
         let addresses = try DBusAddress.parseList(address)

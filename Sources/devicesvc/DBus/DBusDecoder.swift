@@ -77,7 +77,9 @@ struct DBusDecoder {
     mutating func readString() throws(DBusWireError) -> String {
         let length = try readUInt32()
         let start = offset
-        guard Int(length) <= DBusLimits.maximumMessageLength else { throw .truncated(offset: start, needed: Int(length)) }
+        guard Int(length) <= DBusLimits.maximumMessageLength else {
+            throw .truncated(offset: start, needed: Int(length))
+        }
         return try readTerminatedText(count: Int(length), start: start)
     }
 
@@ -112,9 +114,11 @@ struct DBusDecoder {
             let innerType = try DBusSignature.singleType(try readSignatureText())
             return .variant(try nest { decoder throws(DBusWireError) in try decoder.read(innerType) })
         case .array(let element):
-            return .array(element, try readArray(elementAlignment: element.alignment) { decoder throws(DBusWireError) in
-                try decoder.read(element)
-            })
+            return .array(
+                element,
+                try readArray(elementAlignment: element.alignment) { decoder throws(DBusWireError) in
+                    try decoder.read(element)
+                })
         case .dictionary(let key, let value):
             let entries = try readArray(elementAlignment: 8) { decoder throws(DBusWireError) in
                 try decoder.skipPadding(to: 8)

@@ -26,7 +26,8 @@ extension DBusConnection {
         }
         var objects: DBusManagedObjects = [:]
         for entry in entries {
-            guard let objectPath = entry.key.objectPathValue, let interfaces = DBusInterfacesAdded.interfaceMap(entry.value)
+            guard let objectPath = entry.key.objectPathValue,
+                let interfaces = DBusInterfacesAdded.interfaceMap(entry.value)
             else { continue }  // unreachable: the signature was checked
             objects[objectPath] = interfaces
         }
@@ -47,7 +48,8 @@ struct DBusInterfacesAdded: Sendable, Hashable {
     init(_ message: DBusMessage) throws(DBusConnectionError) {
         guard message.kind == .signal, message.interface == DBusConnection.objectManagerInterface,
             message.member == "InterfacesAdded", message.bodySignature == "oa{sa{sv}}",
-            let path = message.body[0].objectPathValue, let interfaces = DBusInterfacesAdded.interfaceMap(message.body[1])
+            let path = message.body[0].objectPathValue,
+            let interfaces = DBusInterfacesAdded.interfaceMap(message.body[1])
         else {
             throw .unexpectedSignature(member: "InterfacesAdded", expected: "oa{sa{sv}}", actual: message.bodySignature)
         }

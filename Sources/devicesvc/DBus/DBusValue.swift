@@ -81,7 +81,9 @@ indirect enum DBusValue: Sendable, Hashable {
     /// A property map (`a{sv}`), each value wrapped in a variant, keys in sorted order so that encoding is
     /// deterministic.
     static func propertyMap(_ properties: [String: DBusValue]) -> DBusValue {
-        let entries = properties.sorted { $0.key < $1.key }.map { DBusDictionaryEntry(.string($0.key), .variant($0.value)) }
+        let entries = properties.sorted { $0.key < $1.key }.map {
+            DBusDictionaryEntry(.string($0.key), .variant($0.value))
+        }
         return .dictionary(key: .string, value: .variant, entries)
     }
 

@@ -44,7 +44,8 @@ enum DBusWireError: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalidName(let name, let kind): return "invalid D-Bus \(kind) name \"\(name)\""
         case .invalidString(let offset, let reason): return "invalid D-Bus string at offset \(offset): \(reason)"
         case .invalidBoolean(let raw, let offset): return "invalid D-Bus boolean \(raw) at offset \(offset)"
-        case .truncated(let offset, let needed): return "D-Bus data truncated: \(needed) bytes needed at offset \(offset)"
+        case .truncated(let offset, let needed):
+            return "D-Bus data truncated: \(needed) bytes needed at offset \(offset)"
         case .nonZeroPadding(let offset): return "non-zero D-Bus padding byte at offset \(offset)"
         case .arrayTooLong(let length, let limit): return "D-Bus array of \(length) bytes exceeds \(limit)"
         case .arrayLengthMismatch(let offset): return "D-Bus array elements overrun their length at offset \(offset)"
