@@ -32,12 +32,16 @@ extension DBusConnection {
         return DBusSubscription(connection: self, token: token, rule: rule)
     }
 
-    /// Delivers signals matching `rule` as an async stream; ending the iteration cancels the subscription.
+    /// Delivers signals matching `rule` as an async stream; ending the iteration cancels the subscription, and the
+    /// stream finishes when the connection closes.
     func signals(matching rule: DBusMatchRule) async throws -> AsyncStream<DBusMessage> {
         let (stream, continuation) = AsyncStream.makeStream(of: DBusMessage.self)
         let subscription = try await subscribe(to: rule) { message in continuation.yield(message) }
-        continuation.onTermination = { _ in subscription.cancel() }
-        onDisconnect { _ in continuation.finish() }
+        let disconnectToken = onDisconnect { _ in continuation.finish() }
+        continuation.onTermination = { [weak self] _ in
+            subscription.cancel()
+            self?.removeDisconnectHandler(disconnectToken)
+        }
         return stream
     }
 

@@ -173,13 +173,23 @@ final class DBusConnection: Sendable {
     /// Registers a handler called once, on the delivery queue, when the connection closes for any reason.
     ///
     /// A handler registered after the close is called at once (on the delivery queue).
-    func onDisconnect(_ handler: @escaping @Sendable (DBusConnectionError) -> Void) {
-        let reason = state.withLock { state -> DBusConnectionError? in
-            guard state.closeReason == nil else { return state.closeReason }
-            state.disconnectHandlers[state.makeToken()] = handler
-            return nil
+    ///
+    /// - Returns: a token for `removeDisconnectHandler(_:)`.
+    @discardableResult
+    func onDisconnect(_ handler: @escaping @Sendable (DBusConnectionError) -> Void) -> UInt64 {
+        let (token, reason) = state.withLock { state -> (UInt64, DBusConnectionError?) in
+            let token = state.makeToken()
+            guard state.closeReason == nil else { return (token, state.closeReason) }
+            state.disconnectHandlers[token] = handler
+            return (token, nil)
         }
         if let reason { deliveryQueue.async { handler(reason) } }
+        return token
+    }
+
+    /// Removes a handler registered with `onDisconnect(_:)`; it will not be called.
+    func removeDisconnectHandler(_ token: UInt64) {
+        _ = state.withLock { $0.disconnectHandlers.removeValue(forKey: token) }
     }
 
     // MARK: - Reading

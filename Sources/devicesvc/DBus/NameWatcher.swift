@@ -42,6 +42,7 @@ final class NameWatcher: Sendable {
     let name: String
     private let storage = Mutex(Storage())
     private let observationStorage = Mutex<DBusOwnerObservation?>(nil)
+    private let disconnectToken = Mutex<(DBusConnection, UInt64)?>(nil)
 
     private struct Storage {
         var owner: String?
@@ -73,8 +74,15 @@ final class NameWatcher: Sendable {
             if !storage.hasChangeSinceStart { storage.owner = observation.initialOwner }
         }
         watcher.resumeWaitersIfOwned()
-        connection.onDisconnect { [weak watcher] error in watcher?.finish(with: error) }
+        let token = connection.onDisconnect { [weak watcher] error in watcher?.finish(with: error) }
+        watcher.disconnectToken.withLock { $0 = (connection, token) }
         return watcher
+    }
+
+    deinit {
+        // A dropped watcher stops tracking the name on the connection.
+        observationStorage.withLock { $0 }?.cancel()
+        if let (connection, token) = disconnectToken.withLock({ $0 }) { connection.removeDisconnectHandler(token) }
     }
 
     /// The unique name that owns the name now, or `nil`.
@@ -118,6 +126,7 @@ final class NameWatcher: Sendable {
     /// Stops watching. Pending `waitForOwner` calls fail with `WaitError.cancelled`. Idempotent.
     func cancel() {
         observationStorage.withLock { $0 }?.cancel()
+        if let (connection, token) = disconnectToken.withLock({ $0 }) { connection.removeDisconnectHandler(token) }
         let waiters = storage.withLock { storage in
             storage.isFinished = true
             storage.onChange = nil
