@@ -67,4 +67,12 @@ import Testing
         #expect(try decoder.read(signature) == values)
         #expect(decoder.offset == bytes.count)
     }
+
+    @Test func anArrayOver64MiBIsRejected() {
+        let chunk = String(decoding: [UInt8](repeating: UInt8(ascii: "x"), count: 33 << 20), as: UTF8.self)
+        // Two strings of 4 + 33 MiB + 1 bytes, the second aligned to 4: 69_206_029 bytes of array data.
+        #expect(throws: DBusWireError.arrayTooLong(length: 69_206_029, limit: 67_108_864)) {
+            try encode([.strings([chunk, chunk])])
+        }
+    }
 }

@@ -189,4 +189,13 @@ import Testing
         bytes[7] = 0x08  // body length 128 MiB
         #expect(throws: DBusWireError.self) { try DBusMessage.totalLength(ofMessageStartingWith: bytes) }
     }
+
+    @Test func theUnixFDsFieldRoundTrips() throws {
+        var message = Self.expectedNoReplyCall()
+        message.unixFDCount = 2
+        message.body = [.unixFD(1)]
+        let decoded = try DBusMessage.decode(try message.encoded())
+        #expect(decoded.unixFDCount == 2)
+        #expect(decoded.body == [.unixFD(1)])
+    }
 }

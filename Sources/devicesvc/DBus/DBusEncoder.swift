@@ -1,3 +1,5 @@
+@preconcurrency import Glibc
+
 /// Writes D-Bus values in the little-endian wire format.
 ///
 /// Alignment is counted from the first byte the encoder wrote, so an encoder that starts a message (or a body,
@@ -53,10 +55,15 @@ struct DBusEncoder {
     ///
     /// - Throws: `DBusWireError.invalidString` when the text contains NUL.
     mutating func writeString(_ text: String) throws(DBusWireError) {
-        let utf8 = text.utf8
-        guard !utf8.contains(0) else { throw .invalidString(offset: bytes.count, reason: "contains NUL") }
-        writeUInt32(UInt32(utf8.count))
-        bytes.append(contentsOf: utf8)
+        var text = text
+        let start = bytes.count
+        let hasNUL = text.withUTF8 { utf8 in
+            if let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil { return true }
+            writeUInt32(UInt32(utf8.count))
+            bytes.append(contentsOf: utf8)
+            return false
+        }
+        guard !hasNUL else { throw .invalidString(offset: start, reason: "contains NUL") }
         bytes.append(0)
     }
 
