@@ -107,7 +107,7 @@ enum StoreBenchmark {
     }
 
     private static func fetchRate(_ store: SQLiteStore) throws -> Double? {
-        let predicate = try Predicate(format: "characteristic == $c")
+        let predicate = try ObjectPredicate(format: "characteristic == $c")
         var n = 0
         let start = ContinuousClock.now
         while ContinuousClock.now - start < duration {

@@ -12,7 +12,7 @@ import Testing
         #expect(params.entity == "Reading")
         #expect(params.predicate == "value > $min AND device.name BEGINSWITH 'th'")
         #expect(params.arguments == ["min": .int(5)])
-        #expect(params.sort == [SortDescriptor("time", ascending: false)])
+        #expect(params.sort == [ObjectSortDescriptor("time", ascending: false)])
         #expect(params.limit == 100)
         #expect(params.offset == 0)
         #expect(params.resultType == .objects)
@@ -24,7 +24,7 @@ import Testing
         #expect(params == FetchParams(entity: "Device"))
         let nested = try FetchParams(
             json: json(#"{"entity":"Reading","sort":[{"key":"device.name"}],"result":"count"}"#))
-        #expect(nested.sort == [SortDescriptor("device.name", ascending: true)])
+        #expect(nested.sort == [ObjectSortDescriptor("device.name", ascending: true)])
         #expect(nested.resultType == .count)
     }
 

@@ -143,7 +143,7 @@ import Testing
             let args = random.values()
             let fetch = FetchParams(
                 entity: "Reading", predicate: predicate, arguments: args,
-                sort: [SortDescriptor("time", ascending: false)],
+                sort: [ObjectSortDescriptor("time", ascending: false)],
                 limit: n, offset: 3, resultType: .ids)
             let foundationFetch = FoundationFetchParams(
                 entity: "Reading", where: predicate, args: args.isEmpty ? nil : args,

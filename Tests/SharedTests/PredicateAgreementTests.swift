@@ -37,7 +37,7 @@ import Testing
 
                 // The format string reads back to a predicate with the same answers.
                 let reparsed = try PredicateEvaluator(
-                    Predicate(format: template.predicateFormat).binding(arguments), entity: entity, in: model)
+                    ObjectPredicate(format: template.predicateFormat).binding(arguments), entity: entity, in: model)
                 let again = Set(
                     ids.filter { reparsed.evaluate(values: graph.objects[$0]!, lookup: graph.lookup) }.map {
                         $0.number!
@@ -164,7 +164,7 @@ struct RandomGraphGenerator {
         var isCount: Bool
         var kind: Kind
         var isCollection: Bool
-        var expression: PredicateExpression { isCount ? .count(keys) : .keyPath(keys) }
+        var expression: PredicateOperand { isCount ? .count(keys) : .keyPath(keys) }
     }
 
     /// Every key path from `entity` through at most two relationships.
@@ -198,7 +198,7 @@ struct RandomGraphGenerator {
 
     // MARK: - Predicates
 
-    mutating func makePredicate(for entity: String, depth: Int) -> (Predicate, [String: PropertyValue]) {
+    mutating func makePredicate(for entity: String, depth: Int) -> (ObjectPredicate, [String: PropertyValue]) {
         var arguments: [String: PropertyValue] = [:]
         let predicate = makePredicate(for: entity, depth: depth, arguments: &arguments)
         return (predicate, arguments)
@@ -207,7 +207,7 @@ struct RandomGraphGenerator {
     private mutating func makePredicate(
         for entity: String, depth: Int, arguments: inout [String: PropertyValue]
     )
-        -> Predicate
+        -> ObjectPredicate
     {
         if depth > 0 && chance(0.45) {
             switch Int.random(in: 0..<5, using: &rng) {
@@ -233,7 +233,7 @@ struct RandomGraphGenerator {
     private mutating func constant(
         _ value: PropertyValue, _ arguments: inout [String: PropertyValue]
     )
-        -> PredicateExpression
+        -> PredicateOperand
     {
         guard chance(0.3) else { return .literal(value) }
         variableCount += 1
@@ -271,9 +271,11 @@ struct RandomGraphGenerator {
         }
     }
 
-    private mutating func makeComparison(for entity: String, arguments: inout [String: PropertyValue]) -> Predicate {
+    private mutating func makeComparison(
+        for entity: String, arguments: inout [String: PropertyValue]
+    ) -> ObjectPredicate {
         let path = pick(Self.keyPaths(from: entity))
-        var ops: [Predicate.ComparisonOperator] = [.equal, .notEqual, .in]
+        var ops: [ObjectPredicate.ComparisonOperator] = [.equal, .notEqual, .in]
         switch path.kind {
         case .attribute(.string):
             ops += [.less, .lessOrEqual, .greater, .greaterOrEqual, .between]
@@ -284,13 +286,13 @@ struct RandomGraphGenerator {
             ops += [.less, .lessOrEqual, .greater, .greaterOrEqual, .between]
         }
         let op = pick(ops)
-        let options: Predicate.StringOptions =
+        let options: ObjectPredicate.StringOptions =
             path.kind == .attribute(.string) && chance(0.5)
             ? pick([.caseInsensitive, .diacriticInsensitive, [.caseInsensitive, .diacriticInsensitive]]) : []
-        var quantifier: Predicate.Quantifier?
+        var quantifier: ObjectPredicate.Quantifier?
         if path.isCollection { quantifier = pick([nil, .any, .all]) }
 
-        let rhs: PredicateExpression
+        let rhs: PredicateOperand
         switch op {
         case .in:
             rhs = .list((0..<Int.random(in: 0...3, using: &rng)).map { _ in .literal(value(for: path.kind)) })
@@ -314,7 +316,7 @@ struct RandomGraphGenerator {
         }
         // A symmetric comparison may put the constant or the collection on the left.
         if quantifier == nil, [.equal, .notEqual, .less, .greater].contains(op), chance(0.2) {
-            let flipped: Predicate.ComparisonOperator = op == .less ? .greater : op == .greater ? .less : op
+            let flipped: ObjectPredicate.ComparisonOperator = op == .less ? .greater : op == .greater ? .less : op
             return .comparison(.init(rhs, flipped, path.expression, options: options))
         }
         return .comparison(.init(path.expression, op, rhs, quantifier: quantifier, options: options))

@@ -223,7 +223,7 @@ import Testing
         let values: [String: PropertyValue] = [
             "readings": .references([PredicateTestFixtures.id("Reading", 1), PredicateTestFixtures.id("Reading", 2)])
         ]
-        let predicate = try Predicate(format: "ALL readings.value < 5")
+        let predicate = try ObjectPredicate(format: "ALL readings.value < 5")
         #expect(
             try predicate.evaluate(
                 values: values, entity: "Device", in: PredicateTestFixtures.model, lookup: graph.lookup))
@@ -241,18 +241,20 @@ import Testing
 
     @Test func bindsVariablesAndRejectsUnboundOnes() throws {
         #expect(try matches("rssi == $r AND name BEGINSWITH $p", device, ["r": .int(-60), "p": .json(.string("Th"))]))
-        #expect(throws: PredicateError.unboundVariable("r")) { try Predicate(format: "rssi == $r").binding([:]) }
-        #expect(throws: PredicateError.unboundVariable("r")) {
-            try Predicate(format: "rssi == $r").evaluate(
+        #expect(throws: ObjectPredicateError.unboundVariable("r")) {
+            try ObjectPredicate(format: "rssi == $r").binding([:])
+        }
+        #expect(throws: ObjectPredicateError.unboundVariable("r")) {
+            try ObjectPredicate(format: "rssi == $r").evaluate(
                 values: [:], entity: "Device", in: PredicateTestFixtures.model, lookup: { _ in nil })
         }
-        #expect(throws: PredicateError.self) {
-            try Predicate(format: "rssi IN $r").binding(["r": .json(.array([.array([])]))])
+        #expect(throws: ObjectPredicateError.self) {
+            try ObjectPredicate(format: "rssi IN $r").binding(["r": .json(.array([.array([])]))])
         }
     }
 
     @Test func preparedEvaluatorAgreesWithOneShotEvaluation() throws {
-        let predicate = try Predicate(format: "name MATCHES[c] 'th.*' AND rssi < 0")
+        let predicate = try ObjectPredicate(format: "name MATCHES[c] 'th.*' AND rssi < 0")
         let evaluator = try PredicateEvaluator(predicate, entity: "Device", in: PredicateTestFixtures.model)
         #expect(evaluator.evaluate(values: device, lookup: { _ in nil }))
         #expect(!evaluator.evaluate(values: ["name": .string("x"), "rssi": .int(-1)], lookup: { _ in nil }))

@@ -3,20 +3,20 @@ import Shared
 import Testing
 
 @Suite struct PredicateParserTests {
-    private func parse(_ format: String) throws -> Predicate { try Predicate(format: format) }
+    private func parse(_ format: String) throws -> ObjectPredicate { try ObjectPredicate(format: format) }
 
     private func cmp(
-        _ lhs: PredicateExpression, _ op: Predicate.ComparisonOperator, _ rhs: PredicateExpression,
-        quantifier: Predicate.Quantifier? = nil, options: Predicate.StringOptions = []
-    ) -> Predicate {
+        _ lhs: PredicateOperand, _ op: ObjectPredicate.ComparisonOperator, _ rhs: PredicateOperand,
+        quantifier: ObjectPredicate.Quantifier? = nil, options: ObjectPredicate.StringOptions = []
+    ) -> ObjectPredicate {
         .comparison(.init(lhs, op, rhs, quantifier: quantifier, options: options))
     }
 
-    private func key(_ path: String) -> PredicateExpression { .keyPath(path.split(separator: ".").map(String.init)) }
+    private func key(_ path: String) -> PredicateOperand { .keyPath(path.split(separator: ".").map(String.init)) }
 
     private func syntaxError(_ format: String) -> PredicateSyntaxError? {
         do {
-            _ = try Predicate(format: format)
+            _ = try ObjectPredicate(format: format)
             return nil
         } catch {
             return error
@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("rssi == 5", Predicate.ComparisonOperator.equal),
+        ("rssi == 5", ObjectPredicate.ComparisonOperator.equal),
         ("rssi = 5", .equal),
         ("rssi != 5", .notEqual),
         ("rssi <> 5", .notEqual),
@@ -35,18 +35,18 @@ import Testing
         ("rssi >= 5", .greaterOrEqual),
         ("rssi => 5", .greaterOrEqual),
     ])
-    func parsesSymbolicOperatorsAndTheirSynonyms(format: String, op: Predicate.ComparisonOperator) throws {
+    func parsesSymbolicOperatorsAndTheirSynonyms(format: String, op: ObjectPredicate.ComparisonOperator) throws {
         #expect(try parse(format) == cmp(key("rssi"), op, .literal(.int(5))))
     }
 
     @Test(arguments: [
-        ("name BEGINSWITH 'a'", Predicate.ComparisonOperator.beginsWith),
+        ("name BEGINSWITH 'a'", ObjectPredicate.ComparisonOperator.beginsWith),
         ("name endswith 'a'", .endsWith),
         ("name Contains 'a'", .contains),
         ("name LIKE 'a'", .like),
         ("name matches 'a'", .matches),
     ])
-    func parsesStringOperatorsInAnyCase(format: String, op: Predicate.ComparisonOperator) throws {
+    func parsesStringOperatorsInAnyCase(format: String, op: ObjectPredicate.ComparisonOperator) throws {
         #expect(try parse(format) == cmp(key("name"), op, .literal(.string("a"))))
     }
 
@@ -186,7 +186,7 @@ import Testing
     }
 
     @Test func acceptsNestingUpToTheLimit() throws {
-        let depth = Predicate.maximumNestingDepth
+        let depth = ObjectPredicate.maximumNestingDepth
         let format =
             String(repeating: "(a == 1 AND ", count: depth - 1) + "a == 1" + String(repeating: ")", count: depth - 1)
         var predicate = try parse(format)

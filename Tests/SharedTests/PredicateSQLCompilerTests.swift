@@ -11,7 +11,7 @@ import Testing
         throws -> SQLFragment
     {
         try PredicateSQLCompiler.compile(
-            Predicate(format: format).binding(arguments), entity: entity, schema: schema, alias: "t")
+            ObjectPredicate(format: format).binding(arguments), entity: entity, schema: schema, alias: "t")
     }
 
     @Test func compilesEqualityToANullSafeComparisonWithABoundValue() throws {
@@ -88,14 +88,14 @@ import Testing
         #expect(try db.select("Device", where: fragment) == [7])
 
         // Each level is one NOT and one parenthesis.
-        let depth = Predicate.maximumNestingDepth / 2 - 1
+        let depth = ObjectPredicate.maximumNestingDepth / 2 - 1
         let deep =
             String(repeating: "NOT (rssi == 1 OR ", count: depth) + "rssi == 9999"
             + String(repeating: ")", count: depth)
         let expected: Set<Int64> = depth % 2 == 0 ? [7] : []
         #expect(try db.select("Device", where: compile(deep)) == expected)
 
-        let groups = Predicate.maximumNestingDepth
+        let groups = ObjectPredicate.maximumNestingDepth
         let nested =
             String(repeating: "(rssi == 1 OR ANY readings.device.name BEGINSWITH 'x' OR ", count: groups)
             + "rssi == 9999"
@@ -106,12 +106,12 @@ import Testing
     @Test func refusesSQLTooDeepForSQLiteInsteadOfFailingInSQLite() throws {
         // Built in code: 20 alternating AND/OR groups, each too wide for one flat SQL chain, so
         // each becomes two nested SQL groups. Memory evaluation takes it; SQL refuses it.
-        var predicate = try Predicate(format: "rssi == 1")
-        let filler = try (0..<40).map { try Predicate(format: "rssi == \($0)") }
+        var predicate = try ObjectPredicate(format: "rssi == 1")
+        let filler = try (0..<40).map { try ObjectPredicate(format: "rssi == \($0)") }
         for level in 0..<20 {
             predicate = level % 2 == 0 ? .and(filler + [predicate]) : .or(filler + [predicate])
         }
-        #expect(throws: PredicateError.nestingTooDeep(limit: Predicate.maximumNestingDepth)) {
+        #expect(throws: ObjectPredicateError.nestingTooDeep(limit: ObjectPredicate.maximumNestingDepth)) {
             try PredicateSQLCompiler.compile(predicate, entity: "Device", schema: schema, alias: "t")
         }
         #expect(
@@ -120,11 +120,11 @@ import Testing
     }
 
     @Test func rejectsWhatValidationRejectsAndUnboundVariables() {
-        #expect(throws: PredicateError.unboundVariable("x")) {
+        #expect(throws: ObjectPredicateError.unboundVariable("x")) {
             try PredicateSQLCompiler.compile(
-                Predicate(format: "rssi == $x"), entity: "Device", schema: schema, alias: "t")
+                ObjectPredicate(format: "rssi == $x"), entity: "Device", schema: schema, alias: "t")
         }
-        #expect(throws: PredicateError.typeMismatch(keyPath: "name", expected: "a string", value: "1")) {
+        #expect(throws: ObjectPredicateError.typeMismatch(keyPath: "name", expected: "a string", value: "1")) {
             try compile("name == 1")
         }
     }

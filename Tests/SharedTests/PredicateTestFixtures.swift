@@ -1,11 +1,10 @@
 import Foundation
 import Shared
 
-/// Foundation also declares `Predicate`, `PredicateExpression` and `PredicateError` (the `#Predicate` macro's types);
+/// Foundation also declares `ObjectPredicate`, `PredicateOperand` and `ObjectPredicateError` (the `#ObjectPredicate` macro's types);
 /// in this module the names mean ContextBus's.
-typealias Predicate = Shared.Predicate
-typealias PredicateExpression = Shared.PredicateExpression
-typealias PredicateError = Shared.PredicateError
+typealias PredicateOperand = Shared.PredicateOperand
+typealias ObjectPredicateError = Shared.ObjectPredicateError
 
 /// The model the predicate tests use: every attribute type, optional and not, a to-one /
 /// to-many pair (Device.readings ↔ Reading.device) and a many-to-many pair (Device.tags ↔ Tag.devices).
@@ -58,7 +57,7 @@ struct ObjectGraphFixture {
 
     /// Evaluates `format` (bound with `arguments`) against the object `id`.
     func matches(_ format: String, _ id: ObjectID, _ arguments: [String: PropertyValue] = [:]) throws -> Bool {
-        let predicate = try Predicate(format: format).binding(arguments)
+        let predicate = try ObjectPredicate(format: format).binding(arguments)
         return try predicate.evaluate(
             values: objects[id]!, entity: id.entity, in: PredicateTestFixtures.model, lookup: lookup)
     }
@@ -68,7 +67,7 @@ struct ObjectGraphFixture {
         _ format: String, _ values: [String: PropertyValue], entity: String = "Device",
         _ arguments: [String: PropertyValue] = [:]
     ) throws -> Bool {
-        try Predicate(format: format).binding(arguments).evaluate(
+        try ObjectPredicate(format: format).binding(arguments).evaluate(
             values: values, entity: entity, in: PredicateTestFixtures.model, lookup: { _ in nil })
     }
 }

@@ -3,11 +3,11 @@ import Shared
 import Testing
 
 @Suite struct PredicateValidationTests {
-    private func validationError(_ format: String, entity: String = "Device") -> PredicateError? {
+    private func validationError(_ format: String, entity: String = "Device") -> ObjectPredicateError? {
         do {
-            try Predicate(format: format).validate(for: entity, in: PredicateTestFixtures.model)
+            try ObjectPredicate(format: format).validate(for: entity, in: PredicateTestFixtures.model)
             return nil
-        } catch let error as PredicateError {
+        } catch let error as ObjectPredicateError {
             return error
         } catch {
             Issue.record("\(format) did not parse: \(error)")
@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("nosuch == 1", PredicateError.unknownKey(keyPath: "nosuch", entity: "Device", key: "nosuch")),
+        ("nosuch == 1", ObjectPredicateError.unknownKey(keyPath: "nosuch", entity: "Device", key: "nosuch")),
         ("readings.nosuch == 1", .unknownKey(keyPath: "readings.nosuch", entity: "Reading", key: "nosuch")),
         ("name.length == 1", .notARelationship(keyPath: "name.length", key: "name")),
         ("name.@count == 1", .countOfNonToMany(keyPath: "name")),
@@ -50,7 +50,7 @@ import Testing
         ("ANY readings.value == tags.title", .twoCollections(lhs: "readings.value", rhs: "tags.title")),
         ("name == rssi", .typeMismatch(keyPath: "name", expected: "a string", value: "'rssi' (an int)")),
     ])
-    func rejectsPredicatesThatCanNeverWork(format: String, expected: PredicateError) {
+    func rejectsPredicatesThatCanNeverWork(format: String, expected: ObjectPredicateError) {
         #expect(validationError(format) == expected)
     }
 
@@ -79,19 +79,19 @@ import Testing
     }
 
     @Test func rejectsDeepProgrammaticNestingWithoutRecursing() {
-        var predicate = Predicate.constant(true)
+        var predicate = ObjectPredicate.constant(true)
         for _ in 0..<5_000 { predicate = .not(predicate) }
-        #expect(throws: PredicateError.nestingTooDeep(limit: Predicate.maximumNestingDepth)) {
+        #expect(throws: ObjectPredicateError.nestingTooDeep(limit: ObjectPredicate.maximumNestingDepth)) {
             try predicate.validate(for: "Device", in: PredicateTestFixtures.model)
         }
-        #expect(throws: PredicateError.nestingTooDeep(limit: Predicate.maximumNestingDepth)) {
+        #expect(throws: ObjectPredicateError.nestingTooDeep(limit: ObjectPredicate.maximumNestingDepth)) {
             _ = try predicate.binding([:])
         }
     }
 
     @Test func errorsDescribeThemselvesOnOneLine() {
-        let error = PredicateError.typeMismatch(keyPath: "name", expected: "a string", value: "5")
+        let error = ObjectPredicateError.typeMismatch(keyPath: "name", expected: "a string", value: "5")
         #expect(error.description == "predicate: 'name' is a string and can never match 5")
-        #expect(!PredicateError.unboundVariable("x").description.contains("\n"))
+        #expect(!ObjectPredicateError.unboundVariable("x").description.contains("\n"))
     }
 }

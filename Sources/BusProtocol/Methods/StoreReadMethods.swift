@@ -92,14 +92,15 @@ public struct FetchParams: JSONConvertible, Hashable {
     /// Values for the predicate's `$variables` (`args` on the wire).
     public var arguments: [String: JSONValue]
     /// Sort keys, `ascending` defaulting to true.
-    public var sort: [SortDescriptor]
+    public var sort: [ObjectSortDescriptor]
     public var limit: Int?
     public var offset: Int
     /// `objects` (default), `ids` or `count`.
     public var resultType: FetchRequest.ResultType
 
     public init(
-        entity: String, predicate: String? = nil, arguments: [String: JSONValue] = [:], sort: [SortDescriptor] = [],
+        entity: String, predicate: String? = nil, arguments: [String: JSONValue] = [:],
+        sort: [ObjectSortDescriptor] = [],
         limit: Int? = nil, offset: Int = 0, resultType: FetchRequest.ResultType = .objects
     ) {
         self.entity = entity
@@ -121,7 +122,7 @@ public struct FetchParams: JSONConvertible, Hashable {
             guard !path.isEmpty, !path.split(separator: ".", omittingEmptySubsequences: false).contains("") else {
                 throw key.error("key", "expected a key path like \"time\" or \"device.name\"")
             }
-            return SortDescriptor(path, ascending: try key.optionalBool("ascending") ?? true)
+            return ObjectSortDescriptor(path, ascending: try key.optionalBool("ascending") ?? true)
         }
         limit = try fields.optionalInt("limit", atLeast: 0)
         offset = try fields.optionalInt("offset", atLeast: 0) ?? 0

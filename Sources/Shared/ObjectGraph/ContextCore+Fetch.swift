@@ -71,7 +71,7 @@ extension ContextCore {
         var rows: [ObjectSnapshot] = []
         let evaluator: PredicateEvaluator?
         do {
-            evaluator = try request.predicate.map { (predicate) throws(PredicateError) in
+            evaluator = try request.predicate.map { (predicate) throws(ObjectPredicateError) in
                 try PredicateEvaluator(predicate, entity: request.entity, in: model)
             }
         } catch {
@@ -159,7 +159,7 @@ struct ViewCache {
 
 /// Compares fetched rows by a request's sort descriptors, then by object ID.
 struct RowOrder {
-    let descriptors: [SortDescriptor]
+    let descriptors: [ObjectSortDescriptor]
 
     func isOrderedBefore(_ a: ObjectSnapshot, _ b: ObjectSnapshot, _ view: inout ViewCache) -> Bool {
         for descriptor in descriptors {

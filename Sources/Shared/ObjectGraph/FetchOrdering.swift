@@ -29,14 +29,14 @@ extension ContextCore {
     static func isOrderedBefore(_ a: ObjectID, _ b: ObjectID) -> Bool { FetchOrdering.isOrderedBefore(a, b) }
 }
 
-extension Predicate {
+extension ObjectPredicate {
     /// The longest key path the predicate reads (1 for the object's own values, 0 for none).
     ///
     /// Walks the tree with an explicit stack, so a deep predicate cannot exhaust the call stack.
     var longestKeyPath: Int {
         var longest = 0
-        var predicates: [Predicate] = [self]
-        var expressions: [PredicateExpression] = []
+        var predicates: [ObjectPredicate] = [self]
+        var expressions: [PredicateOperand] = []
         while let predicate = predicates.popLast() {
             switch predicate {
             case .constant: break

@@ -11,17 +11,17 @@ public struct FetchRequest: Sendable, Hashable {
     }
 
     public var entity: String
-    public var predicate: Predicate?
+    public var predicate: ObjectPredicate?
     /// Values for the predicate's `$variables`.
     public var arguments: [String: PropertyValue]
-    public var sortDescriptors: [SortDescriptor]
+    public var sortDescriptors: [ObjectSortDescriptor]
     public var fetchLimit: Int?
     public var fetchOffset: Int
     public var resultType: ResultType
 
     public init(
-        entity: String, predicate: Predicate? = nil, arguments: [String: PropertyValue] = [:],
-        sortDescriptors: [SortDescriptor] = [], fetchLimit: Int? = nil, fetchOffset: Int = 0,
+        entity: String, predicate: ObjectPredicate? = nil, arguments: [String: PropertyValue] = [:],
+        sortDescriptors: [ObjectSortDescriptor] = [], fetchLimit: Int? = nil, fetchOffset: Int = 0,
         resultType: ResultType = .objects
     ) {
         self.entity = entity
@@ -38,7 +38,7 @@ public struct FetchRequest: Sendable, Hashable {
 ///
 /// `nil` sorts before every value when ascending, after every value when descending; ties are
 /// broken by object ID so that results are deterministic.
-public struct SortDescriptor: Sendable, Hashable {
+public struct ObjectSortDescriptor: Sendable, Hashable {
     public var keyPath: [String]
     public var ascending: Bool
 

@@ -2,14 +2,14 @@
 /// (binding, resolution, evaluation, SQL compilation) never meet a tree that could exhaust
 /// the stack, even one built in code rather than parsed.
 enum PredicateDepth {
-    /// - Throws: `PredicateError.nestingTooDeep` past `Predicate.maximumNestingDepth`.
-    static func check(_ predicate: Predicate) throws(PredicateError) {
+    /// - Throws: `ObjectPredicateError.nestingTooDeep` past `ObjectPredicate.maximumNestingDepth`.
+    static func check(_ predicate: ObjectPredicate) throws(ObjectPredicateError) {
         // A parsed predicate within the parser's limit is at most that deep in parentheses and
         // NOTs, plus its top-level AND/OR, its comparison and one list.
-        let limit = Predicate.maximumNestingDepth + 3
-        var stack: [(Predicate, Int)] = [(predicate, 0)]
+        let limit = ObjectPredicate.maximumNestingDepth + 3
+        var stack: [(ObjectPredicate, Int)] = [(predicate, 0)]
         while let (p, depth) = stack.popLast() {
-            guard depth <= limit else { throw .nestingTooDeep(limit: Predicate.maximumNestingDepth) }
+            guard depth <= limit else { throw .nestingTooDeep(limit: ObjectPredicate.maximumNestingDepth) }
             switch p {
             case .constant: break
             case .not(let inner): stack.append((inner, depth + 1))
@@ -22,10 +22,10 @@ enum PredicateDepth {
         }
     }
 
-    private static func check(_ expression: PredicateExpression, depth: Int, limit: Int) throws(PredicateError) {
-        var stack: [(PredicateExpression, Int)] = [(expression, depth)]
+    private static func check(_ expression: PredicateOperand, depth: Int, limit: Int) throws(ObjectPredicateError) {
+        var stack: [(PredicateOperand, Int)] = [(expression, depth)]
         while let (e, d) = stack.popLast() {
-            guard d <= limit else { throw .nestingTooDeep(limit: Predicate.maximumNestingDepth) }
+            guard d <= limit else { throw .nestingTooDeep(limit: ObjectPredicate.maximumNestingDepth) }
             if case .list(let items) = e {
                 for item in items { stack.append((item, d + 1)) }
             }

@@ -164,9 +164,9 @@ struct PredicateLexer {
     }
 
     /// `[c]`, `[d]`, `[cd]` (letters in any order and case).
-    private mutating func options() throws(PredicateSyntaxError) -> Predicate.StringOptions {
+    private mutating func options() throws(PredicateSyntaxError) -> ObjectPredicate.StringOptions {
         index += 1
-        var options: Predicate.StringOptions = []
+        var options: ObjectPredicate.StringOptions = []
         while let c = peek(), c != "]" {
             switch c {
             case "c", "C": options.insert(.caseInsensitive)

@@ -1,4 +1,4 @@
-extension Predicate {
+extension ObjectPredicate {
     /// How deeply parentheses, `NOT`s and lists may nest. Deeper input is rejected with an
     /// error instead of risking the stack. The bound is low because SQLite's parser is: the
     /// system SQLite (3.40) overflows its parser stack at about 26 nested parenthesised groups
@@ -8,7 +8,7 @@ extension Predicate {
     /// Parses an NSPredicate-style format string (the subset of `PROTOCOL.md`, "Predicates").
     ///
     /// ```swift
-    /// let p = try Predicate(format: "ANY readings.value > $min AND name BEGINSWITH[cd] 'th'")
+    /// let p = try ObjectPredicate(format: "ANY readings.value > $min AND name BEGINSWITH[cd] 'th'")
     /// ```
     ///
     /// Precedence, loosest first: `OR` / `||`, `AND` / `&&`, `NOT` / `!`, then comparisons.
@@ -22,7 +22,7 @@ extension Predicate {
 }
 
 /// A recursive-descent parser over the lexer's tokens. Recursion happens only for
-/// parentheses, `NOT` and nested lists, and is bounded by `Predicate.maximumNestingDepth`;
+/// parentheses, `NOT` and nested lists, and is bounded by `ObjectPredicate.maximumNestingDepth`;
 /// `AND`/`OR` chains of any length are parsed by loops into flat lists.
 struct PredicateParser {
     private let tokens: [PredicateToken]
@@ -57,12 +57,12 @@ struct PredicateParser {
 
     private mutating func enterNesting() throws(PredicateSyntaxError) {
         depth += 1
-        guard depth <= Predicate.maximumNestingDepth else {
-            throw error("the predicate nests deeper than \(Predicate.maximumNestingDepth) levels")
+        guard depth <= ObjectPredicate.maximumNestingDepth else {
+            throw error("the predicate nests deeper than \(ObjectPredicate.maximumNestingDepth) levels")
         }
     }
 
-    mutating func parseWhole() throws(PredicateSyntaxError) -> Predicate {
+    mutating func parseWhole() throws(PredicateSyntaxError) -> ObjectPredicate {
         if current.kind == .end { throw error("the predicate is empty") }
         let predicate = try parseOr()
         guard current.kind == .end else {
@@ -74,7 +74,7 @@ struct PredicateParser {
 
     // MARK: - Compound predicates
 
-    private mutating func parseOr() throws(PredicateSyntaxError) -> Predicate {
+    private mutating func parseOr() throws(PredicateSyntaxError) -> ObjectPredicate {
         var items = [try parseAnd()]
         while isKeyword("OR") || isSymbol("||") {
             advance()
@@ -83,7 +83,7 @@ struct PredicateParser {
         return items.count == 1 ? items[0] : .or(items)
     }
 
-    private mutating func parseAnd() throws(PredicateSyntaxError) -> Predicate {
+    private mutating func parseAnd() throws(PredicateSyntaxError) -> ObjectPredicate {
         var items = [try parseNot()]
         while isKeyword("AND") || isSymbol("&&") {
             advance()
@@ -93,7 +93,7 @@ struct PredicateParser {
     }
 
     /// `NOT`s are counted in a loop, then wrapped around the operand.
-    private mutating func parseNot() throws(PredicateSyntaxError) -> Predicate {
+    private mutating func parseNot() throws(PredicateSyntaxError) -> ObjectPredicate {
         let outerDepth = depth
         var negations = 0
         while isKeyword("NOT") || isSymbol("!") {
@@ -107,7 +107,7 @@ struct PredicateParser {
         return predicate
     }
 
-    private mutating func parsePrimary() throws(PredicateSyntaxError) -> Predicate {
+    private mutating func parsePrimary() throws(PredicateSyntaxError) -> ObjectPredicate {
         if isSymbol("(") {
             let open = current
             advance()
@@ -135,8 +135,8 @@ struct PredicateParser {
 
     // MARK: - Comparisons
 
-    private mutating func parseComparison() throws(PredicateSyntaxError) -> Predicate {
-        var quantifier: Predicate.Quantifier?
+    private mutating func parseComparison() throws(PredicateSyntaxError) -> ObjectPredicate {
+        var quantifier: ObjectPredicate.Quantifier?
         var negated = false
         if isKeyword("ANY") || isKeyword("SOME") {
             quantifier = .any
@@ -157,13 +157,13 @@ struct PredicateParser {
             throw error("expected a comparison operator, found \(opToken.quoted)")
         }
         advance()
-        var options: Predicate.StringOptions = []
+        var options: ObjectPredicate.StringOptions = []
         if case .options(let o) = current.kind {
             options = o
             advance()
         }
         let rhs = try parseExpression(context: "'\(opText(opToken))'")
-        let comparison = Predicate.comparison(.init(lhs, op, rhs, quantifier: quantifier, options: options))
+        let comparison = ObjectPredicate.comparison(.init(lhs, op, rhs, quantifier: quantifier, options: options))
         return negated ? .not(comparison) : comparison
     }
 
@@ -175,7 +175,7 @@ struct PredicateParser {
         }
     }
 
-    private func comparisonOperator() -> Predicate.ComparisonOperator? {
+    private func comparisonOperator() -> ObjectPredicate.ComparisonOperator? {
         switch current.kind {
         case .symbol(let s):
             switch s {
@@ -205,7 +205,7 @@ struct PredicateParser {
 
     // MARK: - Expressions
 
-    private mutating func parseExpression(context: String) throws(PredicateSyntaxError) -> PredicateExpression {
+    private mutating func parseExpression(context: String) throws(PredicateSyntaxError) -> PredicateOperand {
         let token = current
         switch token.kind {
         case .end:
@@ -250,7 +250,7 @@ struct PredicateParser {
     }
 
     /// `key(.key)*(.@count)?`, the first key already read from the current token.
-    private mutating func parseKeyPath(first: String) throws(PredicateSyntaxError) -> PredicateExpression {
+    private mutating func parseKeyPath(first: String) throws(PredicateSyntaxError) -> PredicateOperand {
         advance()
         var keys = [first]
         while isSymbol(".") {
@@ -275,11 +275,11 @@ struct PredicateParser {
         return .keyPath(keys)
     }
 
-    private mutating func parseList() throws(PredicateSyntaxError) -> PredicateExpression {
+    private mutating func parseList() throws(PredicateSyntaxError) -> PredicateOperand {
         let outerDepth = depth
         try enterNesting()
         advance()
-        var items: [PredicateExpression] = []
+        var items: [PredicateOperand] = []
         if isSymbol("}") {
             advance()
             depth = outerDepth

@@ -1,6 +1,6 @@
 import Foundation
 
-extension Predicate {
+extension ObjectPredicate {
     /// Checks the predicate against `entity` of `model`: every key path exists and crosses
     /// relationships only, `ANY`/`ALL` stand before a key path through a to-many relationship,
     /// `@count` follows a to-many relationship, every constant can match the key path it is
@@ -10,27 +10,27 @@ extension Predicate {
     /// Unbound `$variables` are allowed here (their values are checked when the bound
     /// predicate is evaluated or compiled).
     ///
-    /// - Throws: `PredicateError` naming the key path or variable at fault.
-    public func validate(for entity: String, in model: Model) throws(PredicateError) {
+    /// - Throws: `ObjectPredicateError` naming the key path or variable at fault.
+    public func validate(for entity: String, in model: Model) throws(ObjectPredicateError) {
         _ = try PredicateResolver(model: model, allowsVariables: true).resolve(self, entity: entity)
     }
 }
 
-/// Turns a `Predicate` into a `ResolvedPredicate` for one entity of a model.
+/// Turns a `ObjectPredicate` into a `ResolvedPredicate` for one entity of a model.
 struct PredicateResolver {
     let model: Model
     /// When true (validation of an unbound template), variables are skipped instead of rejected.
     let allowsVariables: Bool
 
-    func resolve(_ predicate: Predicate, entity: String) throws(PredicateError) -> ResolvedPredicate {
+    func resolve(_ predicate: ObjectPredicate, entity: String) throws(ObjectPredicateError) -> ResolvedPredicate {
         guard model.entity(named: entity) != nil else { throw .unknownEntity(entity) }
         try PredicateDepth.check(predicate)
         return try resolvePredicate(predicate, entity: entity)
     }
 
     private func resolvePredicate(
-        _ predicate: Predicate, entity: String
-    ) throws(PredicateError)
+        _ predicate: ObjectPredicate, entity: String
+    ) throws(ObjectPredicateError)
         -> ResolvedPredicate
     {
         switch predicate {
@@ -83,9 +83,9 @@ struct PredicateResolver {
     }
 
     private func operand(
-        _ expression: PredicateExpression, entity: String, op: Predicate.ComparisonOperator
+        _ expression: PredicateOperand, entity: String, op: ObjectPredicate.ComparisonOperator
     )
-        throws(PredicateError) -> Operand
+        throws(ObjectPredicateError) -> Operand
     {
         switch expression {
         case .keyPath(let keys): return .keyPath(try keyPath(keys, entity: entity, count: false))
@@ -122,7 +122,7 @@ struct PredicateResolver {
 
     private func keyPath(
         _ keys: [String], entity root: String, count: Bool
-    ) throws(PredicateError)
+    ) throws(ObjectPredicateError)
         -> ResolvedKeyPath
     {
         let text = keys.joined(separator: ".") + (count ? ".@count" : "")
@@ -163,8 +163,8 @@ struct PredicateResolver {
     // MARK: - Comparisons
 
     private func resolveComparison(
-        _ c: Predicate.Comparison, entity: String
-    ) throws(PredicateError)
+        _ c: ObjectPredicate.Comparison, entity: String
+    ) throws(ObjectPredicateError)
         -> ResolvedPredicate
     {
         var op = c.op
@@ -226,7 +226,7 @@ struct PredicateResolver {
         try checkOperator(op, typed, typingPath, lhs.keyPath, rhs.keyPath)
         if isUnbound(lhs) || isUnbound(rhs) { return .constant(true) }
 
-        let options: Predicate.StringOptions = typed == .attribute(.string) ? c.options : []
+        let options: ObjectPredicate.StringOptions = typed == .attribute(.string) ? c.options : []
         let resolvedLHS = try coerce(lhs, to: typed, path: typingPath)
         let resolvedRHS = try coerce(rhs, to: typed, path: typingPath)
         var regex: SharedRegularExpression?
@@ -249,9 +249,9 @@ struct PredicateResolver {
 
     /// Which operators apply to which types.
     private func checkOperator(
-        _ op: Predicate.ComparisonOperator, _ type: OperandType, _ path: ResolvedKeyPath,
+        _ op: ObjectPredicate.ComparisonOperator, _ type: OperandType, _ path: ResolvedKeyPath,
         _ lhs: ResolvedKeyPath?, _ rhs: ResolvedKeyPath?
-    ) throws(PredicateError) {
+    ) throws(ObjectPredicateError) {
         switch op {
         case .beginsWith, .endsWith, .contains, .like, .matches:
             for p in [lhs, rhs].compactMap({ $0 }) where p.type != .attribute(.string) {
@@ -273,8 +273,8 @@ struct PredicateResolver {
 
     /// A comparison of two constants is decided now, the same way the evaluator would.
     private func foldConstants(
-        _ lhs: Operand, _ op: Predicate.ComparisonOperator, _ rhs: Operand, options: Predicate.StringOptions
-    ) throws(PredicateError) -> ResolvedPredicate {
+        _ lhs: Operand, _ op: ObjectPredicate.ComparisonOperator, _ rhs: Operand, options: ObjectPredicate.StringOptions
+    ) throws(ObjectPredicateError) -> ResolvedPredicate {
         guard case .value(let l) = lhs else { return .constant(true) }
         var r: PropertyValue = .null
         var list: [PredicateScalar] = []
@@ -299,7 +299,7 @@ struct PredicateResolver {
 
     private func coerce(
         _ operand: Operand, to type: OperandType, path: ResolvedKeyPath
-    ) throws(PredicateError)
+    ) throws(ObjectPredicateError)
         -> ResolvedOperand
     {
         switch operand {
@@ -319,14 +319,14 @@ struct PredicateResolver {
     /// bools from `true`/`false` (or 1/0).
     private func coerce(
         _ value: PropertyValue, to type: OperandType, path: ResolvedKeyPath
-    ) throws(PredicateError)
+    ) throws(ObjectPredicateError)
         -> PredicateScalar
     {
-        let literal = PredicateExpression.formatLiteral(value)
-        func mismatch() -> PredicateError {
+        let literal = PredicateOperand.formatLiteral(value)
+        func mismatch() -> ObjectPredicateError {
             .typeMismatch(keyPath: path.text, expected: type.name, value: literal)
         }
-        func invalid() -> PredicateError {
+        func invalid() -> ObjectPredicateError {
             .invalidLiteral(keyPath: path.text, expected: type.name, value: literal)
         }
         if value.isNull { return .null }

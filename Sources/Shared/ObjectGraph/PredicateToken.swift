@@ -16,7 +16,7 @@ struct PredicateToken: Sendable, Hashable {
         /// `@count` and friends, without the `@`.
         case collectionOperator(String)
         /// `[c]`, `[d]`, `[cd]`.
-        case options(Predicate.StringOptions)
+        case options(ObjectPredicate.StringOptions)
         case end
     }
 

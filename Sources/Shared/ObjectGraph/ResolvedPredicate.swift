@@ -95,14 +95,14 @@ struct ResolvedComparison: Sendable {
     enum Side: Sendable { case lhs, rhs }
 
     var lhs: ResolvedOperand
-    var op: Predicate.ComparisonOperator
+    var op: ObjectPredicate.ComparisonOperator
     var rhs: ResolvedOperand
     /// The string options; empty unless the operands are strings.
-    var options: Predicate.StringOptions
+    var options: ObjectPredicate.StringOptions
     /// Which side (if any) is a key path through a to-many relationship.
     var collectionSide: Side?
     /// `ANY` or `ALL` over the collection side (`ANY` when none was written).
-    var quantifier: Predicate.Quantifier
+    var quantifier: ObjectPredicate.Quantifier
     /// The compiled pattern of `MATCHES` with a constant pattern.
     var regex: SharedRegularExpression?
 }
@@ -111,8 +111,8 @@ extension ResolvedComparison {
     /// Whether `lhs op rhs` holds for two single values (`list` for `IN` / `BETWEEN`),
     /// with NSPredicate's two-valued treatment of `nil`.
     static func holds(
-        _ op: Predicate.ComparisonOperator, _ l: PredicateScalar, _ r: PredicateScalar, list: [PredicateScalar],
-        options: Predicate.StringOptions, regex: SharedRegularExpression?
+        _ op: ObjectPredicate.ComparisonOperator, _ l: PredicateScalar, _ r: PredicateScalar, list: [PredicateScalar],
+        options: ObjectPredicate.StringOptions, regex: SharedRegularExpression?
     ) -> Bool {
         func folded(_ x: PredicateScalar) -> PredicateScalar {
             if !options.isEmpty, case .text(let s) = x { return .text(PredicateStringMatching.fold(s, options)) }

@@ -1,6 +1,6 @@
 /// Compiles predicates to SQL `WHERE` fragments over the tables `SQLSchema` describes.
 ///
-/// The fragment gives exactly the answer `Predicate.evaluate(values:entity:in:lookup:)`
+/// The fragment gives exactly the answer `ObjectPredicate.evaluate(values:entity:in:lookup:)`
 /// gives for the same data: every comparison yields 0 or 1, never NULL (`IS`, `IS NOT`,
 /// `COALESCE(…, 0)`), so `NOT` and `AND`/`OR` keep NSPredicate's two-valued logic; string
 /// operators call the functions `PredicateSQLFunctions` registers, which run the same code
@@ -8,7 +8,7 @@
 ///
 /// ```swift
 /// let where = try PredicateSQLCompiler.compile(
-///     Predicate(format: "device.name BEGINSWITH[c] $p").binding(["p": .string("th")]),
+///     ObjectPredicate(format: "device.name BEGINSWITH[c] $p").binding(["p": .string("th")]),
 ///     entity: "Reading", schema: schema, alias: "t")
 /// // SELECT "t"."Z_PK" FROM "Reading" AS "t" WHERE <where.sql>, binding where.bindings
 /// ```
@@ -18,18 +18,18 @@ public enum PredicateSQLCompiler {
     /// - Parameters:
     ///   - alias: the (unquoted) alias of the entity's table. Subqueries use aliases made by
     ///     appending `_1`, `_2`, … to it, so the caller should not use such names itself.
-    /// - Throws: what `Predicate.validate(for:in:)` throws, and `.unboundVariable`.
+    /// - Throws: what `ObjectPredicate.validate(for:in:)` throws, and `.unboundVariable`.
     public static func compile(
-        _ predicate: Predicate, entity: String, schema: SQLSchema, alias: String
+        _ predicate: ObjectPredicate, entity: String, schema: SQLSchema, alias: String
     )
-        throws(PredicateError) -> SQLFragment
+        throws(ObjectPredicateError) -> SQLFragment
     {
         let resolved = try PredicateResolver(model: schema.model, allowsVariables: false)
             .resolve(predicate, entity: entity)
         var builder = PredicateSQLBuilder(schema: schema, aliasBase: alias)
         builder.predicate(resolved, alias: SQLSchema.quote(alias), entity: entity)
         guard builder.deepestNesting <= PredicateSQLBuilder.nestingBudget else {
-            throw .nestingTooDeep(limit: Predicate.maximumNestingDepth)
+            throw .nestingTooDeep(limit: ObjectPredicate.maximumNestingDepth)
         }
         return SQLFragment(sql: builder.sql, bindings: builder.bindings)
     }
@@ -239,7 +239,7 @@ struct PredicateSQLBuilder {
 
     /// An operand's SQL; with string options, folded (`cb_fold` in SQL, the same fold in Swift
     /// for constants, which are then bound already folded).
-    private mutating func value(_ o: Operand, folding options: Predicate.StringOptions) {
+    private mutating func value(_ o: Operand, folding options: ObjectPredicate.StringOptions) {
         switch o {
         case .expression(let e):
             sql += options.isEmpty ? e : "\(PredicateSQLFunctions.foldName)(\(e), \(options.rawValue))"

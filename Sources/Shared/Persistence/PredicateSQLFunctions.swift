@@ -18,7 +18,7 @@ import Foundation
 public enum PredicateSQLFunctions {
     static let foldName = "cb_fold"
 
-    static func name(of op: Predicate.ComparisonOperator) -> String {
+    static func name(of op: ObjectPredicate.ComparisonOperator) -> String {
         switch op {
         case .beginsWith: return "cb_beginswith"
         case .endsWith: return "cb_endswith"
@@ -71,8 +71,8 @@ private func text(_ value: OpaquePointer?) -> String? {
     return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
 }
 
-private func options(_ value: OpaquePointer?) -> Predicate.StringOptions {
-    Predicate.StringOptions(rawValue: UInt8(truncatingIfNeeded: sqlite3_value_int(value)))
+private func options(_ value: OpaquePointer?) -> ObjectPredicate.StringOptions {
+    ObjectPredicate.StringOptions(rawValue: UInt8(truncatingIfNeeded: sqlite3_value_int(value)))
 }
 
 private func arguments(_ argv: UnsafeMutablePointer<OpaquePointer?>?, _ count: Int) -> [OpaquePointer?] {
@@ -108,7 +108,7 @@ private let foldFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePo
 /// A three-argument string test: 0 unless both operands are text.
 private func stringTest(
     _ context: OpaquePointer?, _ argv: UnsafeMutablePointer<OpaquePointer?>?,
-    _ test: (String, String, Predicate.StringOptions) -> Bool
+    _ test: (String, String, ObjectPredicate.StringOptions) -> Bool
 ) {
     let args = arguments(argv, 3)
     guard let a = text(args[0]), let b = text(args[1]) else {
@@ -139,10 +139,10 @@ private let likeFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePo
 /// pattern is compiled once per statement rather than once per row.
 private final class CachedPattern {
     let pattern: String
-    let options: Predicate.StringOptions
+    let options: ObjectPredicate.StringOptions
     let regex: NSRegularExpression?
 
-    init(pattern: String, options: Predicate.StringOptions) {
+    init(pattern: String, options: ObjectPredicate.StringOptions) {
         self.pattern = pattern
         self.options = options
         self.regex = PredicateStringMatching.regularExpression(pattern, options)

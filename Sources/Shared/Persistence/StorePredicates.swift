@@ -1,4 +1,4 @@
-/// The one place where the stores call the predicate API (`Predicate.binding`, `validate`,
+/// The one place where the stores call the predicate API (`ObjectPredicate.binding`, `validate`,
 /// `evaluate`, `PredicateSQLCompiler`, `PredicateSQLFunctions`), mapping its errors to
 /// `StoreError.invalidRequest(field: "where", …)`.
 ///
@@ -6,8 +6,8 @@
 enum StorePredicates {
     /// Binds `arguments` into `predicate` and checks it against `entity`.
     static func prepare(
-        _ predicate: Predicate, arguments: [String: PropertyValue], entity: String, model: Model
-    ) throws(StoreError) -> Predicate {
+        _ predicate: ObjectPredicate, arguments: [String: PropertyValue], entity: String, model: Model
+    ) throws(StoreError) -> ObjectPredicate {
         do {
             let bound = try predicate.binding(arguments)
             try bound.validate(for: entity, in: model)
@@ -18,8 +18,9 @@ enum StorePredicates {
     }
 
     /// An evaluator of a prepared predicate, to test many objects of `entity` in memory.
-    static func evaluator(_ predicate: Predicate, entity: String, model: Model) throws(StoreError) -> PredicateEvaluator
-    {
+    static func evaluator(
+        _ predicate: ObjectPredicate, entity: String, model: Model
+    ) throws(StoreError) -> PredicateEvaluator {
         do {
             return try PredicateEvaluator(predicate, entity: entity, in: model)
         } catch {
@@ -27,13 +28,13 @@ enum StorePredicates {
         }
     }
 
-    private static func invalid(_ error: PredicateError) -> StoreError {
+    private static func invalid(_ error: ObjectPredicateError) -> StoreError {
         .invalidRequest(field: "where", message: error.description)
     }
 
     /// Compiles a prepared predicate to a SQL condition over the table aliased `alias`.
     static func sql(
-        _ predicate: Predicate, entity: String, schema: SQLSchema, alias: String
+        _ predicate: ObjectPredicate, entity: String, schema: SQLSchema, alias: String
     ) throws(StoreError) -> (sql: String, bindings: [PropertyValue]) {
         do {
             let fragment = try PredicateSQLCompiler.compile(predicate, entity: entity, schema: schema, alias: alias)

@@ -35,7 +35,7 @@ import Testing
         let context = fixture.makeContext()
         try context.performAndWait {
             let request = FetchRequest(
-                entity: "Device", predicate: try Predicate(format: "name BEGINSWITH $prefix"),
+                entity: "Device", predicate: try ObjectPredicate(format: "name BEGINSWITH $prefix"),
                 arguments: ["prefix": .string("d")], sortDescriptors: [.init("name")])
             context.object(with: ids[0])["name", as: String.self] = "x0"  // leaves the set
             context.makeDevice("d9")  // enters it
@@ -55,7 +55,8 @@ import Testing
                 entity: "Reading", sortDescriptors: [.init("device.name", ascending: true)])
             let order = try context.fetch(sorted).map { $0.relatedObject(forKey: "device")?.string("name") }
             #expect(order == ["d1", "d2", "z-last"])
-            let filtered = FetchRequest(entity: "Reading", predicate: try Predicate(format: "device.name == 'z-last'"))
+            let filtered = FetchRequest(
+                entity: "Reading", predicate: try ObjectPredicate(format: "device.name == 'z-last'"))
             #expect(try context.count(for: filtered) == 1)
         }
     }
@@ -138,7 +139,7 @@ import Testing
             guard
                 case .invalidRequest(field: "where", _)? = storeError({
                     _ = try context.fetch(
-                        FetchRequest(entity: "Device", predicate: try Predicate(format: "name == $missing")))
+                        FetchRequest(entity: "Device", predicate: try ObjectPredicate(format: "name == $missing")))
                 })
             else {
                 Issue.record("an unbound variable must be refused")
@@ -198,12 +199,12 @@ import Testing
     }
 
     private func makeRandomRequests(count: Int, random: inout SeededRandom) throws -> [FetchRequest] {
-        let predicates: [Predicate?] = [
-            nil, try Predicate(format: "connected == true"), try Predicate(format: "name IN {'a', 'b'}"),
-            try Predicate(format: "name == nil OR name > 'b'"),
+        let predicates: [ObjectPredicate?] = [
+            nil, try ObjectPredicate(format: "connected == true"), try ObjectPredicate(format: "name IN {'a', 'b'}"),
+            try ObjectPredicate(format: "name == nil OR name > 'b'"),
         ]
         return (0..<count).map { _ in
-            var sort: [Shared.SortDescriptor] = []
+            var sort: [ObjectSortDescriptor] = []
             if random.coin() { sort.append(.init("name", ascending: random.coin())) }
             if random.coin() { sort.append(.init("connected", ascending: random.coin())) }
             return FetchRequest(

@@ -30,17 +30,19 @@ import Testing
         let store = try factory.make(TestModels.library)
         _ = try books(store)
         #expect(
-            try titles(store, FetchRequest(entity: "Book", sortDescriptors: [SortDescriptor("price")])) == [
+            try titles(store, FetchRequest(entity: "Book", sortDescriptors: [ObjectSortDescriptor("price")])) == [
                 "a", "e", "c", "d", "b",
             ])
         #expect(
             try titles(
-                store, FetchRequest(entity: "Book", sortDescriptors: [SortDescriptor("price", ascending: false)]))
+                store, FetchRequest(entity: "Book", sortDescriptors: [ObjectSortDescriptor("price", ascending: false)]))
                 == ["d", "b", "c", "a", "e"])
         #expect(
             try titles(
                 store,
-                FetchRequest(entity: "Book", sortDescriptors: [SortDescriptor("shelf.name"), SortDescriptor("title")]))
+                FetchRequest(
+                    entity: "Book",
+                    sortDescriptors: [ObjectSortDescriptor("shelf.name"), ObjectSortDescriptor("title")]))
                 == ["c", "a", "b", "d", "e"])
     }
 
@@ -48,7 +50,7 @@ import Testing
     func limitOffsetAndResultTypes(factory: StoreFactory) throws {
         let store = try factory.make(TestModels.library)
         let ids = try books(store)
-        let sort = [SortDescriptor("title")]
+        let sort = [ObjectSortDescriptor("title")]
         #expect(
             try titles(store, FetchRequest(entity: "Book", sortDescriptors: sort, fetchLimit: 2, fetchOffset: 1)) == [
                 "b", "c",
@@ -71,7 +73,7 @@ import Testing
             storeError { _ = try store.fetch(FetchRequest(entity: "Nope")) }
                 == .invalidRequest(field: "entity", message: "unknown entity 'Nope'"))
         let error = storeError {
-            _ = try store.fetch(FetchRequest(entity: "Book", sortDescriptors: [SortDescriptor("authors.name")]))
+            _ = try store.fetch(FetchRequest(entity: "Book", sortDescriptors: [ObjectSortDescriptor("authors.name")]))
         }
         guard case .invalidRequest(let field, _)? = error else { throw error ?? StoreError.unavailable("") }
         #expect(field == "sort[0].key")
@@ -94,17 +96,18 @@ import Testing
     func predicatesFilterWithBoundArgumentsAndToOneKeyPaths(factory: StoreFactory) throws {
         let store = try factory.make(TestModels.library)
         _ = try books(store)
-        let cheap = try Predicate(format: "price <= $max OR price == nil")
+        let cheap = try ObjectPredicate(format: "price <= $max OR price == nil")
         #expect(
             try titles(
                 store,
                 FetchRequest(
                     entity: "Book", predicate: cheap, arguments: ["max": .double(1.5)],
-                    sortDescriptors: [SortDescriptor("title")])) == ["a", "c", "e"])
-        let onShelfA = try Predicate(format: "shelf.name == 'A'")
+                    sortDescriptors: [ObjectSortDescriptor("title")])) == ["a", "c", "e"])
+        let onShelfA = try ObjectPredicate(format: "shelf.name == 'A'")
         #expect(
             try titles(
-                store, FetchRequest(entity: "Book", predicate: onShelfA, sortDescriptors: [SortDescriptor("title")]))
+                store,
+                FetchRequest(entity: "Book", predicate: onShelfA, sortDescriptors: [ObjectSortDescriptor("title")]))
                 == ["a", "b"])
         #expect(
             try store.fetch(FetchRequest(entity: "Book", predicate: onShelfA, resultType: .count)).content == .count(2))
@@ -114,12 +117,12 @@ import Testing
     func predicatesThatDoNotFitTheModelAreInvalidWhere(factory: StoreFactory) throws {
         let store = try factory.make(TestModels.library)
         let unbound = storeError {
-            _ = try store.fetch(FetchRequest(entity: "Book", predicate: try Predicate(format: "pages > $min")))
+            _ = try store.fetch(FetchRequest(entity: "Book", predicate: try ObjectPredicate(format: "pages > $min")))
         }
         guard case .invalidRequest(let field, _)? = unbound else { throw unbound ?? StoreError.unavailable("") }
         #expect(field == "where")
         let unknownKey = storeError {
-            _ = try store.fetch(FetchRequest(entity: "Book", predicate: try Predicate(format: "colour == 'red'")))
+            _ = try store.fetch(FetchRequest(entity: "Book", predicate: try ObjectPredicate(format: "colour == 'red'")))
         }
         guard case .invalidRequest(let field2, _)? = unknownKey else { throw unknownKey ?? StoreError.unavailable("") }
         #expect(field2 == "where")

@@ -9,7 +9,7 @@ struct CheckedFetch {
     }
 
     let entity: EntityDescription
-    let predicate: Predicate?
+    let predicate: ObjectPredicate?
     let sortKeys: [SortKey]
     let limit: Int?
     let offset: Int
@@ -41,7 +41,7 @@ struct CheckedFetch {
     }
 
     private static func sortKey(
-        _ descriptor: SortDescriptor, from entity: EntityDescription, model: Model, field: String
+        _ descriptor: ObjectSortDescriptor, from entity: EntityDescription, model: Model, field: String
     ) throws(StoreError) -> SortKey {
         let path = descriptor.keyPath.joined(separator: ".")
         guard let last = descriptor.keyPath.last else { throw .invalidRequest(field: field, message: "empty key path") }

@@ -2,7 +2,7 @@
 ///
 /// Key paths are written dotted (`device.name`). Every case reads as a one-line `description`
 /// suitable for an RPC error message.
-public enum PredicateError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum ObjectPredicateError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The entity the predicate is evaluated against is not in the model.
     case unknownEntity(String)
     /// `key` is neither an attribute nor a relationship of `entity` (reached along `keyPath`).
@@ -30,7 +30,7 @@ public enum PredicateError: Error, Sendable, Hashable, CustomStringConvertible {
     case unboundVariable(String)
     /// An argument value that cannot stand in a predicate (nested JSON arrays or objects).
     case invalidArgument(variable: String, reason: String)
-    /// The predicate nests deeper than `Predicate.maximumNestingDepth`.
+    /// The predicate nests deeper than `ObjectPredicate.maximumNestingDepth`.
     case nestingTooDeep(limit: Int)
 
     public var description: String {

@@ -1,7 +1,7 @@
 import Foundation
 
-extension Predicate {
-    /// The predicate as a format string that `Predicate(format:)` reads back to an equal value
+extension ObjectPredicate {
+    /// The predicate as a format string that `ObjectPredicate(format:)` reads back to an equal value
     /// (for literals the format can spell: strings, numbers, booleans, `nil`; other values are
     /// written as the strings that coerce to them).
     public var predicateFormat: String {
@@ -28,7 +28,7 @@ extension Predicate {
     }
 }
 
-extension Predicate.Comparison {
+extension ObjectPredicate.Comparison {
     var format: String {
         var text = quantifier.map { $0.rawValue + " " } ?? ""
         text += lhs.format + " " + op.rawValue
@@ -41,7 +41,7 @@ extension Predicate.Comparison {
     }
 }
 
-extension PredicateExpression {
+extension PredicateOperand {
     /// The expression as it is written in a format string.
     public var format: String {
         switch self {

@@ -1,29 +1,29 @@
 /// A filter over objects: the NSPredicate subset of `PROTOCOL.md` ("Predicates"), as a value.
 ///
-/// Parsed from a format string (`Predicate(format:)`), evaluated in memory against object
+/// Parsed from a format string (`ObjectPredicate(format:)`), evaluated in memory against object
 /// values, and compiled to SQL with bound parameters. Both evaluations give the same answer.
-public indirect enum Predicate: Sendable, Hashable {
+public indirect enum ObjectPredicate: Sendable, Hashable {
     /// `TRUEPREDICATE` / `FALSEPREDICATE`.
     case constant(Bool)
-    case not(Predicate)
-    case and([Predicate])
-    case or([Predicate])
+    case not(ObjectPredicate)
+    case and([ObjectPredicate])
+    case or([ObjectPredicate])
     case comparison(Comparison)
 }
 
-extension Predicate {
+extension ObjectPredicate {
     /// One comparison: `lhs op rhs`, optionally quantified over a to-many key path.
     public struct Comparison: Sendable, Hashable {
-        public var lhs: PredicateExpression
+        public var lhs: PredicateOperand
         public var op: ComparisonOperator
-        public var rhs: PredicateExpression
+        public var rhs: PredicateOperand
         /// `ANY` / `ALL` before a key path that goes through a to-many relationship.
         public var quantifier: Quantifier?
         /// `[c]`, `[d]`, `[cd]` on string operators.
         public var options: StringOptions
 
         public init(
-            _ lhs: PredicateExpression, _ op: ComparisonOperator, _ rhs: PredicateExpression,
+            _ lhs: PredicateOperand, _ op: ComparisonOperator, _ rhs: PredicateOperand,
             quantifier: Quantifier? = nil, options: StringOptions = []
         ) {
             self.lhs = lhs
@@ -69,7 +69,7 @@ extension Predicate {
 }
 
 /// One side of a comparison.
-public indirect enum PredicateExpression: Sendable, Hashable {
+public indirect enum PredicateOperand: Sendable, Hashable {
     /// A key path from the evaluated object: `value`, `device.name`, `readings.value`.
     case keyPath([String])
     /// `keyPath.@count` on a to-many relationship.
@@ -79,5 +79,5 @@ public indirect enum PredicateExpression: Sendable, Hashable {
     /// `$name`, bound from the request's `args` before evaluation.
     case variable(String)
     /// `{a, b, …}` after `IN` or `BETWEEN`.
-    case list([PredicateExpression])
+    case list([PredicateOperand])
 }

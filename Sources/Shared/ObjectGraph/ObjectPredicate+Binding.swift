@@ -1,4 +1,4 @@
-extension Predicate {
+extension ObjectPredicate {
     /// The predicate with every `$name` replaced by `arguments[name]`.
     ///
     /// A list for `IN $list` is passed as `.json(.array([…]))` (how a JSON `args` array
@@ -6,24 +6,24 @@ extension Predicate {
     /// A JSON scalar (`.json(.string("x"))`) binds as the plain value (`.string("x")`).
     /// Arguments that name no variable are ignored.
     ///
-    /// - Throws: `PredicateError.unboundVariable` when a variable has no argument,
+    /// - Throws: `ObjectPredicateError.unboundVariable` when a variable has no argument,
     ///   `.invalidArgument` for JSON objects or nested arrays, `.nestingTooDeep`.
-    public func binding(_ arguments: [String: PropertyValue]) throws(PredicateError) -> Predicate {
+    public func binding(_ arguments: [String: PropertyValue]) throws(ObjectPredicateError) -> ObjectPredicate {
         try PredicateDepth.check(self)
         return try bound(arguments)
     }
 
-    private func bound(_ arguments: [String: PropertyValue]) throws(PredicateError) -> Predicate {
+    private func bound(_ arguments: [String: PropertyValue]) throws(ObjectPredicateError) -> ObjectPredicate {
         switch self {
         case .constant: return self
         case .not(let inner): return .not(try inner.bound(arguments))
         case .and(let items):
-            var result: [Predicate] = []
+            var result: [ObjectPredicate] = []
             result.reserveCapacity(items.count)
             for item in items { result.append(try item.bound(arguments)) }
             return .and(result)
         case .or(let items):
-            var result: [Predicate] = []
+            var result: [ObjectPredicate] = []
             result.reserveCapacity(items.count)
             for item in items { result.append(try item.bound(arguments)) }
             return .or(result)
@@ -35,12 +35,12 @@ extension Predicate {
     }
 }
 
-extension PredicateExpression {
-    fileprivate func bound(_ arguments: [String: PropertyValue]) throws(PredicateError) -> PredicateExpression {
+extension PredicateOperand {
+    fileprivate func bound(_ arguments: [String: PropertyValue]) throws(ObjectPredicateError) -> PredicateOperand {
         switch self {
         case .keyPath, .count, .literal: return self
         case .list(let items):
-            var result: [PredicateExpression] = []
+            var result: [PredicateOperand] = []
             result.reserveCapacity(items.count)
             for item in items { result.append(try item.bound(arguments)) }
             return .list(result)
@@ -52,13 +52,13 @@ extension PredicateExpression {
 
     private static func expression(
         for value: PropertyValue, variable: String
-    ) throws(PredicateError)
-        -> PredicateExpression
+    ) throws(ObjectPredicateError)
+        -> PredicateOperand
     {
         switch value {
         case .references(let ids): return .list(ids.map { .literal(.reference($0)) })
         case .json(.array(let items)):
-            var result: [PredicateExpression] = []
+            var result: [PredicateOperand] = []
             for item in items {
                 guard let scalar = PropertyValue(jsonScalar: item) else {
                     throw .invalidArgument(

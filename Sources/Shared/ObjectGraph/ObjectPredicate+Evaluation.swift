@@ -1,4 +1,4 @@
-extension Predicate {
+extension ObjectPredicate {
     /// Whether an object of `entity` with these `values` matches, evaluated in memory.
     ///
     /// Key paths through relationships read related objects with `lookup`, which returns
@@ -13,7 +13,7 @@ extension Predicate {
     public func evaluate(
         values: [String: PropertyValue], entity: String, in model: Model,
         lookup: (ObjectID) -> [String: PropertyValue]?
-    ) throws(PredicateError) -> Bool {
+    ) throws(ObjectPredicateError) -> Bool {
         try PredicateEvaluator(self, entity: entity, in: model).evaluate(values: values, lookup: lookup)
     }
 }
@@ -23,8 +23,8 @@ extension Predicate {
 public struct PredicateEvaluator: Sendable {
     let resolved: ResolvedPredicate
 
-    /// - Throws: what `Predicate.evaluate(values:entity:in:lookup:)` throws.
-    public init(_ predicate: Predicate, entity: String, in model: Model) throws(PredicateError) {
+    /// - Throws: what `ObjectPredicate.evaluate(values:entity:in:lookup:)` throws.
+    public init(_ predicate: ObjectPredicate, entity: String, in model: Model) throws(ObjectPredicateError) {
         resolved = try PredicateResolver(model: model, allowsVariables: false).resolve(predicate, entity: entity)
     }
 
