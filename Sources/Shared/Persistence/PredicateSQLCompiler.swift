@@ -308,6 +308,8 @@ struct PredicateSQLBuilder {
         switch terminal {
         case .attribute(let key, _):
             return "\(alias).\(SQLSchema.quote(schema.column(for: key)))"
+        case .unsignedInteger(let key):
+            return "\(PredicateSQLFunctions.unsignedIntegerName)(\(alias).\(SQLSchema.quote(schema.column(for: key))))"
         case .reference(let key, _):
             guard case .foreignKey(let column) = schema.storage(ofRelationship: key, in: entity) else {
                 preconditionFailure("a to-one relationship is stored as a foreign key")
