@@ -116,7 +116,8 @@ enum PredicateStringMatching {
         // newline, or the quote with `\E`. A newline or `\E` that did not end one would leave
         // `)\z` swallowed, so the first candidate that compiles is the one that fits.
         for ending in ["", "\n", "\\E"] {
-            if let regex = try? NSRegularExpression(pattern: "\\A(?:" + source + ending + ")\\z", options: regexOptions) {
+            if let regex = try? NSRegularExpression(pattern: "\\A(?:" + source + ending + ")\\z", options: regexOptions)
+            {
                 return regex
             }
         }
