@@ -3,8 +3,9 @@
 /// The fragment gives exactly the answer `ObjectPredicate.evaluate(values:entity:in:lookup:)`
 /// gives for the same data: every comparison yields 0 or 1, never NULL (`IS`, `IS NOT`,
 /// `COALESCE(…, 0)`), so `NOT` and `AND`/`OR` keep NSPredicate's two-valued logic; string
-/// operators call the functions `PredicateSQLFunctions` registers, which run the same code
-/// as the in-memory evaluator. The mapping is described in `docs/predicates.md`.
+/// operators, and a binary attribute compared with numbers (`cb_uint_le`), call the
+/// functions `PredicateSQLFunctions` registers, which run the same code as the in-memory
+/// evaluator. The mapping is described in `docs/predicates.md`.
 ///
 /// ```swift
 /// let where = try PredicateSQLCompiler.compile(
