@@ -1,4 +1,6 @@
 /// The registry of benchmark suites; each suite adds one line.
 enum BenchmarkSuites {
-    static let all: [String: @Sendable () throws -> Void] = [:]
+    static let all: [String: @Sendable () throws -> Void] = [
+        "reactive": ReactiveBenchmark.run
+    ]
 }
