@@ -111,7 +111,7 @@ enum ReactiveBenchmark {
         let start = DispatchTime.now()
         let values = Signal<Int, Never>(values: 0..<count)
         (hop ? values.deliver(on: scheduler) : values)
-            .reduce(0, &+)
+            .reduce(0) { $0 &+ $1 }
             .start(Observer(value: { total in sum.withLock { $0 = total } }, completed: { done.signal() }))
         done.wait()
         let seconds = elapsed(since: start)
