@@ -23,7 +23,8 @@ enum ReactiveBenchmark {
             })
         }
         guard loop.checksum == chain.checksum, loop.checksum == producerChain.checksum else {
-            throw BenchmarkFailure(message: "results differ: \(loop.checksum) \(chain.checksum) \(producerChain.checksum)")
+            throw BenchmarkFailure(
+                message: "results differ: \(loop.checksum) \(chain.checksum) \(producerChain.checksum)")
         }
         let deliverCount = 200_000
         let direct = best { deliver(deliverCount, hop: false) }
@@ -41,8 +42,14 @@ enum ReactiveBenchmark {
                 "same, inner = Signal { observer, lifetime in … }", rate(producerChain.seconds, count),
                 perEvent(producerChain.seconds, count)
             ),
-            ("values→start, no hop (\(deliverCount))", rate(direct.seconds, deliverCount), perEvent(direct.seconds, deliverCount)),
-            ("values→deliver(on: QueueScheduler)", rate(hop.seconds, deliverCount), perEvent(hop.seconds, deliverCount)),
+            (
+                "values→start, no hop (\(deliverCount))", rate(direct.seconds, deliverCount),
+                perEvent(direct.seconds, deliverCount)
+            ),
+            (
+                "values→deliver(on: QueueScheduler)", rate(hop.seconds, deliverCount),
+                perEvent(hop.seconds, deliverCount)
+            ),
         ]
         for (name, eventsPerSecond, nanoseconds) in rows {
             print(pad(name, 62) + pad(eventsPerSecond, 20) + nanoseconds)

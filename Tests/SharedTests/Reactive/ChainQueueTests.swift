@@ -108,10 +108,12 @@ import Testing
                 }
             }, for: "a"
         ).start(recorder.observer)
-        queue.enqueue(Signal<Bool, Never> { observer, _ in
-            bStarted.signal()
-            observer.sendCompleted()
-        }, for: "b").start(Observer())
+        queue.enqueue(
+            Signal<Bool, Never> { observer, _ in
+                bStarted.signal()
+                observer.sendCompleted()
+            }, for: "b"
+        ).start(Observer())
         #expect(recorder.waitForTermination())
         #expect(recorder.values == [true])
     }

@@ -136,7 +136,8 @@ import Testing
                 }
             }
         }
-        let disposable = source
+        let disposable =
+            source
             .map { $0 + 1 }
             .flatMap(.concat) { value in
                 Signal<Int, Never> { observer, _ in

@@ -37,7 +37,8 @@ import Testing
             scheduler.schedule(after: .seconds(1)) { times.withLock { $0.append(scheduler.now) } }
         }
         scheduler.advance(by: .seconds(5))
-        #expect(times.withLock { $0 } == [SchedulerTime(nanoseconds: 1_000_000_000), .init(nanoseconds: 2_000_000_000)])
+        #expect(
+            times.withLock { $0 } == [SchedulerTime(nanoseconds: 1_000_000_000), .init(nanoseconds: 2_000_000_000)])
         #expect(scheduler.now == SchedulerTime(nanoseconds: 5_000_000_000))
     }
 

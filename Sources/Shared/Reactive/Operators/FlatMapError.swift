@@ -6,18 +6,20 @@ extension Signal {
     public func flatMapError<NewFailure: Error>(
         _ handler: @escaping @Sendable (Failure) -> Signal<Value, NewFailure>
     ) -> Signal<Value, NewFailure> {
-        Signal<Value, NewFailure>(deliverySchedulers: deliverySchedulers, trusted: { observer, lifetime in
-            self.startNested(
-                in: lifetime,
-                Observer(
-                    value: observer.valueAction,
-                    termination: { termination in
-                        switch termination {
-                        case .failed(let error): handler(error).run(observer, lifetime)
-                        case .completed: observer.sendCompleted()
-                        case .interrupted: observer.sendInterrupted()
-                        }
-                    }))
-        })
+        Signal<Value, NewFailure>(
+            deliverySchedulers: deliverySchedulers,
+            trusted: { observer, lifetime in
+                self.startNested(
+                    in: lifetime,
+                    Observer(
+                        value: observer.valueAction,
+                        termination: { termination in
+                            switch termination {
+                            case .failed(let error): handler(error).run(observer, lifetime)
+                            case .completed: observer.sendCompleted()
+                            case .interrupted: observer.sendInterrupted()
+                            }
+                        }))
+            })
     }
 }

@@ -20,8 +20,9 @@ extension Signal {
 
     /// Passes on events until `lifetime` ends, then completes (and stops the upstream).
     public func take(during lifetime: Lifetime) -> Signal {
-        take(until: Signal<Void, Never> { observer, signalLifetime in
-            signalLifetime += lifetime.observeEnded { observer.sendCompleted() }
-        })
+        take(
+            until: Signal<Void, Never> { observer, signalLifetime in
+                signalLifetime += lifetime.observeEnded { observer.sendCompleted() }
+            })
     }
 }

@@ -45,7 +45,8 @@ extension Signal {
     }
 
     /// Zips many signals into arrays, in the order of `signals`. An empty list completes at once.
-    public static func zip<Element: Sendable>(_ signals: [Signal<Element, Failure>]) -> Signal where Value == [Element] {
+    public static func zip<Element: Sendable>(_ signals: [Signal<Element, Failure>]) -> Signal
+    where Value == [Element] {
         guard let first = signals.first else { return .empty }
         return signals.dropFirst().reduce(first.map { [$0] }) { zipped, next in
             zipped.zip(with: next).map { $0 + [$1] }

@@ -41,7 +41,8 @@ public final class QueueScheduler: Scheduler {
     ///   - name: the queue label, shown in errors and debuggers.
     ///   - qos: the quality of service of the queue's blocks.
     ///   - target: a queue to target (its blocks then also run under `target`'s constraints).
-    public init(name: String = "contextbus.queue-scheduler", qos: DispatchQoS = .default, target: DispatchQueue? = nil) {
+    public init(name: String = "contextbus.queue-scheduler", qos: DispatchQoS = .default, target: DispatchQueue? = nil)
+    {
         self.name = name
         identifier = Self.nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
         queue = DispatchQueue(label: name, qos: qos, target: target)

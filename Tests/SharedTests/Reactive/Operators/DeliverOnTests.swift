@@ -10,8 +10,10 @@ import Testing
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never>(values: 0..<1_000)
             .deliver(on: scheduler)
-            .on(value: { _ in if !scheduler.isCurrent { offQueue.increment() } },
-                terminated: { if !scheduler.isCurrent { offQueue.increment() } })
+            .on(
+                value: { _ in if !scheduler.isCurrent { offQueue.increment() } },
+                terminated: { if !scheduler.isCurrent { offQueue.increment() } }
+            )
             .start(recorder.observer)
         #expect(recorder.waitForTermination())
         #expect(offQueue.value == 0)
@@ -25,10 +27,12 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         Signal<Int, Never>.never
             .deliver(on: scheduler)
-            .start(Observer(interrupted: {
-                onQueue.withLock { $0 = scheduler.isCurrent }
-                done.signal()
-            }))
+            .start(
+                Observer(interrupted: {
+                    onQueue.withLock { $0 = scheduler.isCurrent }
+                    done.signal()
+                })
+            )
             .dispose()
         #expect(wait(done))
         #expect(onQueue.withLock { $0 } == true)

@@ -28,11 +28,13 @@ import Testing
         let starts = Counter()
         let recorder = EventRecorder<String, TestError>()
         Signal<Int, TestError>(values: [1, 2])
-            .then(Signal { observer, _ in
-                starts.increment()
-                observer.send(value: "next")
-                observer.sendCompleted()
-            })
+            .then(
+                Signal { observer, _ in
+                    starts.increment()
+                    observer.send(value: "next")
+                    observer.sendCompleted()
+                }
+            )
             .start(recorder.observer)
         #expect(recorder.events == [.value("next"), .completed])
         #expect(starts.value == 1)
