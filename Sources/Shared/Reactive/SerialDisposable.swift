@@ -21,12 +21,12 @@ public final class SerialDisposable: Disposable {
     public var inner: (any Disposable)? {
         get { state.withLock { $0.inner } }
         set {
-            let replaced = state.withLock { state -> (any Disposable)? in
+            let toDispose = state.withLock { state -> (any Disposable)? in
                 if state.isDisposed { return newValue }
                 defer { state.inner = newValue }
-                return state.inner
+                return state.inner === newValue ? nil : state.inner
             }
-            if replaced !== newValue { replaced?.dispose() }
+            toDispose?.dispose()
         }
     }
 
