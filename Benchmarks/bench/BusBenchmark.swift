@@ -11,7 +11,8 @@ enum BusBenchmark {
     static let duration: Duration = .seconds(2)
 
     static func run() throws {
-        print("busecho: bus.ping round trips, \(duration) per case, \(ProcessInfo.processInfo.activeProcessorCount) CPUs")
+        print(
+            "busecho: bus.ping round trips, \(duration) per case, \(ProcessInfo.processInfo.activeProcessorCount) CPUs")
         let directory = NSTemporaryDirectory() + "ctxbus-busecho-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var configuration = BusServer.Configuration(
@@ -26,7 +27,9 @@ enum BusBenchmark {
         report("raw blocking clients, 50 connections", try rawBlockingClient(path: path, connections: 50))
         report("BusClient.call, 1 connection", try asyncClients(path: path, connections: 1, inFlightEach: 1))
         report("BusClient.call, 50 connections", try asyncClients(path: path, connections: 50, inFlightEach: 1))
-        report("BusClient.call, 1 connection x 50 in flight", try asyncClients(path: path, connections: 1, inFlightEach: 50))
+        report(
+            "BusClient.call, 1 connection x 50 in flight",
+            try asyncClients(path: path, connections: 1, inFlightEach: 50))
         report("BusClient.callAndWait, 1 connection", try blockingClient(path: path))
     }
 

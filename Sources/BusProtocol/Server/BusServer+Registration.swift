@@ -65,7 +65,8 @@ extension BusServer {
     ///   - handler: Called with the request, its typed params and the responder.
     public func register<M: RPCMethod & SendableMetatype>(
         _ method: M.Type, ordering: HandlerOrdering = .concurrent, cancellation: CancellationMode = .immediate,
-        responder handler: @escaping @Sendable (_ request: BusRequest, _ params: M.Params, _ responder: Responder<M>)
+        responder handler:
+            @escaping @Sendable (_ request: BusRequest, _ params: M.Params, _ responder: Responder<M>)
             -> Void
     ) {
         let queue = core.handlerQueue

@@ -157,7 +157,9 @@ public final class BusServer: Sendable, CustomStringConvertible {
                     if remaining.withLock({ count -> Int in
                         count -= 1
                         return count
-                    }) == 0 { resume() }
+                    }) == 0 {
+                        resume()
+                    }
                 }
             }
         }

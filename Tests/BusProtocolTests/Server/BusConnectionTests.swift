@@ -79,20 +79,22 @@ import Testing
         }
         let count = 3000
         let finished = Recorder<Bool>()
-        bus.server.register(TestReplay.self, responder: { request, params, responder in
-            let next = Locked(0)
-            let text = params.text
-            responder.succeed(NumberParams(value: params.value))
-            request.connection.sendPaced(
-                from: {
-                    let value = next.withLock { value -> Int in
-                        defer { value += 1 }
-                        return value
-                    }
-                    return value < params.value ? RPCEvent(TickEvent(value: value, text: text)) : nil
-                },
-                completion: { finished.append($0) })
-        })
+        bus.server.register(
+            TestReplay.self,
+            responder: { request, params, responder in
+                let next = Locked(0)
+                let text = params.text
+                responder.succeed(NumberParams(value: params.value))
+                request.connection.sendPaced(
+                    from: {
+                        let value = next.withLock { value -> Int in
+                            defer { value += 1 }
+                            return value
+                        }
+                        return value < params.value ? RPCEvent(TickEvent(value: value, text: text)) : nil
+                    },
+                    completion: { finished.append($0) })
+            })
         let peer = try RawBusPeer(path: bus.socketPath)
         #expect(peer.greet())
         let text = String(repeating: "p", count: 500)
@@ -110,13 +112,15 @@ import Testing
             $0.pacingThreshold = 1024
         }
         let outcome = Recorder<Bool>()
-        bus.server.register(TestReplay.self, responder: { request, params, responder in
-            responder.succeed(params)
-            let text = String(repeating: "z", count: 2000)
-            request.connection.sendPaced(
-                from: { RPCEvent(TickEvent(value: 0, text: text)) },  // endless
-                completion: { outcome.append($0) })
-        })
+        bus.server.register(
+            TestReplay.self,
+            responder: { request, params, responder in
+                responder.succeed(params)
+                let text = String(repeating: "z", count: 2000)
+                request.connection.sendPaced(
+                    from: { RPCEvent(TickEvent(value: 0, text: text)) },  // endless
+                    completion: { outcome.append($0) })
+            })
         do {
             let peer = try RawBusPeer(path: bus.socketPath)
             #expect(peer.greet())

@@ -61,12 +61,14 @@ import Testing
     @Test func cooperativeCancellationLetsARunningHandlerAnswerWithItsOwnData() throws {
         let bus = try TestBus()
         let started = Gate()
-        bus.server.register(TestWait.self, cancellation: .cooperative, responder: { request, params, responder in
-            request.onCancel {
-                responder.fail(RPCError.cancelled("chain cancelled", data: .object(["step": .int(2)])))
-            }
-            started.open()
-        })
+        bus.server.register(
+            TestWait.self, cancellation: .cooperative,
+            responder: { request, params, responder in
+                request.onCancel {
+                    responder.fail(RPCError.cancelled("chain cancelled", data: .object(["step": .int(2)])))
+                }
+                started.open()
+            })
         let peer = try RawBusPeer(path: bus.socketPath)
         #expect(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.wait","params":{"value":1}}"#)
@@ -188,12 +190,16 @@ import Testing
     @Test func anInOrderResponderThatReturnsBeforeAnsweringLetsTheNextOneStart() throws {
         let bus = try TestBus()
         let responders = Recorder<Responder<TestAppend>>()
-        bus.server.register(TestAppend.self, ordering: .inOrder, responder: { _, _, responder in
-            responders.append(responder)  // hand the work on; answer later
-        })
+        bus.server.register(
+            TestAppend.self, ordering: .inOrder,
+            responder: { _, _, responder in
+                responders.append(responder)  // hand the work on; answer later
+            })
         let peer = try RawBusPeer(path: bus.socketPath)
         #expect(peer.greet())
-        for id in 1...3 { peer.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"test.append","params":{"value":\#(id)}}"#) }
+        for id in 1...3 {
+            peer.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"test.append","params":{"value":\#(id)}}"#)
+        }
         #expect(responders.wait(forCount: 3), "all three started although none has answered")
         for responder in responders.all.reversed() {
             responder.succeed(NumberParams(value: Int(responder.request.id.description) ?? -1))
@@ -206,12 +212,14 @@ import Testing
         let bus = try TestBus()
         let ran = Recorder<Int>()
         let first = Gate()
-        bus.server.register(TestAppend.self, ordering: .inOrder, cancellation: .cooperative, responder: {
-            _, params, responder in
-            ran.append(params.value)
-            if params.value == 1 { first.wait() }
-            responder.succeed(params)
-        })
+        bus.server.register(
+            TestAppend.self, ordering: .inOrder, cancellation: .cooperative,
+            responder: {
+                _, params, responder in
+                ran.append(params.value)
+                if params.value == 1 { first.wait() }
+                responder.succeed(params)
+            })
         let peer = try RawBusPeer(path: bus.socketPath)
         #expect(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.append","params":{"value":1}}"#)

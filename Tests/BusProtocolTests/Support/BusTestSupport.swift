@@ -225,12 +225,14 @@ final class TestBus: Sendable {
         let gate = gate
         let cancellations = cancellations
         let waitsStarted = waitsStarted
-        server.register(TestWait.self, cancellation: .immediate, responder: { request, params, responder in
-            request.onCancel { cancellations.increment() }
-            waitsStarted.increment()
-            gate.wait()
-            responder.succeed(params)
-        })
+        server.register(
+            TestWait.self, cancellation: .immediate,
+            responder: { request, params, responder in
+                request.onCancel { cancellations.increment() }
+                waitsStarted.increment()
+                gate.wait()
+                responder.succeed(params)
+            })
         let appended = appended
         server.register(TestAppend.self, ordering: .inOrder) { request, params in
             // A short, varying pause: without the ordering, later requests would overtake earlier ones.
