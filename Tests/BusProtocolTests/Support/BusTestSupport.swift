@@ -259,6 +259,9 @@ final class TestBus: Sendable {
     }
 
     deinit {
+        // Tests that do not shut their server down still release its loops and socket.
+        let server = server
+        Task.detached { await server.shutdown(gracefully: false, timeout: .zero) }
         directory.remove()
     }
 }
