@@ -1,7 +1,6 @@
 import BusProtocol
 import Dispatch
 import Foundation
-@preconcurrency import Glibc
 
 /// `storesvc`: parse the command line, open the service, serve until SIGTERM/SIGINT.
 
@@ -10,7 +9,7 @@ do {
     outcome = try StoreServiceConfiguration.parse(
         arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
 } catch {
-    fputs("storesvc: \(error)\n", stderr)
+    ServiceLog.printError("\(error)")
     exit(ConfigurationError.exitStatus)
 }
 guard case .run(let configuration) = outcome else {

@@ -23,6 +23,11 @@ struct ServiceLog: Sendable {
     func info(_ message: @autoclosure () -> String) { write(.info, message) }
     func debug(_ message: @autoclosure () -> String) { write(.debug, message) }
 
+    /// Writes `storesvc: <message>` to standard error, whatever the level (command-line errors).
+    static func printError(_ message: String) {
+        fputs("storesvc: \(message)\n", stderr)
+    }
+
     private func write(_ lineLevel: LogLevel, _ message: () -> String) {
         guard !isSilent, lineLevel <= level else { return }
         fputs("storesvc: \(lineLevel.rawValue): \(message())\n", stderr)
