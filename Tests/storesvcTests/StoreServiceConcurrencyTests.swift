@@ -5,7 +5,8 @@ import Testing
 
 /// Several clients saving at once against the real `storesvc` process.
 @Suite struct StoreServiceConcurrencyTests {
-    static let counterModel = #"{"entities":[{"name":"Counter","attributes":[{"name":"value","type":"int","default":0}]}]}"#
+    static let counterModel =
+        #"{"entities":[{"name":"Counter","attributes":[{"name":"value","type":"int","default":0}]}]}"#
 
     private func startWithCounterModel() throws -> StoreServiceProcess {
         let directory = try makeTemporaryDirectory()
@@ -89,16 +90,22 @@ import Testing
         defer { client.close() }
         let created = try await client.call(
             StoreSave.self,
-            SaveParams(inserts: [.init(entity: "Device", ref: "d", values: ["address": .string("A"), "name": .string("one")])]))
+            SaveParams(inserts: [
+                .init(entity: "Device", ref: "d", values: ["address": .string("A"), "name": .string("one")])
+            ]))
         let device = try #require(created.ids["d"])
         // Someone else changes it: version 2, name "two".
-        _ = try await client.call(StoreSave.self, SaveParams(updates: [.init(id: device, version: 1, values: ["name": .string("two")])]))
-        func stale(_ policy: MergePolicy, values: [String: JSONValue], original: [String: JSONValue]? = nil)
+        _ = try await client.call(
+            StoreSave.self, SaveParams(updates: [.init(id: device, version: 1, values: ["name": .string("two")])]))
+        func stale(
+            _ policy: MergePolicy, values: [String: JSONValue], original: [String: JSONValue]? = nil
+        )
             async throws -> BusProtocol.SaveResult
         {
             try await client.call(
                 StoreSave.self,
-                SaveParams(updates: [.init(id: device, version: 1, values: values, original: original)], mergePolicy: policy))
+                SaveParams(
+                    updates: [.init(id: device, version: 1, values: values, original: original)], mergePolicy: policy))
         }
         do {
             _ = try await stale(.error, values: ["name": .string("mine")])
@@ -106,12 +113,15 @@ import Testing
         } catch let error as RPCError {
             #expect(error.code == .conflict)
             let conflict = try SaveConflict(json: try #require(error.data?["conflicts"]?[0]))
-            #expect(conflict == SaveConflict(
-                id: device, version: 1, currentVersion: 2,
-                currentValues: [
-                    "address": .string("A"), "name": .string("two"), "connected": .bool(false), "lastSeen": .null,
-                    "readings": .array([]),
-                ]))
+            #expect(
+                conflict
+                    == SaveConflict(
+                        id: device, version: 1, currentVersion: 2,
+                        currentValues: [
+                            "address": .string("A"), "name": .string("two"), "connected": .bool(false),
+                            "lastSeen": .null,
+                            "readings": .array([]),
+                        ]))
         }
         let rolledBack = try await stale(.rollback, values: ["name": .string("mine")])
         #expect(rolledBack.versions[device] == nil)

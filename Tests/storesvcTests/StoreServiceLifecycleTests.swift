@@ -1,6 +1,6 @@
-@preconcurrency import Glibc
 import BusProtocol
 import Foundation
+@preconcurrency import Glibc
 import Shared
 import Testing
 
@@ -97,7 +97,8 @@ import Testing
                 else { return }
                 for i in 0..<10_000 {
                     let address = "W\(writer)-\(i)"
-                    let reading = #"{"entity":"Reading","values":{"characteristic":"2a19","value":"AQ==","time":"2024-01-01T00:00:00Z","device":"d"}}"#
+                    let reading =
+                        #"{"entity":"Reading","values":{"characteristic":"2a19","value":"AQ==","time":"2024-01-01T00:00:00Z","device":"d"}}"#
                     let params =
                         #"{"insert":[{"entity":"Device","ref":"d","values":{"address":"\#(address)"}},\#(reading),\#(reading),\#(reading)]}"#
                     guard let answer = try? connection.call(i + 1, "store.save", params), answer["result"] != nil else {

@@ -1,6 +1,6 @@
-@preconcurrency import Glibc
 import BusProtocol
 import Foundation
+@preconcurrency import Glibc
 import Shared
 
 /// A blocking Unix-socket client that writes raw bytes and reads raw frames: for hostile input

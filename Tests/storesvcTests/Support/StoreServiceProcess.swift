@@ -1,6 +1,6 @@
-@preconcurrency import Glibc
 import BusProtocol
 import Foundation
+@preconcurrency import Glibc
 import Shared
 
 /// A real `storesvc` process on a temporary socket and database, for integration tests.
@@ -18,7 +18,9 @@ final class StoreServiceProcess: @unchecked Sendable {
 
     /// Starts `storesvc` with `arguments` added to `--socket`/`--database` in `directory`, and waits
     /// until it accepts connections (or exits).
-    init(directory: URL, arguments: [String] = [], socketName: String = "store.sock", waitForSocket: Bool = true)
+    init(
+        directory: URL, arguments: [String] = [], socketName: String = "store.sock", waitForSocket: Bool = true
+    )
         throws
     {
         self.directory = directory
@@ -58,7 +60,8 @@ final class StoreServiceProcess: @unchecked Sendable {
     /// Waits for the process to end and returns its exit status (or 128 + signal).
     func waitForExit() -> Int32 {
         process.waitUntilExit()
-        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        return process.terminationReason == .uncaughtSignal
+            ? 128 + process.terminationStatus : process.terminationStatus
     }
 
     /// What the process wrote to standard error.
