@@ -10,6 +10,11 @@ import Shared
 /// a store, `exit(0)`. Keep the value alive for as long as the signals should be handled;
 /// `cancel()` stops watching (the signals stay ignored).
 ///
+/// Call `blockInEveryNewThread()` at the very start of `main`, before any thread exists: a
+/// thread that does not block the signals would take (and, the action being "ignore", lose)
+/// them. Tested through the services' SIGTERM integration tests (a test runner process already
+/// has threads that do not block them).
+///
 /// ```swift
 /// let signals = ServiceSignals(queue: .main) { signal in
 ///     service.stop()
@@ -23,6 +28,20 @@ public final class ServiceSignals: Sendable {
     public static let interrupt: Int32 = 2
 
     private let sources: Locked<[any DispatchSourceSignal]>
+
+    /// Blocks `signals` in the calling thread, so that every thread it starts afterwards inherits
+    /// the mask. Call it first thing in `main`, before anything has started a thread.
+    ///
+    /// Why: on Linux, libdispatch reads signals through a `signalfd`, which only sees a signal
+    /// that stays pending because no thread takes it. A process-directed signal goes to any
+    /// thread that does not block it, where its disposition applies (ignored, here) and the
+    /// source never sees it. Blocked in every thread, it stays pending until the source reads it.
+    public static func blockInEveryNewThread(_ signals: [Int32] = [terminate, interrupt]) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in signals { sigaddset(&set, number) }
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
 
     /// Starts handling `signals`, calling `handler` with the signal number on `queue` each time
     /// one arrives.

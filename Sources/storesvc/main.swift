@@ -4,6 +4,9 @@ import Foundation
 
 /// `storesvc`: parse the command line, open the service, serve until SIGTERM/SIGINT.
 
+// Before any thread exists, so that every thread inherits the mask (see ServiceSignals).
+ServiceSignals.blockInEveryNewThread()
+
 let outcome: StoreServiceConfiguration.Outcome
 do {
     outcome = try StoreServiceConfiguration.parse(

@@ -87,6 +87,15 @@ import Testing
         #expect(stored["result"]?["count"] == .int(Int64(committed.count)))
     }
 
+    @Test func sigintStopsCleanlyToo() throws {
+        let service = try StoreServiceProcess.start()
+        defer { service.destroy() }
+        service.signal(SIGINT)
+        #expect(service.waitForExit() == 0)
+        #expect(service.log.contains("stopped at txn 0"))
+        #expect(!FileManager.default.fileExists(atPath: service.socketPath), "the socket file is removed")
+    }
+
     @Test func killDashNineDuringASaveStormLosesNoAcknowledgedSaveAndHalvesNone() async throws {
         let service = try StoreServiceProcess.start()
         defer { service.destroy() }
