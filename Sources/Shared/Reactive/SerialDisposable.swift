@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Holds one disposable at a time: replacing it disposes the previous one.
 ///
@@ -9,7 +8,7 @@ public final class SerialDisposable: Disposable {
         var isDisposed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(_ inner: (any Disposable)? = nil) {
         state.withLock { $0.inner = inner }
