@@ -1,4 +1,3 @@
-
 /// Holds one disposable at a time: replacing it disposes the previous one.
 ///
 /// Once the serial disposable is disposed, whatever is (or is later) put in it is disposed at once.

@@ -1,4 +1,3 @@
-
 extension Signal {
     /// Passes on a value only after `interval` has passed without a newer value, on `scheduler`.
     ///

@@ -1,4 +1,3 @@
-
 extension Signal {
     /// Delivers every event on `scheduler` (RAC's `deliverOn:`), in order.
     ///

@@ -1,4 +1,3 @@
-
 extension Signal {
     /// Starts the signal again when it fails, up to `count` more times; the last failure is passed on.
     ///
