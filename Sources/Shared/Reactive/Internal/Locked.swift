@@ -12,7 +12,9 @@
 final class Locked<Value>: @unchecked Sendable {
     @usableFromInline
     let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// Only accessed under `mutex`, so the dynamic exclusivity check would be pure overhead.
     @usableFromInline
+    @exclusivity(unchecked)
     var value: Value
 
     @inlinable
