@@ -9,7 +9,7 @@ public final class CompositeDisposable: Disposable {
         var isDisposed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let disposed = Atomic<Bool>(false)
 
     public init() {}

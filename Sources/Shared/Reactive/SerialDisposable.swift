@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Holds one disposable at a time: replacing it disposes the previous one.
 ///
 /// Once the serial disposable is disposed, whatever is (or is later) put in it is disposed at once.
@@ -9,7 +7,7 @@ public final class SerialDisposable: Disposable {
         var isDisposed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(_ inner: (any Disposable)? = nil) {
         state.withLock { $0.inner = inner }

@@ -81,7 +81,7 @@ import Testing
 
     @Test func leavingTheLoopEarlyDisposesTheSignal() async throws {
         let cleaned = DispatchSemaphore(value: 0)
-        let sink = Mutex<Observer<Int, Never>?>(nil)
+        let sink = Locked<Observer<Int, Never>?>(nil)
         let signal = Signal<Int, Never> { observer, lifetime in
             lifetime.observeEnded { cleaned.signal() }
             sink.withLock { $0 = observer }

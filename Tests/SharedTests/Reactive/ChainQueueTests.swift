@@ -7,7 +7,7 @@ import Testing
     /// A chain that runs until the test completes it.
     final class ManualChain: Sendable {
         let started = Counter()
-        private let sink = Mutex<Observer<Int, Never>?>(nil)
+        private let sink = Locked<Observer<Int, Never>?>(nil)
 
         var signal: Signal<Int, Never> {
             Signal { [self] observer, _ in
@@ -31,7 +31,7 @@ import Testing
             var starts: [Int: [Int]] = [:]
         }
 
-        private let state = Mutex(State())
+        private let state = Locked(State())
 
         func begin(key: Int, sequence: Int) {
             state.withLock { state in

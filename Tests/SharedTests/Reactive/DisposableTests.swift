@@ -14,7 +14,7 @@ import Testing
     }
 
     @Test func compositeDisposesEverythingInInsertionOrder() {
-        let order = Mutex<[Int]>([])
+        let order = Locked<[Int]>([])
         let composite = CompositeDisposable()
         composite.add(AnyDisposable { order.withLock { $0.append(1) } })
         composite.add { order.withLock { $0.append(2) } }

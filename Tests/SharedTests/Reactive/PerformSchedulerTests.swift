@@ -19,7 +19,7 @@ import Testing
     @Test func handsBlocksToPerformAndReportsIsCurrent() {
         let (scheduler, _) = makeContextLikeScheduler()
         let done = DispatchSemaphore(value: 0)
-        let wasCurrent = Mutex<Bool?>(nil)
+        let wasCurrent = Locked<Bool?>(nil)
         scheduler.schedule {
             wasCurrent.withLock { $0 = scheduler.isCurrent }
             done.signal()
@@ -42,7 +42,7 @@ import Testing
     @Test func timedBlocksArePerformedOnTheOwnersQueue() {
         let (scheduler, _) = makeContextLikeScheduler()
         let done = DispatchSemaphore(value: 0)
-        let wasCurrent = Mutex<Bool?>(nil)
+        let wasCurrent = Locked<Bool?>(nil)
         scheduler.schedule(after: .milliseconds(2)) {
             wasCurrent.withLock { $0 = scheduler.isCurrent }
             done.signal()

@@ -7,7 +7,7 @@ import Testing
     @Test func runsBlocksOnItsQueueWhereItIsCurrent() {
         let scheduler = QueueScheduler(name: "test.queue", priority: .high)
         let done = DispatchSemaphore(value: 0)
-        let wasCurrent = Mutex<Bool?>(nil)
+        let wasCurrent = Locked<Bool?>(nil)
         scheduler.schedule {
             wasCurrent.withLock { $0 = scheduler.isCurrent }
             done.signal()
@@ -32,7 +32,7 @@ import Testing
 
     @Test func runsBlocksInOrder() {
         let scheduler = QueueScheduler()
-        let order = Mutex<[Int]>([])
+        let order = Locked<[Int]>([])
         let done = DispatchSemaphore(value: 0)
         for index in 0..<100 {
             scheduler.schedule {
@@ -62,7 +62,7 @@ import Testing
         let scheduler = QueueScheduler()
         let done = DispatchSemaphore(value: 0)
         let start = scheduler.now
-        let observed = Mutex<(SchedulerTime, Bool)?>(nil)
+        let observed = Locked<(SchedulerTime, Bool)?>(nil)
         scheduler.schedule(after: .milliseconds(5)) {
             observed.withLock { $0 = (scheduler.now, scheduler.isCurrent) }
             done.signal()

@@ -86,7 +86,7 @@ import Testing
 
     @Test func producerSendingAfterDisposalIsIgnored() {
         let recorder = EventRecorder<Int, Never>()
-        let captured = Mutex<Observer<Int, Never>?>(nil)
+        let captured = Locked<Observer<Int, Never>?>(nil)
         let disposable = Signal<Int, Never> { observer, _ in
             captured.withLock { $0 = observer }
         }.start(recorder.observer)
@@ -111,7 +111,7 @@ import Testing
     }
 
     @Test func terminationRunsCleanupBeforeTheObserverSeesTheTerminalEvent() {
-        let order = Mutex<[String]>([])
+        let order = Locked<[String]>([])
         Signal<Int, Never> { observer, lifetime in
             lifetime.observeEnded { order.withLock { $0.append("cleanup") } }
             observer.sendCompleted()
@@ -171,7 +171,7 @@ import Testing
         let inside = Atomic<Int>(0)
         let overlaps = Counter()
         let received = Counter()
-        let observer = Mutex<Observer<Int, Never>?>(nil)
+        let observer = Locked<Observer<Int, Never>?>(nil)
         let disposable = Signal<Int, Never> { sink, _ in observer.withLock { $0 = sink } }
             .start(
                 Observer(value: { _ in
@@ -191,8 +191,8 @@ import Testing
     @Test func eventsSentFromAnObserverCallbackAreDeliveredAfterItReturnsNotNested() {
         let depth = Atomic<Int>(0)
         let maxDepth = Atomic<Int>(0)
-        let order = Mutex<[Int]>([])
-        let sink = Mutex<Observer<Int, Never>?>(nil)
+        let order = Locked<[Int]>([])
+        let sink = Locked<Observer<Int, Never>?>(nil)
         Signal<Int, Never> { observer, _ in
             sink.withLock { $0 = observer }
             observer.send(value: 1)
@@ -210,9 +210,9 @@ import Testing
     }
 
     @Test func disposingFromInsideAValueCallbackDeliversInterruptedAfterTheCallback() {
-        let order = Mutex<[String]>([])
+        let order = Locked<[String]>([])
         let holder = SerialDisposable()
-        let sink = Mutex<Observer<Int, Never>?>(nil)
+        let sink = Locked<Observer<Int, Never>?>(nil)
         holder.inner = Signal<Int, Never> { observer, _ in
             sink.withLock { $0 = observer }
         }.start(

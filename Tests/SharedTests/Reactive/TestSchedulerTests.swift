@@ -20,7 +20,7 @@ import Testing
 
     @Test func runsBlocksInOrderOfTimeThenOfScheduling() {
         let scheduler = TestScheduler()
-        let order = Mutex<[String]>([])
+        let order = Locked<[String]>([])
         scheduler.schedule(after: .seconds(2)) { order.withLock { $0.append("b") } }
         scheduler.schedule(after: .seconds(1)) { order.withLock { $0.append("a1") } }
         scheduler.schedule(after: .seconds(1)) { order.withLock { $0.append("a2") } }
@@ -31,7 +31,7 @@ import Testing
 
     @Test func blocksScheduledWhileAdvancingRunIfDueInTheSameAdvance() {
         let scheduler = TestScheduler()
-        let times = Mutex<[SchedulerTime]>([])
+        let times = Locked<[SchedulerTime]>([])
         scheduler.schedule(after: .seconds(1)) {
             times.withLock { $0.append(scheduler.now) }
             scheduler.schedule(after: .seconds(1)) { times.withLock { $0.append(scheduler.now) } }
@@ -54,7 +54,7 @@ import Testing
 
     @Test func isCurrentOnlyWhileRunningABlock() {
         let scheduler = TestScheduler()
-        let inside = Mutex<Bool?>(nil)
+        let inside = Locked<Bool?>(nil)
         scheduler.schedule { inside.withLock { $0 = scheduler.isCurrent } }
         #expect(!scheduler.isCurrent)
         scheduler.advance()

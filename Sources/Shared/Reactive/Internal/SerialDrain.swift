@@ -18,7 +18,7 @@ final class SerialDrain<Input: Sendable>: Sendable {
     @usableFromInline
     let pending = Atomic<Int>(0)
     @usableFromInline
-    let queue = Mutex(RingBuffer<Input>())
+    let queue = Locked(RingBuffer<Input>())
 
     @inlinable
     init() {}

@@ -5,7 +5,7 @@ import Testing
 @Suite struct CombiningTests {
     /// A signal whose events the test sends by hand.
     private func makeManual() -> (Signal<Int, TestError>, @Sendable () -> Observer<Int, TestError>) {
-        let sink = Mutex<Observer<Int, TestError>?>(nil)
+        let sink = Locked<Observer<Int, TestError>?>(nil)
         let signal = Signal<Int, TestError> { observer, _ in sink.withLock { $0 = observer } }
         return (signal, { sink.withLock { $0! } })
     }
@@ -71,7 +71,7 @@ import Testing
 
     @Test func takeUntilCompletesWhenTheTriggerFires() {
         let (a, sendA) = makeManual()
-        let trigger = Mutex<Observer<Void, Never>?>(nil)
+        let trigger = Locked<Observer<Void, Never>?>(nil)
         let recorder = EventRecorder<Int, TestError>()
         a.take(until: Signal<Void, Never> { observer, _ in trigger.withLock { $0 = observer } })
             .start(recorder.observer)

@@ -5,7 +5,7 @@ import Testing
 @Suite struct DebounceTests {
     @Test func sendsAValueOnlyAfterAQuietInterval() {
         let scheduler = TestScheduler()
-        let sink = Mutex<Observer<Int, Never>?>(nil)
+        let sink = Locked<Observer<Int, Never>?>(nil)
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never> { observer, _ in sink.withLock { $0 = observer } }
             .debounce(.seconds(1), on: scheduler)

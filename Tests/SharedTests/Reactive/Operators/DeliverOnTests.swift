@@ -23,7 +23,7 @@ import Testing
 
     @Test func interruptionIsDeliveredOnTheQueueToo() {
         let scheduler = QueueScheduler(name: "test.deliver.interrupt")
-        let onQueue = Mutex<Bool?>(nil)
+        let onQueue = Locked<Bool?>(nil)
         let done = DispatchSemaphore(value: 0)
         Signal<Int, Never>.never
             .deliver(on: scheduler)
@@ -57,7 +57,7 @@ import Testing
 
     @Test func startOnRunsTheProducerOnTheScheduler() {
         let scheduler = TestScheduler()
-        let onScheduler = Mutex<Bool?>(nil)
+        let onScheduler = Locked<Bool?>(nil)
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never> { observer, _ in
             onScheduler.withLock { $0 = scheduler.isCurrent }

@@ -8,7 +8,7 @@ import Testing
     final class Step: Sendable {
         let started = Counter()
         let interrupted = Counter()
-        private let sink = Mutex<Observer<Int, TestError>?>(nil)
+        private let sink = Locked<Observer<Int, TestError>?>(nil)
 
         var signal: Signal<Int, TestError> {
             Signal { [self] observer, lifetime in
@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func aSynchronousErrorShortCircuitsAConcatChain() {
-        let starts = Mutex<[Int]>([])
+        let starts = Locked<[Int]>([])
         let recorder = EventRecorder<Int, TestError>()
         Signal<Int, TestError>(values: 0..<5)
             .flatMap(.concat) { index in
@@ -117,7 +117,7 @@ import Testing
 
     @Test func latestInterruptsThePreviousInnerSignal() {
         let steps = (0..<2).map { _ in Step() }
-        let outer = Mutex<Observer<Int, TestError>?>(nil)
+        let outer = Locked<Observer<Int, TestError>?>(nil)
         let recorder = EventRecorder<Int, TestError>()
         Signal<Int, TestError> { observer, _ in outer.withLock { $0 = observer } }
             .flatMap(.latest) { steps[$0].signal }

@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct OnTests {
     @Test func sideEffectsRunInOrderBeforeEventsArePassedOn() {
-        let log = Mutex<[String]>([])
+        let log = Locked<[String]>([])
         let record: @Sendable (String) -> Void = { entry in log.withLock { $0.append(entry) } }
         Signal<Int, Never>(value: 1)
             .on(
