@@ -1,0 +1,44 @@
+import Testing
+
+@testable import devicesvc
+
+@Suite struct DBusAddressTests {
+    @Test func parsesAPathAddress() throws {
+        #expect(
+            try DBusAddress.parseList("unix:path=/run/dbus/system_bus_socket") == [
+                .unixPath("/run/dbus/system_bus_socket")
+            ])
+    }
+
+    @Test func parsesAnAbstractAddressWithAGuid() throws {
+        #expect(try DBusAddress.parseList("unix:abstract=/tmp/dbus-x,guid=0123") == [.unixAbstract("/tmp/dbus-x")])
+    }
+
+    @Test func keepsUsableEntriesOfAListInOrder() throws {
+        let list = "tcp:host=localhost,port=1;unix:abstract=one;unix:dir=/tmp;unix:path=/two"
+        #expect(try DBusAddress.parseList(list) == [.unixAbstract("one"), .unixPath("/two")])
+    }
+
+    @Test func decodesPercentEscapes() throws {
+        #expect(try DBusAddress.parseList("unix:path=/tmp/a%20b%2cc") == [.unixPath("/tmp/a b,c")])
+    }
+
+    @Test(arguments: ["", ";", "nocolon", "unix:path", "unix:path=/a%2", "unix:path=/a%zz"])
+    func rejectsMalformedAddresses(text: String) {
+        #expect(throws: DBusConnectionError.self) { try DBusAddress.parseList(text) }
+    }
+
+    @Test func rejectsAListWithoutUsableEntryNamingWhy() {
+        #expect(
+            throws: DBusConnectionError.invalidAddress("tcp:host=x", reason: "tcp:host=x: transport tcp not supported")
+        ) {
+            try DBusAddress.parseList("tcp:host=x")
+        }
+    }
+
+    @Test func theSystemBusAddressComesFromTheEnvironmentOrTheDefault() {
+        #expect(DBusAddress.systemBus(environment: [:]) == "unix:path=/run/dbus/system_bus_socket")
+        #expect(DBusAddress.systemBus(environment: ["DBUS_SYSTEM_BUS_ADDRESS": ""]) == DBusAddress.defaultSystemBus)
+        #expect(DBusAddress.systemBus(environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/x"]) == "unix:path=/x")
+    }
+}
