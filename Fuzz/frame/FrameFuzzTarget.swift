@@ -77,11 +77,13 @@ public func frameFuzzTarget(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
         if stream.isEmpty { break }
     }
     fuzzCheck(frames == expected.frames, "decoded \(frames.count) frames, expected \(expected.frames.count)")
-    fuzzCheck(error == expected.error, "error \(String(describing: error)), expected \(String(describing: expected.error))")
+    fuzzCheck(
+        error == expected.error, "error \(String(describing: error)), expected \(String(describing: expected.error))")
 
     do {
         try decoder.finish()
-        fuzzCheck(error == nil && returned == stream.count, "finish() passed with \(stream.count - returned) bytes left")
+        fuzzCheck(
+            error == nil && returned == stream.count, "finish() passed with \(stream.count - returned) bytes left")
     } catch let thrown {
         if let error {
             fuzzCheck(thrown == error, "finish() threw \(thrown) after \(error)")

@@ -58,9 +58,11 @@ import Testing
         defer { cleanUp() }
         let model = try Model(entities: [
             EntityDescription(
-                name: "A", relationships: [RelationshipDescription("b_c", destination: "B", toMany: true, inverse: "x")]),
+                name: "A", relationships: [RelationshipDescription("b_c", destination: "B", toMany: true, inverse: "x")]
+            ),
             EntityDescription(
-                name: "A_b", relationships: [RelationshipDescription("c", destination: "B", toMany: true, inverse: "y")]),
+                name: "A_b", relationships: [RelationshipDescription("c", destination: "B", toMany: true, inverse: "y")]
+            ),
             EntityDescription(
                 name: "B",
                 relationships: [
