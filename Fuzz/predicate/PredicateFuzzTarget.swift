@@ -1,7 +1,7 @@
 import Foundation
 import Shared
 
-// Fuzz target `predicate`: `Predicate(format:)` on arbitrary text, then everything a store
+// Fuzz target `predicate`: `ObjectPredicate(format:)` on arbitrary text, then everything a store
 // does with a predicate, against the default model (`Model.deviceReadings`).
 //
 // Properties:
@@ -16,9 +16,9 @@ import Shared
 //
 // The database is `PredicateTestDatabase` from the Shared tests, compiled into this harness.
 
-typealias Predicate = Shared.Predicate
-typealias PredicateExpression = Shared.PredicateExpression
-typealias PredicateError = Shared.PredicateError
+typealias ObjectPredicate = Shared.ObjectPredicate
+typealias PredicateOperand = Shared.PredicateOperand
+typealias ObjectPredicateError = Shared.ObjectPredicateError
 
 private let model = Model.deviceReadings
 
@@ -82,9 +82,9 @@ nonisolated(unsafe) private let database: PredicateTestDatabase = {
 public func predicateFuzzTarget(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = fuzzBytes(data, size)
     let text = String(decoding: bytes, as: UTF8.self)
-    let predicate: Predicate
+    let predicate: ObjectPredicate
     do {
-        predicate = try Predicate(format: text)
+        predicate = try ObjectPredicate(format: text)
     } catch {
         let scalars = text.unicodeScalars.count
         fuzzCheck(error.position >= 0 && error.position <= scalars, "position \(error.position) of \(scalars)")
@@ -93,7 +93,7 @@ public func predicateFuzzTarget(_ data: UnsafePointer<UInt8>?, _ size: Int) -> C
 
     let format = predicate.predicateFormat
     do {
-        let again = try Predicate(format: format)
+        let again = try ObjectPredicate(format: format)
         fuzzCheck(again == predicate, "'\(format)' reads back as \(again), not \(predicate)")
     } catch {
         fuzzCheck(false, "predicateFormat '\(format)' does not parse: \(error)")
@@ -113,9 +113,11 @@ public func predicateFuzzTarget(_ data: UnsafePointer<UInt8>?, _ size: Int) -> C
 }
 
 /// The evaluator and the compiled SQL accept the same predicates and match the same objects.
-private func checkAgreement(_ predicate: Predicate, entity: String) {
-    let evaluator = Result { () throws(PredicateError) in try PredicateEvaluator(predicate, entity: entity, in: model) }
-    let fragment = Result { () throws(PredicateError) in
+private func checkAgreement(_ predicate: ObjectPredicate, entity: String) {
+    let evaluator = Result { () throws(ObjectPredicateError) in
+        try PredicateEvaluator(predicate, entity: entity, in: model)
+    }
+    let fragment = Result { () throws(ObjectPredicateError) in
         try PredicateSQLCompiler.compile(predicate, entity: entity, schema: database.schema, alias: "t")
     }
     switch (evaluator, fragment) {
@@ -124,7 +126,8 @@ private func checkAgreement(_ predicate: Predicate, entity: String) {
     case (.failure(let error), .success):
         fuzzCheck(false, "the evaluator refuses (\(error)) what the compiler accepts: \(predicate)")
     case (.success, .failure(let error)):
-        fuzzCheck(error == .nestingTooDeep(limit: Predicate.maximumNestingDepth), "only the compiler refuses: \(error)")
+        fuzzCheck(
+            error == .nestingTooDeep(limit: ObjectPredicate.maximumNestingDepth), "only the compiler refuses: \(error)")
     case (.success(let evaluator), .success(let fragment)):
         var matched: Set<Int64> = []
         for (id, values) in objects where id.entity == entity {
@@ -143,7 +146,7 @@ private func checkAgreement(_ predicate: Predicate, entity: String) {
 }
 
 /// The names of the predicate's `$variables`.
-private func variables(of predicate: Predicate) -> Set<String> {
+private func variables(of predicate: ObjectPredicate) -> Set<String> {
     switch predicate {
     case .constant: return []
     case .not(let inner): return variables(of: inner)
@@ -152,7 +155,7 @@ private func variables(of predicate: Predicate) -> Set<String> {
     }
 }
 
-private func variables(of expression: PredicateExpression) -> Set<String> {
+private func variables(of expression: PredicateOperand) -> Set<String> {
     switch expression {
     case .keyPath, .count, .literal: return []
     case .variable(let name): return [name]

@@ -1,6 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
-import Synchronization
+import Shared
 import Testing
 
 @testable import devicesvc
@@ -84,7 +84,7 @@ final class TestProcess: Sendable {
         hasExited(waitingUpTo: milliseconds)
     }
 
-    private let reaped = Mutex(false)
+    private let reaped = Locked(false)
 
     private func hasExited(waitingUpTo milliseconds: Int) -> Bool {
         reaped.withLock { isReaped in
@@ -245,7 +245,7 @@ func withPythonService(_ body: (PrivateBus, DBusConnection, PythonService) async
 
 /// A thread-safe list that handlers append to and tests read.
 final class Recorder<Element: Sendable>: Sendable {
-    private let storage = Mutex<[Element]>([])
+    private let storage = Locked<[Element]>([])
 
     func append(_ element: Element) { storage.withLock { $0.append(element) } }
 

@@ -1,3 +1,4 @@
+import Shared
 import Synchronization
 
 /// One thread running `epoll_wait`: it watches registered descriptors, runs timers and runs work handed to it
@@ -20,10 +21,10 @@ public final class EventLoop: Sendable, CustomStringConvertible {
     public static let readBufferSize = 64 * 1024
 
     let epoll: Epoll
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let threadID = Atomic<UInt>(0)
-    private let thread = Mutex<OSThread?>(nil)
-    private let readBuffer = Mutex([UInt8](repeating: 0, count: EventLoop.readBufferSize))
+    private let thread = Locked<OSThread?>(nil)
+    private let readBuffer = Locked([UInt8](repeating: 0, count: EventLoop.readBufferSize))
     private let name: String
 
     private struct Registration {

@@ -1,4 +1,4 @@
-import Synchronization
+import Shared
 
 /// A non-blocking Unix-domain stream connection served by one event loop.
 ///
@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// ```
 ///  owner ──start(handlers)──▶ SocketConnection ──registration──▶ EventLoop (epoll)
-///    ▲                         │  state (Mutex): phase, outbound queue, handlers, registration
+///    ▲                         │  state (Locked): phase, outbound queue, handlers, registration
 ///    └── onRead/onDrain/onOverflow/onClose (on the loop thread) ◀──┘
 /// ```
 ///
@@ -64,7 +64,7 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
     /// The limits this connection was made with.
     public let options: Options
     let descriptor: FileDescriptor
-    let state: Mutex<State>
+    let state: Locked<State>
 
     enum Phase: Equatable {
         /// Reading (once started) and accepting writes.
@@ -104,7 +104,7 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
         self.descriptor = descriptor
         self.loop = loop
         self.options = options
-        state = Mutex(State())
+        state = Locked(State())
     }
 
     public var description: String { "SocketConnection(\(descriptor))" }

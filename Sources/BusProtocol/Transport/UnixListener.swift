@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import Shared
 
 /// A listening Unix-domain stream socket that accepts on an event loop and hands each connection to a loop of its
 /// group, round-robin.
@@ -57,7 +57,7 @@ public final class UnixListener: Sendable, CustomStringConvertible {
     private let onAccept: @Sendable (SocketConnection) -> Void
     /// The socket file this listener created, to remove only that one on close.
     private let boundFile: Syscall.FileIdentity?
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var registration: IORegistration?

@@ -1,5 +1,4 @@
 public import Dispatch
-import Synchronization
 
 /// A scratch pad of managed objects on one serial queue: Core Data's `NSManagedObjectContext`.
 ///
@@ -44,7 +43,7 @@ public final class ObjectContext: Sendable {
 
     let queueKey: DispatchSpecificKey<UInt8>
     private let confined: QueueConfined<ContextCore>
-    let settings: Mutex<Settings>
+    let settings: Locked<Settings>
     /// Every save of this context (`didSave`).
     let saves = Broadcaster<ChangeSet>()
     /// What this context's children may merge: its saves, its children's saves, its merges.
@@ -89,7 +88,7 @@ public final class ObjectContext: Sendable {
         queueKey = key
         let core = ContextCore(model: model, source: source, queueKey: key)
         confined = QueueConfined(core, key: key, label: "ObjectContext \(name ?? "unnamed")")
-        settings = Mutex(Settings())
+        settings = Locked(Settings())
         core.context = self
     }
 
@@ -104,7 +103,7 @@ public final class ObjectContext: Sendable {
         set { designatedMainQueue.withLock { $0 = newValue } }
     }
 
-    private static let designatedMainQueue = Mutex(DispatchQueue.main)
+    private static let designatedMainQueue = Locked(DispatchQueue.main)
 
     /// The context's state; only on the context's queue.
     var core: ContextCore { confined.value }

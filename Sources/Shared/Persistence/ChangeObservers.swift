@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// The observers of a store's committed change sets, and the serial queue that delivers to them.
 ///
@@ -12,7 +11,7 @@ final class ChangeObservers: Sendable {
         var observers: [Int: @Sendable (ChangeSet) -> Void] = [:]
     }
 
-    private let registry = Mutex(Registry())
+    private let registry = Locked(Registry())
     private let deliveryQueue: DispatchQueue
 
     init(label: String) {

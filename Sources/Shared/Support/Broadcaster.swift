@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A list of observers that receive every value sent, from any thread.
 ///
@@ -9,7 +8,7 @@ final class Broadcaster<Value: Sendable>: Sendable {
         var observers: [(token: Int, observer: @Sendable (Value) -> Void)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init() {}
 

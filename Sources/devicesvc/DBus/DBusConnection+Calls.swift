@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import Shared
 
 /// Sending messages and calling methods.
 extension DBusConnection {
@@ -149,7 +149,7 @@ extension DBusConnection {
 
 /// The serial of an async call and whether its task was cancelled, shared by the call and its cancel handler.
 private final class CallHandle: Sendable {
-    private let storage = Mutex<(serial: UInt32?, isCancelled: Bool)>((nil, false))
+    private let storage = Locked<(serial: UInt32?, isCancelled: Bool)>((nil, false))
 
     /// Records the serial; returns `false` when the task was already cancelled.
     func setSerial(_ serial: UInt32) -> Bool {

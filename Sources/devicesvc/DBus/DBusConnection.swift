@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Shared
 import Synchronization
 
 /// A connection to a D-Bus message bus (or a peer), speaking the wire protocol natively over a Unix socket.
@@ -32,11 +33,11 @@ final class DBusConnection: Sendable {
     let serverGUID: String
     let socket: DBusSocket
     let deliveryQueue = DispatchQueue(label: "devicesvc.dbus.delivery")
-    let state = Mutex(State())
+    let state = Locked(State())
     /// `true` while writers may use the socket; a writer holds it for the whole `send`.
-    let writeLock = Mutex(true)
+    let writeLock = Locked(true)
     /// `true` while the descriptor is open; guards `shutdown` against a closed (and maybe reused) descriptor.
-    let descriptorLock = Mutex(true)
+    let descriptorLock = Locked(true)
     let serialCounter = Atomic<UInt32>(0)
 
     /// The state that the reader, writers, timers and callers share.

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import Shared
 
 /// Tracks the current owner of a well-known bus name (such as `org.bluez`), including its appearing,
 /// disappearing and changing hands.
@@ -40,9 +40,9 @@ final class NameWatcher: Sendable {
 
     /// The watched name.
     let name: String
-    private let storage = Mutex(Storage())
-    private let observationStorage = Mutex<DBusOwnerObservation?>(nil)
-    private let disconnectToken = Mutex<(DBusConnection, UInt64)?>(nil)
+    private let storage = Locked(Storage())
+    private let observationStorage = Locked<DBusOwnerObservation?>(nil)
+    private let disconnectToken = Locked<(DBusConnection, UInt64)?>(nil)
 
     private struct Storage {
         var owner: String?

@@ -3,7 +3,6 @@ import Dispatch
 import Foundation
 @preconcurrency import Glibc
 import Shared
-import Synchronization
 
 // Methods, a server fixture and a raw-socket peer for the BusServer and BusClient tests. The server is the
 // real one on a temporary socket; the methods are test methods registered with real handlers.

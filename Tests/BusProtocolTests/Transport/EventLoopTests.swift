@@ -1,13 +1,13 @@
 import BusProtocol
 import Dispatch
 @preconcurrency import Glibc
-import Synchronization
+import Shared
 import Testing
 
 @Suite struct EventLoopTests {
     @Test func runsExecutedWorkOnItsOwnThread() throws {
         try withLoop { loop in
-            let ranOnLoop = Mutex<Bool?>(nil)
+            let ranOnLoop = Locked<Bool?>(nil)
             let done = Occurrence()
             #expect(!loop.inEventLoop)
             loop.execute {
@@ -23,7 +23,7 @@ import Testing
         try withLoop { loop in
             let threads = 4
             let perThread = 2_000
-            let seen = Mutex([[Int]](repeating: [], count: threads))
+            let seen = Locked([[Int]](repeating: [], count: threads))
             let done = Occurrence()
             DispatchQueue.concurrentPerform(iterations: threads) { thread in
                 for index in 0..<perThread {
@@ -43,7 +43,7 @@ import Testing
 
     @Test func runsTimersInDeadlineOrderNotSubmissionOrder() throws {
         try withLoop { loop in
-            let order = Mutex<[Int]>([])
+            let order = Locked<[Int]>([])
             let done = Occurrence()
             let base = ContinuousClock.now
             loop.schedule(at: base + .milliseconds(30)) {
@@ -61,7 +61,7 @@ import Testing
     @Test func neverRunsATimerBeforeItsDelay() throws {
         try withLoop { loop in
             let start = ContinuousClock.now
-            let elapsed = Mutex<Duration?>(nil)
+            let elapsed = Locked<Duration?>(nil)
             let done = Occurrence()
             loop.schedule(after: .milliseconds(25)) {
                 elapsed.withLock { $0 = ContinuousClock.now - start }
@@ -75,8 +75,8 @@ import Testing
 
     @Test func neverRunsACancelledTimer() throws {
         try withLoop { loop in
-            let cancelledRan = Mutex(false)
-            let wasPending = Mutex<Bool?>(nil)
+            let cancelledRan = Locked(false)
+            let wasPending = Locked<Bool?>(nil)
             let done = Occurrence()
             // On the loop thread no timer can fire between schedule and cancel, whatever the scheduling delays.
             loop.execute {
@@ -129,7 +129,7 @@ import Testing
     @Test func shutdownTellsActiveRegistrationsAndJoinsTheThread() throws {
         let loop = try EventLoop(name: "shutdown")
         let (watched, _) = try FileDescriptor.makeSocketPair()
-        let toldOnLoop = Mutex<Bool?>(nil)
+        let toldOnLoop = Locked<Bool?>(nil)
         _ = try loop.register(watched, for: .readable, onReady: { _ in }) {
             toldOnLoop.withLock { $0 = loop.inEventLoop }
             watched.close()
@@ -142,7 +142,7 @@ import Testing
 
     @Test func runsWorkSubmittedBeforeShutdownAndDropsWorkAfter() throws {
         let loop = try EventLoop(name: "drain")
-        let ran = Mutex<[String]>([])
+        let ran = Locked<[String]>([])
         loop.execute { ran.withLock { $0.append("before") } }
         loop.shutdown()
         loop.execute { ran.withLock { $0.append("after") } }
@@ -161,7 +161,7 @@ import Testing
     @Test func shutsDownOnceWhenCalledFromTwoThreads() throws {
         let loop = try EventLoop(name: "twice")
         DispatchQueue.concurrentPerform(iterations: 2) { _ in loop.shutdown() }
-        let ran = Mutex(false)
+        let ran = Locked(false)
         loop.execute { ran.withLock { $0 = true } }
         #expect(!ran.withLock { $0 })
     }
@@ -179,7 +179,7 @@ import Testing
 
     @Test func runsEachLoopOnItsOwnThread() throws {
         try withGroup(loops: 2) { group in
-            let onOther = Mutex<Bool?>(nil)
+            let onOther = Locked<Bool?>(nil)
             let done = Occurrence()
             group.loops[0].execute {
                 onOther.withLock { $0 = group.loops[1].inEventLoop }

@@ -1,6 +1,6 @@
 import BusProtocol
 @preconcurrency import Glibc
-import Synchronization
+import Shared
 import Testing
 
 /// A listening socket with the smallest backlog that never accepts: after one pending connection, connects get
@@ -51,7 +51,7 @@ func makeListenerThatNeverAccepts(at address: UnixSocketAddress) -> Int32 {
         try withLoop { loop in
             let first = try SocketConnection.connect(to: address, on: loop)
             defer { first.close() }
-            let outcome = Mutex<Result<Void, ConnectError>?>(nil)
+            let outcome = Locked<Result<Void, ConnectError>?>(nil)
             let done = Occurrence()
             loop.execute {
                 // A long timeout: on the loop thread it must not be used for waiting.

@@ -2,7 +2,7 @@ import BusProtocol
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Synchronization
+import Shared
 import Testing
 
 @Suite struct SocketConnectionWritingTests {
@@ -46,7 +46,7 @@ import Testing
                     + withUnsafeBytes(of: UInt16(length).bigEndian, Array.init)
                     + [UInt8](repeating: UInt8(thread), count: length)
             }
-            let reader = Mutex<[UInt8]>([])
+            let reader = Locked<[UInt8]>([])
             let expectedCount = (0..<threads).reduce(0) { total, thread in
                 total + (0..<perThread).reduce(0) { $0 + record(thread: thread, sequence: $1).count }
             }
@@ -135,13 +135,13 @@ import Testing
         try withLoop { loop in
             let (connection, probe, peer) = try makeConnectedPair(on: loop, options: .init(maxOutboundBytes: 1 << 20))
             let record = patternBytes(count: 1000, seed: 9)
-            let written = Mutex(0)
+            let written = Locked(0)
             let writerDone = Occurrence()
             Thread.detachNewThread {
                 while connection.write(record) { written.withLock { $0 += 1 } }
                 writerDone.fire()
             }
-            let received = Mutex<[UInt8]>([])
+            let received = Locked<[UInt8]>([])
             let readerDone = Occurrence()
             Thread.detachNewThread {
                 received.withLock { $0 = RawPeer.readToEnd(peer) }

@@ -1,7 +1,6 @@
 import BusProtocol
 import Dispatch
 @preconcurrency import Glibc
-import Synchronization
 import Testing
 
 /// A started connection on one end of a socket pair; the other end is a raw, blocking descriptor.

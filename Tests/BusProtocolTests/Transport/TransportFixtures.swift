@@ -2,7 +2,7 @@ import BusProtocol
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Synchronization
+import Shared
 import Testing
 
 /// Generous bound for waiting on the loop thread; reaching it means the behaviour is missing, not slow.
@@ -52,7 +52,7 @@ final class ConnectionProbe: Sendable {
         var overflows: [OutboundOverflow] = []
         var drains = 0
     }
-    private let seen = Mutex(Seen())
+    private let seen = Locked(Seen())
     private let changed = DispatchSemaphore(value: 0)
 
     var handlers: SocketConnection.Handlers {

@@ -2,7 +2,7 @@ import BusProtocol
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Synchronization
+import Shared
 import Testing
 
 /// Listener options that ignore the test process's own environment.
@@ -66,7 +66,7 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
         defer { directory.remove() }
         try withGroup(loops: 2) { group in
             let address = try directory.address()
-            let loopsSeen = Mutex<[ObjectIdentifier]>([])
+            let loopsSeen = Locked<[ObjectIdentifier]>([])
             let accepted = DispatchSemaphore(value: 0)
             let listener = try UnixListener.listen(on: address, group: group, options: listenerOptions()) {
                 connection in
@@ -88,7 +88,7 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
         defer { directory.remove() }
         try withGroup { group in
             let address = try directory.address()
-            let credentials = Mutex<PeerCredentials?>(nil)
+            let credentials = Locked<PeerCredentials?>(nil)
             let accepted = Occurrence()
             let listener = try UnixListener.listen(on: address, group: group, options: listenerOptions()) {
                 connection in

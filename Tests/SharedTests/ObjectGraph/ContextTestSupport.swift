@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Shared
-import Synchronization
 import Testing
 
 /// A store under test with a top-level context on it.
@@ -60,7 +59,7 @@ extension ObjectContext {
 
 /// Values collected from another thread, read once the sender is done.
 final class Collected<Value: Sendable>: Sendable {
-    private let values = Mutex<[Value]>([])
+    private let values = Locked<[Value]>([])
     func append(_ value: Value) { values.withLock { $0.append(value) } }
     var all: [Value] { values.withLock { $0 } }
 }

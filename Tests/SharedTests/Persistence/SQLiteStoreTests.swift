@@ -1,7 +1,6 @@
 import CSQLite
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Shared
@@ -105,7 +104,7 @@ import Testing
         let store = try SQLiteStore(url: url, model: Model.deviceReadings)
         let device = try store.insert("Device", ["address": .string("x")])
         let groupsBefore = store.statistics.groups
-        let outcomes = Mutex<[Int: Result<SaveResult, any Error>]>([:])
+        let outcomes = Locked<[Int: Result<SaveResult, any Error>]>([:])
         let finished = DispatchGroup()
         let threads = 6
         let resume = store.suspendWriter()

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Shared
-import Synchronization
 import Testing
 
 /// Concurrent saves from many threads, against every store.
@@ -9,8 +8,8 @@ import Testing
     @Test(arguments: StoreFactory.all)
     func concurrentSavesAllCommitWithDistinctIncreasingTxns(factory: StoreFactory) throws {
         let store = try factory.make(Model.deviceReadings)
-        let txns = Mutex<[Int: [Int64]]>([:])
-        let failures = Mutex<[String]>([])
+        let txns = Locked<[Int: [Int64]]>([:])
+        let failures = Locked<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             var mine: [Int64] = []
             for i in 0..<25 {
@@ -40,7 +39,7 @@ import Testing
     func aFailingSaveAmongConcurrentOnesFailsOnlyItself(factory: StoreFactory) throws {
         let store = try factory.make(Model.deviceReadings)
         let device = try store.insert("Device", ["address": .string("x")])
-        let outcomes = Mutex<[Int: Result<Int64, StoreError>]>([:])
+        let outcomes = Locked<[Int: Result<Int64, StoreError>]>([:])
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             let request =
                 worker == 3

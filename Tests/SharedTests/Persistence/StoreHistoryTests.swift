@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Shared
-import Synchronization
 import Testing
 
 /// History, replay, retention and change observation, against every store.
@@ -72,7 +71,7 @@ import Testing
     @Test(arguments: StoreFactory.all)
     func observersSeeEveryCommitInTxnOrder(factory: StoreFactory) throws {
         let store = try factory.make(Model.deviceReadings)
-        let seen = Mutex<[Int64]>([])
+        let seen = Locked<[Int64]>([])
         let done = DispatchSemaphore(value: 0)
         let observation = store.observeChanges { change in
             let count = seen.withLock {

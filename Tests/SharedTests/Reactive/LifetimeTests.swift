@@ -1,5 +1,4 @@
 import Shared
-import Synchronization
 import Testing
 
 @Suite struct LifetimeTests {

@@ -9,7 +9,7 @@ import Synchronization
 /// serial queue, in `txn` order, with no lock held.
 public final class InMemoryStore: PersistentStore {
     public let model: Model
-    let state: Mutex<InMemoryState>
+    let state: Locked<InMemoryState>
     private let observers = ChangeObservers(label: "ContextBus.InMemoryStore.observers")
     private let lastCommitted = Atomic<Int64>(0)
 
@@ -20,7 +20,7 @@ public final class InMemoryStore: PersistentStore {
     public init(model: Model, historyRetention: Int = 100_000) {
         precondition(historyRetention >= 1, "historyRetention must be at least 1")
         self.model = model
-        self.state = Mutex(InMemoryState(historyRetention: historyRetention))
+        self.state = Locked(InMemoryState(historyRetention: historyRetention))
     }
 
     public var lastTransaction: Int64 { lastCommitted.load(ordering: .acquiring) }

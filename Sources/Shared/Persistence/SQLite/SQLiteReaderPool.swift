@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Read connections of a SQLite store, so that reads never wait for the writer (WAL readers see
 /// the last committed state while the writer works).
@@ -11,7 +10,7 @@ final class SQLiteReaderPool: Sendable {
         var isClosed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let path: String
     private let capacity: Int
     private let busyTimeoutMilliseconds: Int32

@@ -20,7 +20,7 @@ final class SQLiteWriter: @unchecked Sendable {
     // `isSynchronousFull` and `isClosed` are used only on `queue`; `pending`, `lastCommitted` and
     // `statistics` are a Mutex/Atomic.
     private let queue = DispatchQueue(label: "ContextBus.SQLiteStore.writer", qos: .userInitiated)
-    private let pending = Mutex(PendingSaves())
+    private let pending = Locked(PendingSaves())
     private let connection: SQLiteConnection
     private let model: Model
     private let tables: [String: SQLiteEntityTable]
@@ -37,7 +37,7 @@ final class SQLiteWriter: @unchecked Sendable {
 
     /// The last committed transaction, for readers of `lastTransaction`.
     let lastCommitted = Atomic<Int64>(0)
-    let statistics = Mutex(SQLiteStore.Statistics())
+    let statistics = Locked(SQLiteStore.Statistics())
 
     private struct PendingSaves {
         var jobs: [SaveJob] = []
@@ -290,7 +290,7 @@ extension SQLiteWriter: ChangeSetSource {
 final class SaveJob: Sendable {
     let request: SaveRequest
     private let done = DispatchSemaphore(value: 0)
-    private let outcome = Mutex<Result<SaveResult, any Error>?>(nil)
+    private let outcome = Locked<Result<SaveResult, any Error>?>(nil)
     private let completion: (@Sendable (Result<SaveResult, any Error>) -> Void)?
 
     init(request: SaveRequest, completion: (@Sendable (Result<SaveResult, any Error>) -> Void)? = nil) {

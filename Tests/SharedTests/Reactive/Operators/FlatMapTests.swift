@@ -1,6 +1,5 @@
 import Dispatch
 import Shared
-import Synchronization
 import Testing
 
 @Suite struct FlatMapTests {
