@@ -1,4 +1,3 @@
-
 /// A list of observers that receive every value sent, from any thread.
 ///
 /// Observers are called outside the lock, in the order they were added, on the sender's thread.

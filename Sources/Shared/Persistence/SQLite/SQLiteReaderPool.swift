@@ -1,4 +1,3 @@
-
 /// Read connections of a SQLite store, so that reads never wait for the writer (WAL readers see
 /// the last committed state while the writer works).
 ///
