@@ -198,6 +198,12 @@ enum Syscall {
 
     static var processID: Int32 { getpid() }
 
+    /// The effective user id of this process (`geteuid`), which the kernel reports to peers in `SO_PEERCRED`.
+    static var effectiveUserID: UInt32 { geteuid() }
+
+    /// The effective group id of this process (`getegid`).
+    static var effectiveGroupID: UInt32 { getegid() }
+
     static var onlineProcessorCount: Int { max(1, sysconf(CInt(_SC_NPROCESSORS_ONLN))) }
 
     static func environmentValue(_ name: String) -> String? {

@@ -1,0 +1,166 @@
+import Dispatch
+import Shared
+
+// The four ways to make a call: async, as a Signal, blocking, and untyped. All go through `startCall`, which
+// completes exactly once: with the answer, a client-side error, the timeout or the cancellation.
+
+extension BusClient {
+    // MARK: - async
+
+    /// Calls `method` and waits for its result.
+    ///
+    /// ```swift
+    /// let saved = try await client.call(StoreSave.self, SaveParams(insert: [reading]))
+    /// ```
+    ///
+    /// Cancelling the calling task fails the call with `CancellationError` at once and sends `bus.cancel`.
+    ///
+    /// - Parameters:
+    ///   - method: The method, e.g. `StoreFetch.self`.
+    ///   - params: Its params.
+    ///   - timeout: Overrides `Options.callTimeout`; when it passes, the call fails with `.timedOut` and the
+    ///     client sends `bus.cancel`.
+    /// - Returns: The typed result.
+    /// - Throws: The service's `RPCError`, `BusClientError`, or `CancellationError`.
+    public func call<M: RPCMethod>(_ method: M.Type, _ params: M.Params, timeout: Duration? = nil) async throws
+        -> M.Result
+    {
+        try Self.decode(M.self, try await call(method: M.name, params: params.json, timeout: timeout))
+    }
+
+    /// Calls a method that takes no params (`bus.ping`, `store.model`, `store.stats`).
+    public func call<M: RPCMethod>(_ method: M.Type, timeout: Duration? = nil) async throws -> M.Result
+    where M.Params == EmptyObject {
+        try await call(method, EmptyObject(), timeout: timeout)
+    }
+
+    /// Calls a method by name with raw JSON params and returns the raw result (for generic tools like `ctxbus`).
+    ///
+    /// - Throws: The service's `RPCError`, `BusClientError`, or `CancellationError`.
+    public func call(method: String, params: JSONValue? = nil, timeout: Duration? = nil) async throws -> JSONValue {
+        try Task.checkCancellation()
+        let box = Locked(CancelBox())
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let token = startCall(method: method, params: params, timeout: timeout) { outcome in
+                    continuation.resume(with: outcome)
+                }
+                let cancelNow = box.withLock { box -> Bool in
+                    box.token = token
+                    return box.isCancelled
+                }
+                if cancelNow { token.cancel() }
+            }
+        } onCancel: {
+            let token = box.withLock { box -> CallToken? in
+                box.isCancelled = true
+                return box.token
+            }
+            token?.cancel()
+        }
+    }
+
+    // MARK: - Signal
+
+    /// A cold signal that sends the request each time it is started, then the result and `completed`, or fails.
+    ///
+    /// Disposing it before the answer sends `bus.cancel`. Client-side failures arrive as `RPCError`s
+    /// (`BusClientError.rpcError`: connection problems are `503`, a timeout `408`). Events are delivered on the
+    /// client's loop.
+    ///
+    /// ```swift
+    /// client.request(StoreFetch.self, params)
+    ///     .deliver(on: context.scheduler)
+    ///     .startWithValues { result in … }
+    /// ```
+    public func request<M: RPCMethod & SendableMetatype>(_ method: M.Type, _ params: M.Params, timeout: Duration? = nil)
+        -> Signal<M.Result, RPCError>
+    {
+        let json = params.json
+        return Signal { [self] observer, lifetime in
+            let token = startCall(method: M.name, params: json, timeout: timeout) { outcome in
+                switch outcome.flatMap({ json in Result { try Self.decode(M.self, json) } }) {
+                case .success(let result):
+                    observer.send(value: result)
+                    observer.sendCompleted()
+                case .failure(let error):
+                    observer.send(error: BusClientError.rpcError(for: error))
+                }
+            }
+            lifetime.observeEnded { token.cancel() }
+        }
+    }
+
+    // MARK: - Blocking
+
+    /// Calls `method` and blocks the calling thread until the result, for synchronous callers (a
+    /// `PersistentStore` implementation).
+    ///
+    /// - Throws: `BusClientError.wouldBlockEventLoop` at once when called on the client's own loop thread (the
+    ///   thread that would have to deliver the answer); otherwise like `call`.
+    public func callAndWait<M: RPCMethod>(_ method: M.Type, _ params: M.Params, timeout: Duration? = nil) throws
+        -> M.Result
+    {
+        guard !loop.inEventLoop else { throw BusClientError.wouldBlockEventLoop(method: M.name) }
+        let answered = DispatchSemaphore(value: 0)
+        let outcome = Locked<Result<JSONValue, any Error>?>(nil)
+        startCall(method: M.name, params: params.json, timeout: timeout) { result in
+            outcome.withLock { $0 = result }
+            answered.signal()
+        }
+        answered.wait()
+        guard let result = outcome.withLock({ $0 }) else { throw BusClientError.closed(path: socketPath) }
+        return try Self.decode(M.self, try result.get())
+    }
+
+    // MARK: - Core
+
+    /// Sends a request on the current connection; `completion` is called exactly once, possibly before this
+    /// returns (when the client is not connected).
+    ///
+    /// - Returns: A token that cancels the call (and sends `bus.cancel`) while it waits.
+    @discardableResult
+    func startCall(
+        method: String, params: JSONValue?, timeout: Duration?,
+        completion: @escaping @Sendable (Result<JSONValue, any Error>) -> Void
+    ) -> CallToken {
+        let (session, refusal) = state.withLock { state -> (ClientSession?, BusClientError?) in
+            if state.isClosed { return (nil, .closed(path: socketPath)) }
+            guard let session = state.session else { return (nil, .notConnected(path: socketPath)) }
+            return (session, nil)
+        }
+        guard let session else {
+            completion(.failure(refusal ?? .notConnected(path: socketPath)))
+            return CallToken(session: nil, id: 0)
+        }
+        let id = session.makeID()
+        session.send(
+            id: id, method: method, params: params, timeout: timeout ?? options.callTimeout, completion: completion)
+        return CallToken(session: session, id: id)
+    }
+
+    static func decode<M: RPCMethod>(_ method: M.Type, _ json: JSONValue) throws -> M.Result {
+        do {
+            return try M.Result(json: json)
+        } catch {
+            throw BusClientError.malformedResult(method: M.name, error)
+        }
+    }
+}
+
+/// Cancels one waiting call.
+struct CallToken: Sendable {
+    let session: ClientSession?
+    let id: Int64
+
+    /// Fails the call with `CancellationError` and sends `bus.cancel`, if it is still waiting.
+    func cancel() {
+        session?.finish(id, with: .failure(CancellationError()), sendCancel: true)
+    }
+}
+
+/// A call's token and whether its task was cancelled, for the race between the two.
+struct CancelBox {
+    var token: CallToken?
+    var isCancelled = false
+}

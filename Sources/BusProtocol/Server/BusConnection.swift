@@ -1,0 +1,206 @@
+import Shared
+
+/// One client's connection to a `BusServer`, as handlers see it: who the peer is, a way to send it events, and
+/// hooks for when it goes away.
+///
+/// ```
+///  client ──frames──▶ SocketConnection ──onRead (loop)──▶ BusConnection session ─┬─ bus.hello / ping / cancel: answered on the loop
+///                                                                              └─ other methods ─▶ handler (task or handler queue)
+///  handler ──Responder / return──▶ answer(…) ──encode──▶ SocketConnection.write (any thread, bounded queue)
+///  service ──send(event:) / sendPaced──┘
+/// ```
+///
+/// A connection is `Sendable`; every method may be called from any thread. Nothing here blocks on the peer:
+/// writes go to a bounded outbound queue, and a peer that does not read until that queue is full is sent
+/// `bus.overflow` (best effort) and dropped.
+public final class BusConnection: Sendable, CustomStringConvertible {
+    /// A number unique among this server's connections.
+    public let id: UInt64
+    /// The peer process, as the kernel reported it at connect time (`SO_PEERCRED`).
+    public let peer: PeerCredentials
+    /// Ends when the connection closes (its disposables are disposed on the handler queue): tie per-connection
+    /// resources to it, e.g. `connection.lifetime += subscription`.
+    public let lifetime: Lifetime
+
+    let core: ServerCore
+    let socket: SocketConnection
+    /// Whether the access policy lets this peer in.
+    let isAllowed: Bool
+    let lane = OrderedLane()
+    let state = Locked(State())
+    /// Touched only on the connection's loop thread (uncontended).
+    let session: Locked<Session>
+    private let lifetimeToken: Lifetime.Token
+
+    struct State {
+        var isHelloDone = false
+        var clientName: String?
+        var inFlight: [RPCID: BusRequest] = [:]
+        var closeReason: CloseReason?
+        var closeActions: [@Sendable (CloseReason) -> Void] = []
+        var writableWaiters: [@Sendable (Bool) -> Void] = []
+        var idleWaiters: [@Sendable () -> Void] = []
+        /// Messages refused by the socket after its queue overflowed, for `bus.overflow`'s `dropped`.
+        var refusedMessages = 0
+        var helloTimer: ScheduledWork?
+    }
+
+    struct Session {
+        var decoder: FrameDecoder
+        /// Set after a framing error or a refusal: nothing more is read.
+        var isStopped = false
+    }
+
+    init(id: UInt64, peer: PeerCredentials, socket: SocketConnection, core: ServerCore) {
+        self.id = id
+        self.peer = peer
+        self.socket = socket
+        self.core = core
+        isAllowed = core.configuration.access.allows(peer)
+        session = Locked(Session(decoder: FrameDecoder(maximumLength: core.configuration.maxFrame)))
+        (lifetime, lifetimeToken) = Lifetime.make()
+    }
+
+    public var description: String {
+        let name = clientName.map { " \"\($0)\"" } ?? ""
+        return "connection \(id)\(name) (\(peer))"
+    }
+
+    /// The name the client gave in `bus.hello`, once it has.
+    public var clientName: String? { state.withLock { $0.clientName } }
+
+    /// Whether the connection is still open and accepting messages.
+    public var isOpen: Bool { state.withLock { $0.closeReason == nil } && socket.isOpen }
+
+    /// Requests received and not answered yet.
+    public var inFlightCount: Int { state.withLock { $0.inFlight.count } }
+
+    // MARK: - Events
+
+    /// Sends an event to the client.
+    ///
+    /// - Returns: `false` when the event was not sent: the connection is closed or dropped for overflow, or
+    ///   the event cannot be framed (reported to `onHandlerError`).
+    @discardableResult
+    public func send(event: RPCEvent) -> Bool {
+        let frame: [UInt8]
+        do {
+            frame = try event.encodeFrame(encoder: core.frameEncoder)
+        } catch {
+            core.report(method: event.method, error: BusServerError.unencodableAnswer(error))
+            return false
+        }
+        return write(frame)
+    }
+
+    /// Sends a typed event (`ChangedEvent`, `StepEvent`, …) to the client.
+    ///
+    /// - Returns: `false` when the event was not sent (see `send(event:)`).
+    @discardableResult
+    public func send<Payload: RPCEventPayload>(_ payload: Payload) -> Bool {
+        send(event: RPCEvent(payload))
+    }
+
+    // MARK: - Closing
+
+    /// Runs `action` once when the connection closes (at once if it has), on the handler queue: drop the
+    /// connection's subscriptions, cancel its chains. In-flight requests are cancelled before.
+    public func onClose(_ action: @escaping @Sendable (CloseReason) -> Void) {
+        let closed = state.withLock { state -> CloseReason? in
+            if let reason = state.closeReason { return reason }
+            state.closeActions.append(action)
+            return nil
+        }
+        if let closed { core.handlerQueue.async { action(closed) } }
+    }
+
+    /// Closes the connection once what is already queued for it has been sent (or after a second).
+    public func close() {
+        socket.closeAfterFlushing()
+    }
+
+    // MARK: - Answers and writes
+
+    /// Sends the one answer of `request` (later answers are dropped) and retires it.
+    func answer(_ request: BusRequest, with outcome: Result<JSONValue, any Error>) {
+        guard request.claimAnswer() else { return }
+        let response: RPCResponse
+        switch outcome {
+        case .success(let result): response = RPCResponse(id: request.id, result: result)
+        case .failure(let error): response = RPCResponse(id: request.id, error: core.rpcError(for: error, in: request))
+        }
+        let frame: [UInt8]
+        do {
+            frame = try response.encodeFrame(encoder: core.frameEncoder)
+        } catch {
+            core.report(method: request.method, error: BusServerError.unencodableAnswer(error))
+            frame = Self.frame(RPCResponse(id: request.id, error: .internalError()))
+        }
+        write(frame)
+        retire(request)
+    }
+
+    /// Removes an answered request from the in-flight table, waking idle waiters when it was the last.
+    private func retire(_ request: BusRequest) {
+        let idle = state.withLock { state -> [@Sendable () -> Void] in
+            if state.inFlight[request.id] === request { state.inFlight[request.id] = nil }
+            guard state.inFlight.isEmpty, !state.idleWaiters.isEmpty else { return [] }
+            defer { state.idleWaiters = [] }
+            return state.idleWaiters
+        }
+        for waiter in idle { waiter() }
+    }
+
+    /// Writes one frame; a refused write is counted for `bus.overflow`.
+    @discardableResult
+    func write(_ frame: [UInt8]) -> Bool {
+        if socket.write(frame) { return true }
+        state.withLock { state in
+            if state.closeReason == nil { state.refusedMessages += 1 }
+        }
+        return false
+    }
+
+    /// A frame of one of the server's own small messages (errors, `{}`), which always encode.
+    static func frame(_ message: some RPCMessage) -> [UInt8] {
+        (try? message.encodeFrame(encoder: FrameEncoder(maximumLength: Frame.largestEncodableLength))) ?? []
+    }
+
+    /// Calls `action` once no request is in flight (at once if none is, or the connection is closed).
+    func whenIdle(_ action: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state -> Bool in
+            if state.inFlight.isEmpty || state.closeReason != nil { return true }
+            state.idleWaiters.append(action)
+            return false
+        }
+        if runNow { action() }
+    }
+
+    /// The connection's end, on its loop: cancels what is in flight, tells the hooks, leaves the server.
+    func closed(_ reason: CloseReason) {
+        let (requests, actions, writable, idle, timer) = state.withLock { state in
+            state.closeReason = reason
+            defer {
+                state.inFlight = [:]
+                state.closeActions = []
+                state.writableWaiters = []
+                state.idleWaiters = []
+                state.helloTimer = nil
+            }
+            return (
+                Array(state.inFlight.values), state.closeActions, state.writableWaiters, state.idleWaiters,
+                state.helloTimer
+            )
+        }
+        timer?.cancel()
+        for request in requests { _ = request.cancel() }  // no answers: the peer is gone
+        core.remove(self)
+        let token = lifetimeToken
+        core.handlerQueue.async {
+            token.end()
+            for action in actions { action(reason) }
+            for waiter in writable { waiter(false) }
+        }
+        for waiter in idle { waiter() }
+    }
+}

@@ -1,0 +1,104 @@
+import Dispatch
+
+extension BusServer {
+    /// What a `BusServer` serves, where, and with which limits.
+    ///
+    /// ```swift
+    /// var configuration = BusServer.Configuration(name: "storesvc", version: "0.1.0", socketPath: path)
+    /// configuration.maxInFlight = 256
+    /// let server = BusServer(configuration: configuration)
+    /// ```
+    public struct Configuration: Sendable {
+        /// The service's name in the `bus.hello` result (`storesvc`, `devicesvc`).
+        public var name: String
+        /// The service's software version in the `bus.hello` result.
+        public var version: String
+        /// The socket path (`--socket PATH`).
+        public var socketPath: String
+        /// Mode of the socket file (default `0660`).
+        public var socketMode: UInt32 = 0o660
+        /// Largest frame payload accepted from a client and sent to it (default 16 MiB, `--max-frame`).
+        public var maxFrame: Int = Frame.defaultMaximumLength
+        /// Requests that may be in flight on one connection before `429` (default 1024).
+        public var maxInFlight: Int = 1024
+        /// Bytes one connection's outbound queue may hold before the connection is dropped with `bus.overflow`
+        /// (default 8 MiB, `--max-outbound`).
+        public var maxOutbound: Int = 8 * 1024 * 1024
+        /// Whose connections are served; others get `403` and are closed (default: this process's user, and
+        /// root).
+        public var access: AccessPolicy = .ownerAndRoot
+        /// The loops that accept and serve connections; `nil` makes a group that the server owns and shuts
+        /// down with itself.
+        public var eventLoopGroup: EventLoopGroup?
+        /// Where responder-style handlers run; `nil` makes a concurrent queue. Handlers may block on it.
+        public var handlerQueue: DispatchQueue?
+        /// Where to look for a socket inherited from systemd; `nil` always binds `socketPath`.
+        public var socketActivation: SocketActivation? = .processEnvironment
+        /// A connection that has not completed `bus.hello` by then is closed; `nil` waits forever.
+        public var helloTimeout: Duration? = .seconds(10)
+        /// How long the best-effort `bus.overflow` goodbye may wait for a slow peer before the connection is
+        /// closed regardless.
+        public var overflowGoodbyeTimeout: Duration = .seconds(1)
+        /// A paced send (`BusConnection.sendPaced`, `whenWritable`) waits while the outbound queue holds this
+        /// many bytes or more; `nil` means a quarter of `maxOutbound`.
+        public var pacingThreshold: Int?
+        /// Told about handler errors that are answered with a bare `-32603` (the client never sees their
+        /// details), and about handlers that finished without answering; for logging.
+        public var onHandlerError: (@Sendable (_ method: String, _ error: any Error) -> Void)?
+
+        /// A configuration with the protocol's default limits.
+        ///
+        /// - Parameters:
+        ///   - name: The service's name (`storesvc`, `devicesvc`).
+        ///   - version: The service's software version.
+        ///   - socketPath: Where to listen.
+        public init(name: String, version: String, socketPath: String) {
+            self.name = name
+            self.version = version
+            self.socketPath = socketPath
+        }
+
+        /// The pacing threshold in effect.
+        var effectivePacingThreshold: Int {
+            max(1, pacingThreshold ?? maxOutbound / 4)
+        }
+    }
+
+    /// Which peers may use the server, by the credentials the kernel reports for them (`SO_PEERCRED`).
+    ///
+    /// A peer is allowed when its user id or its group id is listed, or when the policy allows everyone.
+    public struct AccessPolicy: Sendable, Hashable, CustomStringConvertible {
+        /// User ids that may connect.
+        public var allowedUserIDs: Set<UInt32>
+        /// Group ids that may connect (the peer's primary group, as `SO_PEERCRED` reports it).
+        public var allowedGroupIDs: Set<UInt32>
+        /// Whether every peer is allowed (the socket file's mode is then the only gate).
+        public var allowsEveryone: Bool
+
+        public init(allowedUserIDs: Set<UInt32>, allowedGroupIDs: Set<UInt32> = [], allowsEveryone: Bool = false) {
+            self.allowedUserIDs = allowedUserIDs
+            self.allowedGroupIDs = allowedGroupIDs
+            self.allowsEveryone = allowsEveryone
+        }
+
+        /// This process's effective user, and root.
+        public static var ownerAndRoot: AccessPolicy {
+            AccessPolicy(allowedUserIDs: [Syscall.effectiveUserID, 0])
+        }
+
+        /// Every peer that can open the socket.
+        public static var everyone: AccessPolicy {
+            AccessPolicy(allowedUserIDs: [], allowsEveryone: true)
+        }
+
+        /// Whether `peer` may use the server.
+        public func allows(_ peer: PeerCredentials) -> Bool {
+            allowsEveryone || allowedUserIDs.contains(peer.uid) || allowedGroupIDs.contains(peer.gid)
+        }
+
+        public var description: String {
+            if allowsEveryone { return "everyone" }
+            return "uids \(allowedUserIDs.sorted()), gids \(allowedGroupIDs.sorted())"
+        }
+    }
+}

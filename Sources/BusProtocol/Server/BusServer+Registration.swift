@@ -1,0 +1,87 @@
+import Shared
+
+// Registering one handler per method. Two styles:
+//
+// - async: `{ request, params in … return result }`, run as a task; throw to fail. Do not block in it (it runs
+//   on Swift's cooperative pool); hand blocking work to a queue and await it.
+// - responder: `{ request, params, responder in … }`, run on the server's handler queue, where it may block;
+//   it answers through the `Responder`, now or later, from any thread.
+//
+// Params are read (`M.Params(json:)`) off the loop, just before the handler runs; a params error is answered
+// `-32602` without calling the handler.
+
+extension BusServer {
+    /// Registers an async handler for method `M`, replacing any earlier one.
+    ///
+    /// ```swift
+    /// server.register(StoreGet.self) { request, params in try await reader.get(params.ids) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - method: The method, e.g. `StoreFetch.self`. `bus.*` methods belong to the server and trap.
+    ///   - ordering: `.inOrder` to run this method's requests of one connection one at a time, in arrival order.
+    ///   - cancellation: What `bus.cancel` does to a running request (`.immediate` answers `499` at once).
+    ///   - handler: Returns the result or throws: an `RPCError` is answered as it is, `CancellationError` as
+    ///     `499`, anything else as a bare `-32603`.
+    public func register<M: RPCMethod>(
+        _ method: M.Type, ordering: HandlerOrdering = .concurrent, cancellation: CancellationMode = .immediate,
+        _ handler: @escaping @Sendable (_ request: BusRequest, _ params: M.Params) async throws -> M.Result
+    ) {
+        core.register(
+            M.name,
+            MethodHandler(ordering: ordering, cancellation: cancellation) { request, params, finished in
+                let task = Task {
+                    defer { finished() }
+                    guard request.markStarted() else { return }
+                    let outcome: Result<JSONValue, any Error>
+                    do {
+                        let typed = try M.Params(json: params ?? .object([:]))
+                        outcome = .success(try await handler(request, typed).json)
+                    } catch {
+                        outcome = .failure(error)
+                    }
+                    request.connection.answer(request, with: outcome)
+                }
+                request.attach(task)
+            })
+    }
+
+    /// Registers a responder handler for method `M`, replacing any earlier one. It runs on the handler queue,
+    /// may block there, and answers through its `Responder` at any time, from any thread.
+    ///
+    /// ```swift
+    /// server.register(StoreSave.self, ordering: .inOrder, cancellation: .cooperative) { request, params, responder in
+    ///     root.enqueue(params) { responder.respond(with: $0) }   // enqueued in arrival order, answered when durable
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - method: The method. `bus.*` methods belong to the server and trap.
+    ///   - ordering: `.inOrder` to run this method's requests of one connection one at a time, in arrival order;
+    ///     the next one may start as soon as this closure returns, even if it has not answered yet.
+    ///   - cancellation: What `bus.cancel` does to a running request.
+    ///   - handler: Called with the request, its typed params and the responder.
+    public func register<M: RPCMethod & SendableMetatype>(
+        _ method: M.Type, ordering: HandlerOrdering = .concurrent, cancellation: CancellationMode = .immediate,
+        responder handler: @escaping @Sendable (_ request: BusRequest, _ params: M.Params, _ responder: Responder<M>)
+            -> Void
+    ) {
+        let queue = core.handlerQueue
+        core.register(
+            M.name,
+            MethodHandler(ordering: ordering, cancellation: cancellation) { request, params, finished in
+                queue.async {
+                    defer { finished() }
+                    guard request.markStarted() else { return }
+                    let typed: M.Params
+                    do {
+                        typed = try M.Params(json: params ?? .object([:]))
+                    } catch {
+                        request.connection.answer(request, with: .failure(error))
+                        return
+                    }
+                    handler(request, typed, Responder(request: request))
+                }
+            })
+    }
+}

@@ -1,0 +1,36 @@
+import Shared
+
+/// How the requests of one method are scheduled relative to the other requests of the same connection.
+public enum HandlerOrdering: Sendable, Hashable {
+    /// Each request runs as soon as it arrives, concurrently with everything else (the default).
+    case concurrent
+    /// The connection's `.inOrder` requests (of every method registered so) run one at a time, in the order they
+    /// arrived; concurrent requests of the same connection still run beside them.
+    ///
+    /// An async handler holds the connection's turn until it returns. A responder handler holds it until its
+    /// closure returns, so it can hand the work to an ordered queue of its own (the root context's), return,
+    /// and answer later: this keeps PROTOCOL.md's "store.save requests from one connection are applied in the
+    /// order they were received" without waiting for one save's disk write before taking the next.
+    case inOrder
+}
+
+/// What `bus.cancel` does to a request of a method.
+public enum CancellationMode: Sendable, Hashable {
+    /// The request is answered `499` at once; the handler is told (`BusRequest.isCancelled`, `onCancel`, task
+    /// cancellation for async handlers) and whatever it answers later is dropped. The default.
+    case immediate
+    /// A handler that has started decides the answer: it observes the cancellation and answers, usually `499`
+    /// with data of its own (a device chain's `ChainFailure`), or its result if the work could no longer be
+    /// stopped. A request still waiting for its `.inOrder` turn is answered `499` at once and never runs.
+    case cooperative
+}
+
+/// A registered method: how to run one request of it.
+struct MethodHandler: Sendable {
+    var ordering: HandlerOrdering
+    var cancellation: CancellationMode
+    /// Starts the request without blocking the caller (a task, or a block on the handler queue) and calls
+    /// `finished` when the handler has returned, to let the connection's next `.inOrder` request run.
+    var start: @Sendable (_ request: BusRequest, _ params: JSONValue?, _ finished: @escaping @Sendable () -> Void)
+        -> Void
+}

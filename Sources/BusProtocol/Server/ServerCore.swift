@@ -1,0 +1,96 @@
+import Dispatch
+import Shared
+
+/// What the connections of one `BusServer` share: the configuration, the handler registry, the handler queue
+/// and the table of open connections. Connections keep it alive; it does not keep the `BusServer` alive.
+final class ServerCore: Sendable {
+    let configuration: BusServer.Configuration
+    let handlerQueue: DispatchQueue
+    /// Frames answers and events, refusing any larger than `maxFrame` (answered `-32603` instead).
+    let frameEncoder: FrameEncoder
+    private let handlers = Locked<[String: MethodHandler]>([:])
+    private let state = Locked(State())
+
+    private struct State {
+        var connections: [UInt64: BusConnection] = [:]
+        var nextID: UInt64 = 1
+        var isDraining = false
+    }
+
+    init(configuration: BusServer.Configuration) {
+        self.configuration = configuration
+        handlerQueue =
+            configuration.handlerQueue
+            ?? DispatchQueue(label: "\(configuration.name).bus-handlers", attributes: .concurrent)
+        frameEncoder = FrameEncoder(maximumLength: configuration.maxFrame)
+    }
+
+    // MARK: - Handlers
+
+    func register(_ name: String, _ handler: MethodHandler) {
+        precondition(!name.hasPrefix("bus."), "the bus.* methods are the server's own; '\(name)' cannot be registered")
+        handlers.withLock { $0[name] = handler }
+    }
+
+    func handler(for method: String) -> MethodHandler? {
+        handlers.withLock { $0[method] }
+    }
+
+    /// The error a client sees for `error`: an `RPCError` as it is, a `CancellationError` as `499`, anything else
+    /// as a bare `-32603` whose details go to `onHandlerError` only.
+    func rpcError(for error: any Error, in request: BusRequest) -> RPCError {
+        if let error = error as? RPCError { return error }
+        if error is CancellationError { return .cancelled() }
+        report(method: request.method, error: error)
+        return .internalError()
+    }
+
+    func report(method: String, error: any Error) {
+        configuration.onHandlerError?(method, error)
+    }
+
+    func helloResult(for peer: PeerCredentials) -> HelloResult {
+        HelloResult(
+            server: configuration.name, version: configuration.version, maxFrame: configuration.maxFrame,
+            maxInFlight: configuration.maxInFlight, peer: peer)
+    }
+
+    // MARK: - Connections
+
+    /// Takes a freshly accepted socket (on its loop).
+    func accept(_ socket: SocketConnection) {
+        guard let peer = try? socket.peerCredentials() else {
+            socket.close()
+            return
+        }
+        let connection = state.withLock { state -> BusConnection? in
+            guard !state.isDraining else { return nil }
+            let connection = BusConnection(id: state.nextID, peer: peer, socket: socket, core: self)
+            state.nextID += 1
+            state.connections[connection.id] = connection
+            return connection
+        }
+        guard let connection else {
+            socket.close()
+            return
+        }
+        connection.start()
+    }
+
+    func remove(_ connection: BusConnection) {
+        _ = state.withLock { $0.connections.removeValue(forKey: connection.id) }
+    }
+
+    var connections: [BusConnection] {
+        state.withLock { $0.connections.values.sorted { $0.id < $1.id } }
+    }
+
+    var connectionCount: Int { state.withLock { $0.connections.count } }
+
+    var isDraining: Bool { state.withLock { $0.isDraining } }
+
+    /// From now on, new connections are closed and new requests answered `503`.
+    func beginDraining() {
+        state.withLock { $0.isDraining = true }
+    }
+}
