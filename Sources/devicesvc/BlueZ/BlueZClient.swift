@@ -116,6 +116,21 @@ final class BlueZClient: Sendable {
     /// Whether BlueZ is on the bus and its tree is loaded: what `device.*` needs to answer anything but 503.
     var isAvailable: Bool { state.withLock { $0.owner != nil && $0.isLoaded } }
 
+    /// Whether somebody owns `org.bluez` now (the tree may still be loading).
+    var hasOwner: Bool { state.withLock { $0.owner != nil } }
+
+    /// Waits until BlueZ is available (on the bus with its tree loaded), checking every 10 ms.
+    ///
+    /// - Returns: whether it became available within `timeout`.
+    func waitUntilAvailable(timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !isAvailable {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return true
+    }
+
     /// A snapshot of the tree.
     var tree: BlueZObjectTree { state.withLock { $0.tree } }
 
