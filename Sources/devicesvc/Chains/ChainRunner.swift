@@ -40,7 +40,7 @@ final class ChainRunner: Sendable {
 
     private struct State {
         var nextID = 1
-        var active: [String: ChainControl] = [:]
+        var active: [String: (order: Int, control: ChainControl)] = [:]
     }
 
     init(
@@ -60,15 +60,15 @@ final class ChainRunner: Sendable {
 
     /// Makes a chain for `params` with a new id.
     func makeChain(_ params: RunParams) -> Chain {
-        let id = state.withLock { state -> String in
+        let (id, order) = state.withLock { state -> (String, Int) in
             defer { state.nextID += 1 }
-            return "c-\(state.nextID)"
+            return ("c-\(state.nextID)", state.nextID)
         }
         let control = ChainControl()
         let key = settings.serialization == .global ? "*" : params.address.string
         let queued = chains.enqueue(run(id: id, params: params, control: control), for: key)
         let signal = Signal<ChainProgress, ChainError> { [self] observer, lifetime in
-            state.withLock { $0.active[id] = control }
+            state.withLock { $0.active[id] = (order, control) }
             lifetime.observeEnded { [self] in _ = state.withLock { $0.active.removeValue(forKey: id) } }
             // While queued, a cancellation fails the chain at once; its disposal takes it out of the queue.
             lifetime += control.listen {
@@ -81,14 +81,17 @@ final class ChainRunner: Sendable {
 
     /// Cancels the chain `id`; `false` when no such chain is queued or running.
     func cancel(chain id: String) -> Bool {
-        guard let control = state.withLock({ $0.active[id] }) else { return false }
+        guard let control = state.withLock({ $0.active[id]?.control }) else { return false }
         control.cancel()
         return true
     }
 
     /// Cancels every queued and running chain (running ones still disconnect).
+    ///
+    /// The newest go first, so that a queued chain is out of the line before the chain ahead of it ends and
+    /// would let it start.
     func cancelAll() {
-        let controls = state.withLock { Array($0.active.values) }
+        let controls = state.withLock { $0.active.values.sorted { $0.order > $1.order }.map(\.control) }
         for control in controls { control.cancel() }
     }
 
