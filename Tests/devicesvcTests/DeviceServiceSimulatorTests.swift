@@ -360,3 +360,66 @@ struct DeviceServiceSimulatorTests {
         #expect(try await chainCalls(simulator, for: Self.first) == ["Connect", "Disconnect"])
     }
 }
+
+/// `record: true` with the real process: a fake store service on the `--store` socket.
+@Suite(.serialized, .enabled(if: BlueZSimulator.isSupported, "needs dbus-daemon and python3-dbus"))
+struct DeviceServiceRecordingTests {
+    @Test func recordTrueSavesTheDeviceAndItsReadingsInTheStore() async throws {
+        try await withSimulatedStack { stack in
+            let store = try FakeStoreService(socketPath: stack.simulator.directory + "/store.sock")
+            let result = try await stack.service.run(
+                RunParams(
+                    address: DeviceServiceSimulatorTests.first,
+                    steps: [
+                        .connect(timeoutMs: nil),
+                        .read(characteristic: DeviceServiceSimulatorTests.battery, timeoutMs: nil), .disconnect,
+                    ], record: true)
+            ).get()
+            await store.stop()
+            #expect(result.recording == RecordingOutcome(error: nil))
+            let save = try #require(store.saves.first)
+            let device = try #require(save.inserts.first { $0.entity == "Device" })
+            #expect(device.values["address"] == .string("AA:BB:CC:DD:EE:01"))
+            #expect(device.values["name"] == .string("Thermo-1"))
+            #expect(device.values["connected"] == .bool(false))
+            let readings = save.inserts.filter { $0.entity == "Reading" }
+            #expect(readings.count == 1)
+            #expect(readings.first?.values["value"] == .string(Data([87]).base64EncodedString()))
+            #expect(readings.first?.values["chain"] == .string(result.run.chain))
+        }
+    }
+
+    @Test func recordTrueWithoutAStoreStillRunsTheChainAndSaysTheRecordingFailed() async throws {
+        try await withSimulatedStack { stack in
+            let result = try await stack.service.run(
+                RunParams(
+                    address: DeviceServiceSimulatorTests.first,
+                    steps: [.connect(timeoutMs: nil), .read(characteristic: DeviceServiceSimulatorTests.battery, timeoutMs: nil)],
+                    record: true)
+            ).get()
+            #expect(result.run.results.count == 2)
+            #expect(result.recording?.error != nil)
+            let raw = try await stack.client.call(
+                method: "device.run",
+                params: RunParams(address: DeviceServiceSimulatorTests.first, steps: [.disconnect], record: true).json)
+            #expect(raw["recorded"] == .bool(false))
+            #expect(raw["recordError"]?.stringValue?.isEmpty == false)
+        }
+    }
+
+    @Test func aFailedChainStillSaysWhetherItWasRecorded() async throws {
+        try await withSimulatedStack { stack in
+            try await stack.simulator.fail(
+                "AA:BB:CC:DD:EE:01/2a19", "ReadValue", with: "org.bluez.Error.Failed", message: "boom")
+            guard case .failure(let error) = await stack.service.run(
+                RunParams(address: DeviceServiceSimulatorTests.first, steps: DeviceServiceSimulatorTests.readWriteChain, record: true))
+            else {
+                Issue.record("the chain succeeded")
+                return
+            }
+            #expect(error.code == .deviceError)
+            #expect(error.data?["recorded"] == .bool(false))
+            #expect(error.chainFailure?.bluez == "org.bluez.Error.Failed")
+        }
+    }
+}
