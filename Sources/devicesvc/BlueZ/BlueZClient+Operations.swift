@@ -78,6 +78,8 @@ extension BlueZClient {
                 where change.path == device.path && change.interface == BlueZ.deviceInterface:
                     if change.changed["ServicesResolved"]?.boolValue == true {
                         let done = progress.withLock { state -> Bool in
+                            // Too late once we gave up: our Disconnect is on its way.
+                            guard !state.isGivingUp else { return false }
                             state.isResolved = true
                             return state.hasReply
                         }
