@@ -103,7 +103,10 @@ enum DeviceBenchmark {
             print("device: building devicesvc (\(configuration))")
             _ = try ChildProcess.run(
                 "/usr/bin/env",
-                ["swift", "build", "--package-path", repositoryRoot, "-c", configuration, "--product", "devicesvc", "-q"])
+                [
+                    "swift", "build", "--package-path", repositoryRoot, "-c", configuration, "--product", "devicesvc",
+                    "-q",
+                ])
         }
         return try ChildProcess(binary.path, ["--socket", socket, "--bus", bus, "--log-level", "warning"])
     }
@@ -205,7 +208,8 @@ enum DeviceBenchmark {
 
         static func start(options: [String]) throws -> Simulator {
             // The ready file, not a pipe: the detached simulator could keep a pipe's write end open.
-            let ready = FileManager.default.temporaryDirectory.appendingPathComponent("bench-sim-\(getpid()).ready").path
+            let ready = FileManager.default.temporaryDirectory.appendingPathComponent("bench-sim-\(getpid()).ready")
+                .path
             let status = try ChildProcess.run(
                 repositoryRoot + "/scripts/bluez-sim", ["--background", "--ready-file", ready] + options)
             let text = (try? String(contentsOfFile: ready, encoding: .utf8)) ?? "exit status \(status)"
@@ -244,7 +248,8 @@ struct ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, standardOutput ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(
+            &actions, 1, standardOutput ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let argv = [executable] + arguments
         var cArguments = argv.map { strdup($0) } + [nil]

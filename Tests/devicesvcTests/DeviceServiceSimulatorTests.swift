@@ -394,7 +394,10 @@ struct DeviceServiceRecordingTests {
             let result = try await stack.service.run(
                 RunParams(
                     address: DeviceServiceSimulatorTests.first,
-                    steps: [.connect(timeoutMs: nil), .read(characteristic: DeviceServiceSimulatorTests.battery, timeoutMs: nil)],
+                    steps: [
+                        .connect(timeoutMs: nil),
+                        .read(characteristic: DeviceServiceSimulatorTests.battery, timeoutMs: nil),
+                    ],
                     record: true)
             ).get()
             #expect(result.run.results.count == 2)
@@ -411,8 +414,11 @@ struct DeviceServiceRecordingTests {
         try await withSimulatedStack { stack in
             try await stack.simulator.fail(
                 "AA:BB:CC:DD:EE:01/2a19", "ReadValue", with: "org.bluez.Error.Failed", message: "boom")
-            guard case .failure(let error) = await stack.service.run(
-                RunParams(address: DeviceServiceSimulatorTests.first, steps: DeviceServiceSimulatorTests.readWriteChain, record: true))
+            guard
+                case .failure(let error) = await stack.service.run(
+                    RunParams(
+                        address: DeviceServiceSimulatorTests.first, steps: DeviceServiceSimulatorTests.readWriteChain,
+                        record: true))
             else {
                 Issue.record("the chain succeeded")
                 return
