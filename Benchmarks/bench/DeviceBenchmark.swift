@@ -66,10 +66,11 @@ enum DeviceBenchmark {
                 "  bleak            \(format(bleak.rate)) chains/s; per chain ms: mean \(format(bleak.mean)), "
                     + "p50 \(format(bleak.p50)), p90 \(format(bleak.p90)), p99 \(format(bleak.p99)); overhead: "
                     + "\(format(bleak.mean - radioMilliseconds)) ms")
+            let ours = summary.mean - radioMilliseconds
+            let theirs = bleak.mean - radioMilliseconds
             print(
-                "  devicesvc/bleak  \(format(sequentialRate / bleak.rate))x the chains/s, "
-                    + "\(format((bleak.mean - radioMilliseconds) / max(summary.mean - radioMilliseconds, 0.001)))x "
-                    + "less overhead per chain")
+                "  devicesvc/bleak  \(format(sequentialRate / bleak.rate))x the chains/s; per-chain overhead "
+                    + "\(format(ours)) vs \(format(theirs)) ms (\(format(ours / max(theirs, 0.001)))x)")
         } else {
             print("  bleak            not run (scripts/bluez-sim --python failed)")
         }
