@@ -1,7 +1,9 @@
 /// The registry of benchmark suites; each suite adds one line.
 enum BenchmarkSuites {
     static let all: [String: @Sendable () throws -> Void] = [
+        "busecho": BusBenchmark.run,
         "device": DeviceBenchmark.run,
+        "reactive": ReactiveBenchmark.run,
         "socket": SocketBenchmark.run,
         "store": StoreBenchmark.run,
         "wire": WireBenchmark.run,

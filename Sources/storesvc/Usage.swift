@@ -1,12 +1,39 @@
 /// The `--help` text of `storesvc`.
 enum StoreServiceCommand {
     static let usage = """
-        USAGE: storesvc [--socket PATH] [--database PATH] [--model PATH]
+        USAGE: storesvc [options]
 
-        The ContextBus store service: owns the root context, the only writer of a SQLite file.
-        Not yet implemented beyond --help.
+        The ContextBus store service: owns the root context, the only writer of a SQLite file,
+        and serves it over a Unix socket (store.* methods of the ContextBus protocol, version 1).
 
         OPTIONS:
-          -h, --help              Show this help.
+          --socket PATH        The Unix socket to listen on.
+                               Default: $CTXBUS_RUNTIME_DIR/store.sock; CTXBUS_RUNTIME_DIR defaults to
+                               $XDG_RUNTIME_DIR/ctxbus, else ./run. The directory is created with mode 0700.
+          --database PATH      The SQLite database (created if missing; WAL mode).
+                               Default: $CTXBUS_DATA_DIR/store.sqlite; CTXBUS_DATA_DIR defaults to
+                               $XDG_DATA_HOME/ctxbus, else $HOME/.local/share/ctxbus, else ./data.
+                               One storesvc per database: PATH.lock is held while the service runs.
+          --model PATH         A JSON model shaped like store.model's result. Default: the built-in
+                               Device/Reading model.
+          --max-frame N        Largest frame accepted, in bytes (default 16777216).
+          --max-in-flight N    Requests in flight per connection before 429 (default 1024).
+          --max-outbound N     Outbound queue bound per connection, in bytes (default 8388608); a
+                               connection that overflows it gets bus.overflow and is dropped.
+          --socket-mode MODE   Mode of the socket file, octal (default 0660).
+          --allow-uid UID      Also allow peers with this uid (repeatable). The service's own uid and
+                               root are always allowed.
+          --allow-gid GID      Also allow peers with this primary gid (repeatable).
+          --history N          Transactions kept in the history for store.history and subscribe's
+                               since (default 100000).
+          --log-level LEVEL    error, warning, info (default) or debug; logs go to standard error.
+          -h, --help           Show this help.
+
+        SIGNALS:
+          SIGTERM, SIGINT      Stop accepting, answer every save in flight, close the store, exit 0.
+
+        EXIT STATUS:
+          0 after a clean stop; 64 for a bad command line; 1 when the service cannot start (the
+          database is in use by another storesvc, the socket is live, the model is invalid).
         """
 }

@@ -1,11 +1,44 @@
-@preconcurrency import Glibc
+import BusProtocol
+import Dispatch
+import Foundation
 
-/// `storesvc` owns the root context and serves the store over the bus (issue 5).
-/// Until the service exists it only documents itself.
+/// `storesvc`: parse the command line, open the service, serve until SIGTERM/SIGINT.
 
-if CommandLine.arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
+// Before any thread exists, so that every thread inherits the mask (see ServiceSignals).
+ServiceSignals.blockInEveryNewThread()
+
+let outcome: StoreServiceConfiguration.Outcome
+do {
+    outcome = try StoreServiceConfiguration.parse(
+        arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+} catch {
+    ServiceLog.printError("\(error)")
+    exit(ConfigurationError.exitStatus)
+}
+guard case .run(let configuration) = outcome else {
     print(StoreServiceCommand.usage)
     exit(0)
 }
-fputs("storesvc: the store service is not built yet; see --help\n", stderr)
-exit(64)
+
+let log = ServiceLog(level: configuration.logLevel)
+let service: StoreService
+do {
+    service = try StoreService(configuration: configuration, log: log)
+    try service.start()
+} catch {
+    log.error("\(error)")
+    exit(1)
+}
+
+let stopping = DispatchQueue(label: "ContextBus.storesvc.stop")
+let signals = ServiceSignals(queue: stopping) { signal in
+    log.info("signal \(signal): stopping")
+    let stopped = DispatchSemaphore(value: 0)
+    Task {
+        await service.stop()
+        stopped.signal()
+    }
+    stopped.wait()
+    exit(0)
+}
+withExtendedLifetime(signals) { dispatchMain() }

@@ -53,6 +53,68 @@ import Testing
             discriminating * 3 > checked,
             "seed \(seed): only \(discriminating) of \(checked) predicates split the objects")
     }
+
+    /// `PROTOCOL.md`'s `store.fetch` example, against the default model, where `Reading.value`
+    /// is the bytes a characteristic read returned: compared with a number, they are read as an
+    /// unsigned little-endian integer (Bluetooth GATT's byte order).
+    @Test(arguments: [PropertyValue.json(.int(5)), .int(5), .double(5)])
+    func protocolFetchExampleSelectsTheSameReadingsInMemoryAndInSQL(min: PropertyValue) throws {
+        let format = "value > $min AND device.name BEGINSWITH 'th'"
+        let model = Model.deviceReadings
+        let template = try ObjectPredicate(format: format)
+        try template.validate(for: "Reading", in: model)
+        let predicate = try template.binding(["min": min])
+        try predicate.validate(for: "Reading", in: model)
+
+        var graph = ObjectGraphFixture()
+        let devices: [Int64: PropertyValue] = [1: .string("thermometer"), 2: .string("Thermometer"), 3: .null]
+        for (n, name) in devices {
+            graph.objects[ObjectID(entity: "Device", number: n)] = [
+                "address": .string("AA:BB:CC:DD:EE:0\(n)"), "name": name, "connected": .bool(true),
+            ]
+        }
+        // (reading, device, bytes)
+        let readings: [(Int64, Int64?, [UInt8])] = [
+            (1, 1, [6]),  // 6 > 5
+            (2, 1, [5]),  // 5, not above
+            (3, 1, [0x00, 0x01]),  // 256 little-endian (1 big-endian)
+            (4, 1, [0x01, 0x00]),  // 1 little-endian (256 big-endian)
+            (5, 1, []),  // no bytes: nil
+            (6, 1, [UInt8](repeating: 0xFF, count: 9)),  // longer than 8 bytes: nil
+            (7, 2, [0xFF]),  // 255, but "Thermometer" does not begin with "th"
+            (8, nil, [10]),  // 10, but no device
+            (9, 3, [10]),  // 10, but a device without a name
+            (10, 1, [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]),  // 2^64 − 1
+        ]
+        for (n, device, bytes) in readings {
+            let deviceID = device.map { ObjectID(entity: "Device", number: $0) }
+            graph.objects[ObjectID(entity: "Reading", number: n)] = [
+                "characteristic": .string("2a19"), "value": .binary(Data(bytes)),
+                "time": .date(Date(timeIntervalSince1970: Double(n))),
+                "device": deviceID.map(PropertyValue.reference) ?? .null,
+            ]
+            if let deviceID, case .references(let ids)? = graph.objects[deviceID]?["readings"] {
+                graph.objects[deviceID]?["readings"] = .references(ids + [ObjectID(entity: "Reading", number: n)])
+            } else if let deviceID {
+                graph.objects[deviceID]?["readings"] = .references([ObjectID(entity: "Reading", number: n)])
+            }
+        }
+        let expected: Set<Int64> = [1, 3, 10]
+
+        let evaluator = try PredicateEvaluator(predicate, entity: "Reading", in: model)
+        let memory = Set(
+            graph.objects.filter {
+                $0.key.entity == "Reading" && evaluator.evaluate(values: $0.value, lookup: graph.lookup)
+            }
+            .map { $0.key.number! })
+        #expect(memory == expected)
+
+        let db = try PredicateTestDatabase(model: model)
+        for (id, values) in graph.objects.sorted(by: { $0.key < $1.key }) { try db.insert(id, values) }
+        let fragment = try PredicateSQLCompiler.compile(predicate, entity: "Reading", schema: db.schema, alias: "t")
+        #expect(try db.select("Reading", where: fragment) == expected, "SQL: \(fragment.sql)")
+        #expect(!fragment.sql.contains("5") && !fragment.sql.contains("'"), "values are bound: \(fragment.sql)")
+    }
 }
 
 /// SplitMix64: small, seedable, the same on every platform.
@@ -80,6 +142,15 @@ struct RandomGraphGenerator {
     private mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
     private mutating func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &rng)] }
 
+    /// A short random byte string, as a BLE characteristic read returns.
+    private mutating func randomBytes() -> Data {
+        if chance(0.2) { return pick(Self.blobs) }
+        return Data(
+            (0..<pick(Self.byteCounts)).map { _ in
+                chance(0.7) ? pick(Self.bytes) : UInt8.random(in: 0...255, using: &rng)
+            })
+    }
+
     static let strings = [
         "alpha", "Alpha", "ÀLPHA", "älpha", "beta", "", "a*b", "a?c", "straße", "STRASSE", "e\u{301}", "\u{e9}",
         "😀x", "Thermo", "thermometer", "z", "a\\b", "Ab", "ab",
@@ -95,6 +166,16 @@ struct RandomGraphGenerator {
         UUID(uuidString: "FFFFFFFF-0000-0000-0000-000000000000")!,
     ]
     static let blobs = [Data(), Data([0]), Data([1, 2, 3]), Data([1, 2]), Data([255])]
+    /// Bytes for random binary values: small numbers, both sides of the sign bits, and 0xFF.
+    static let bytes: [UInt8] = [0, 0, 1, 2, 5, 0x64, 0x7F, 0x80, 0xFF]
+    /// Lengths of random binary values: mostly 1–8 bytes (read as numbers), some 0, 9 and 10 (nil).
+    static let byteCounts = [0, 1, 1, 1, 2, 2, 3, 4, 4, 8, 8, 9, 10]
+    /// Numbers compared with binary values: near the one- and two-byte values, and at the edges.
+    static let binaryNumbers: [PropertyValue] = [
+        .int(0), .int(1), .int(2), .int(5), .int(100), .int(127), .int(128), .int(255), .int(256), .int(0x7F05),
+        .int(65_535), .int(-1), .int(.max), .double(0.5), .double(99.5), .double(255.5),
+        .double(9_223_372_036_854_775_808.0), .double(0x1p64), .double(1e300), .double(-0.0),
+    ]
     static let counts: [String: Int64] = ["Device": 8, "Reading": 20, "Tag": 4]
 
     // MARK: - Objects
@@ -111,6 +192,7 @@ struct RandomGraphGenerator {
                 "count": chance(0.2) ? .null : .int(pick(Self.ints)),
                 "label": chance(0.2) ? .null : .string(pick(Self.strings)),
                 "time": .date(Date(timeIntervalSince1970: pick(Self.seconds))),
+                "payload": chance(0.2) ? .null : .binary(randomBytes()),
             ]
             if chance(0.8) {
                 let d = Int64.random(in: 1...Self.counts["Device"]!, using: &rng)
@@ -136,7 +218,7 @@ struct RandomGraphGenerator {
                 "connected": .bool(chance(0.5)),
                 "lastSeen": chance(0.2) ? .null : .date(Date(timeIntervalSince1970: pick(Self.seconds))),
                 "serial": chance(0.3) ? .null : .uuid(pick(Self.uuids)),
-                "blob": chance(0.3) ? .null : .binary(pick(Self.blobs)),
+                "blob": chance(0.2) ? .null : .binary(randomBytes()),
                 "config": chance(0.5) ? .null : .json(.object(["n": .int(n)])),
                 "readings": .references(readingsOf[n] ?? []),
                 "tags": .references(tagsOf[n] ?? []),
@@ -157,6 +239,8 @@ struct RandomGraphGenerator {
         case attribute(AttributeType)
         case object(String)
         case count
+        /// Not a key path's kind: the numbers a binary attribute is compared with.
+        case binaryAsNumber
     }
 
     struct KeyPath {
@@ -262,8 +346,9 @@ struct RandomGraphGenerator {
             let u = pick(Self.uuids)
             return chance(0.5) ? .uuid(u) : .string(chance(0.5) ? u.uuidString : u.uuidString.lowercased())
         case .attribute(.binary):
-            let data = pick(Self.blobs)
+            let data = chance(0.7) ? pick(Self.blobs) : randomBytes()
             return chance(0.5) ? .binary(data) : .string(data.base64EncodedString())
+        case .binaryAsNumber: return pick(Self.binaryNumbers)
         case .attribute(.json): return .null
         case .object(let entity):
             let id = ObjectID(entity: entity, number: Int64.random(in: 1...(Self.counts[entity]! + 1), using: &rng))
@@ -291,13 +376,15 @@ struct RandomGraphGenerator {
             ? pick([.caseInsensitive, .diacriticInsensitive, [.caseInsensitive, .diacriticInsensitive]]) : []
         var quantifier: ObjectPredicate.Quantifier?
         if path.isCollection { quantifier = pick([nil, .any, .all]) }
+        // A binary attribute is compared with numbers (read as an integer) or with bytes.
+        let kind = path.kind == .attribute(.binary) && chance(0.6) ? .binaryAsNumber : path.kind
 
         let rhs: PredicateOperand
         switch op {
         case .in:
-            rhs = .list((0..<Int.random(in: 0...3, using: &rng)).map { _ in .literal(value(for: path.kind)) })
+            rhs = .list((0..<Int.random(in: 0...3, using: &rng)).map { _ in .literal(value(for: kind)) })
         case .between:
-            rhs = .list([constant(value(for: path.kind), &arguments), constant(value(for: path.kind), &arguments)])
+            rhs = .list([constant(value(for: kind), &arguments), constant(value(for: kind), &arguments)])
         case .like:
             rhs = constant(value(for: path.kind, stringPool: Self.patterns + Self.strings), &arguments)
         case .matches:
@@ -311,7 +398,7 @@ struct RandomGraphGenerator {
             {
                 rhs = other.expression
             } else {
-                rhs = constant(value(for: path.kind), &arguments)
+                rhs = constant(value(for: kind), &arguments)
             }
         }
         // A symmetric comparison may put the constant or the collection on the left.
@@ -325,6 +412,10 @@ struct RandomGraphGenerator {
     private static func comparable(_ a: Kind, _ b: Kind) -> Bool {
         let numeric: [Kind] = [.attribute(.int), .attribute(.double), .count]
         if numeric.contains(a) && numeric.contains(b) { return true }
+        // A binary attribute against a number reads as an unsigned little-endian integer.
+        if (a == .attribute(.binary) && numeric.contains(b)) || (b == .attribute(.binary) && numeric.contains(a)) {
+            return true
+        }
         if case .attribute(.json) = a { return false }
         return a == b
     }

@@ -156,6 +156,26 @@ import Testing
         #expect(try !matches("name MATCHES 'ab'", ["name": .string("ab\n")]))
     }
 
+    @Test func matchesKeepsTheWholeStringAnchorsAfterACommentOrAnOpenQuote() throws {
+        // A `(?x)` comment runs to the end of the line and `\Q` quotes to the end of the
+        // pattern; neither may swallow the anchoring wrapper.
+        let v: [String: PropertyValue] = ["name": .string("ab")]
+        #expect(try matches("name MATCHES '(?x) a b  # letters'", v))
+        #expect(try !matches("name MATCHES '(?x) a  # one letter'", v))
+        #expect(try !matches("name MATCHES '(?x) b  # one letter'", v))
+        #expect(try !matches("name MATCHES '(?x) a b  # letters'", ["name": .string("abc")]))
+        #expect(try matches("name MATCHES '(?x) a | a b  # the longer alternative'", v))
+        #expect(try matches("name MATCHES '(?x) a b  # a comment with ) and \\\\z'", v))
+        #expect(try matches("name MATCHES '\\\\Qab'", v))
+        #expect(try !matches("name MATCHES '\\\\Qa'", v))
+        #expect(try matches("name MATCHES '\\\\Qa.'", ["name": .string("a.")]))
+        #expect(try !matches("name MATCHES '\\\\Qa.'", v))
+        #expect(try !matches("name MATCHES '\\\\Qa.'", ["name": .string("a.b")]))
+        // Without x mode a `#` is an ordinary character.
+        #expect(try matches("name MATCHES 'a#b'", ["name": .string("a#b")]))
+        #expect(try !matches("name MATCHES 'a#b'", ["name": .string("a")]))
+    }
+
     @Test func coercesConstantsToTheAttributeType() throws {
         #expect(try matches("lastSeen == '1970-01-01T00:16:40.000Z'", device))
         #expect(try matches("lastSeen > 999", device))
@@ -169,6 +189,83 @@ import Testing
         #expect(try matches("blob > 'AQI='", device))
         #expect(try matches("config == nil AND NOT config != nil", device))
         #expect(try matches("config != nil", ["config": .json(.object(["a": .int(1)]))]))
+    }
+
+    @Test func readsOneByteBinaryComparedWithNumbersAsAnUnsignedInteger() throws {
+        let battery: [String: PropertyValue] = ["blob": .binary(Data([0x64]))]  // 2a19: 100 %
+        #expect(try matches("blob == 100", battery))
+        #expect(try matches("blob > 99 AND blob < 101 AND blob >= 100 AND blob <= 100.0", battery))
+        #expect(try !matches("blob > 100", battery))
+        #expect(try matches("blob != 99 AND NOT blob != 100", battery))
+        #expect(try matches("blob BETWEEN {50, 100} AND blob IN {1, 100}", battery))
+        #expect(try !matches("blob IN {1, 2}", battery))
+        #expect(try matches("blob < 100.5 AND blob > 99.5", battery))
+        #expect(try matches("150 > blob", battery))
+        #expect(try matches("blob > -1", ["blob": .binary(Data([0xFF]))]), "unsigned: 0xFF is 255, not -1")
+        #expect(try matches("blob == 255", ["blob": .binary(Data([0xFF]))]))
+    }
+
+    @Test func readsMultiByteBinaryAsLittleEndian() throws {
+        let two: [String: PropertyValue] = ["blob": .binary(Data([0x34, 0x12]))]
+        #expect(try matches("blob == 4660", two))  // 0x1234
+        #expect(try !matches("blob == 13330", two))  // 0x3412, the big-endian reading
+        #expect(try matches("blob == 305419896", ["blob": .binary(Data([0x78, 0x56, 0x34, 0x12]))]))
+        #expect(try matches("blob == 1", ["blob": .binary(Data([1, 0, 0, 0]))]))
+        let largestSigned: [String: PropertyValue] = [
+            "blob": .binary(Data([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F]))
+        ]
+        #expect(try matches("blob == 9223372036854775807", largestSigned))
+        #expect(try matches("blob == 72057594037927936", ["blob": .binary(Data([0, 0, 0, 0, 0, 0, 0, 1]))]))
+        // Above Int64.max: the nearest double, as a literal that large reads.
+        let largest: [String: PropertyValue] = ["blob": .binary(Data(repeating: 0xFF, count: 8))]
+        #expect(try matches("blob > 9223372036854775807", largest))
+        #expect(try matches("blob == 18446744073709551615", largest))
+        #expect(try matches("blob > 9223372036854775807", ["blob": .binary(Data([0, 0, 0, 0, 0, 0, 0, 0x80]))]))
+    }
+
+    @Test func readsEmptyLongAndMissingBinaryAsNilWhenComparedWithNumbers() throws {
+        for bytes in [Data(), Data(repeating: 0, count: 9), Data(repeating: 1, count: 20)] {
+            let v: [String: PropertyValue] = ["blob": .binary(bytes)]
+            #expect(try !matches("blob == 0", v), "\(bytes.count) bytes")
+            #expect(try !matches("blob > -1 OR blob < 1e300 OR blob >= 0 OR blob <= 0", v), "\(bytes.count) bytes")
+            #expect(try !matches("blob BETWEEN {-1, 1e300}", v), "\(bytes.count) bytes")
+            #expect(try !matches("blob IN {0, 1}", v), "\(bytes.count) bytes")
+            #expect(try matches("blob != 5 AND NOT (blob > 0)", v), "\(bytes.count) bytes")
+            #expect(try matches("blob IN {nil, 1}", v), "\(bytes.count) bytes: nil as a number")
+            #expect(try !matches("blob == nil", v), "\(bytes.count) bytes are a value, not nil")
+        }
+        for v: [String: PropertyValue] in [[:], ["blob": .null]] {
+            #expect(try !matches("blob > -1 OR blob == 0 OR blob IN {0}", v))
+            #expect(try matches("blob != 5 AND blob == nil", v))
+        }
+    }
+
+    @Test func readsBinaryAsANumberOnlyAgainstNumbers() throws {
+        let v: [String: PropertyValue] = ["blob": .binary(Data([0x05, 0x01])), "rssi": .int(200)]
+        #expect(try matches("blob == 261 AND blob > rssi AND rssi < blob", v))
+        #expect(try matches("blob > $min", v, ["min": .int(5)]))
+        #expect(try matches("blob > $min", v, ["min": .json(.int(260))]))
+        #expect(try !matches("blob > $min", v, ["min": .json(.double(261))]))
+        #expect(try matches("blob IN $set", v, ["set": .json(.array([.int(1), .int(261)]))]))
+        // A string is base64 and compares bytes, lexicographically: 05 01 < 06.
+        #expect(try matches("blob == 'BQE='", v))
+        #expect(try matches("blob < 'Bg=='", v))
+        #expect(try matches("blob > 'BQ=='", v))
+        // Another binary attribute compares bytes too.
+        #expect(try matches("blob == blob AND NOT blob != blob", v))
+    }
+
+    @Test func readsBinaryAsANumberThroughRelationships() throws {
+        var graph = makeGraph()
+        let d1 = PredicateTestFixtures.id("Device", 1)
+        graph.objects[PredicateTestFixtures.id("Reading", 1)]?["payload"] = .binary(Data([0x10, 0x00]))
+        graph.objects[PredicateTestFixtures.id("Reading", 2)]?["payload"] = .binary(Data([0x00, 0x10]))
+        #expect(try graph.matches("ANY readings.payload == 16", d1))
+        #expect(try graph.matches("ANY readings.payload == 4096", d1))
+        #expect(try graph.matches("ALL readings.payload >= 16", d1))
+        #expect(try !graph.matches("ALL readings.payload > 16", d1))
+        #expect(try graph.matches("device.blob == 197121", PredicateTestFixtures.id("Reading", 1)))  // 01 02 03
+        #expect(try !graph.matches("device.blob > 0", PredicateTestFixtures.id("Reading", 3)))
     }
 
     @Test func followsToOneKeyPathsAtAnyDepth() throws {

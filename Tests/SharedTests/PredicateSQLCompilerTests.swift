@@ -53,6 +53,61 @@ import Testing
         #expect(try db.select("Device", where: compile("name == 'x'")) == [])
     }
 
+    @Test func readsBinaryComparedWithNumbersThroughCbUintLeWithBoundValues() throws {
+        let fragment = try compile("blob > $min", ["min": .int(5)])
+        #expect(fragment.sql == #"COALESCE(cb_uint_le("t"."blob") > ?, 0)"#)
+        #expect(fragment.bindings == [.int(5)])
+        #expect(try compile("blob == 4660").sql == #"cb_uint_le("t"."blob") IS ?"#)
+        #expect(try compile("blob IN {1, 2.5}").bindings == [.int(1), .double(2.5)])
+        #expect(try compile("blob > rssi").sql == #"COALESCE(cb_uint_le("t"."blob") > "t"."rssi", 0)"#)
+        #expect(
+            try compile("ANY readings.payload > 5").sql
+                == #"EXISTS (SELECT 1 FROM "Reading" AS "t_1" WHERE "t_1"."device" = "t"."Z_PK" AND COALESCE(cb_uint_le("t_1"."payload") > ?, 0))"#
+        )
+        // A string stays base64 bytes, compared without the function.
+        let bytes = try compile("blob == 'AQID'")
+        #expect(bytes.sql == #""t"."blob" IS ?"#)
+        #expect(bytes.bindings == [.binary(Data([1, 2, 3]))])
+    }
+
+    @Test func selectsBinaryComparedWithNumbersAsTheEvaluatorDoes() throws {
+        let db = try PredicateTestDatabase(model: PredicateTestFixtures.model)
+        let blobs: [Int64: PropertyValue] = [
+            1: .binary(Data([0x64])), 2: .binary(Data([0x34, 0x12])), 3: .binary(Data([0x78, 0x56, 0x34, 0x12])),
+            4: .binary(Data(repeating: 0xFF, count: 8)), 5: .binary(Data()), 6: .binary(Data(repeating: 0, count: 9)),
+            7: .null, 8: .binary(Data([0x05])),
+        ]
+        var graph = ObjectGraphFixture()
+        for (n, blob) in blobs {
+            let values: [String: PropertyValue] = [
+                "address": .string("a"), "rssi": .int(100), "connected": .bool(false), "blob": blob,
+            ]
+            try db.insert(PredicateTestFixtures.id("Device", n), values)
+            graph.objects[PredicateTestFixtures.id("Device", n)] = values
+        }
+        let cases: [(String, Set<Int64>)] = [
+            ("blob > 5", [1, 2, 3, 4]),
+            ("blob == 100", [1]),
+            ("blob != 100", [2, 3, 4, 5, 6, 7, 8]),
+            ("blob == 4660 OR blob == 305419896", [2, 3]),
+            ("blob <= 5", [8]),
+            ("NOT blob > 5", [5, 6, 7, 8]),
+            ("blob BETWEEN {5, 4660}", [1, 2, 8]),
+            ("blob IN {5, 100, nil}", [1, 5, 6, 7, 8]),
+            ("blob > 9223372036854775807", [4]),
+            ("blob == 18446744073709551615", [4]),
+            ("blob >= rssi", [1, 2, 3, 4]),
+            ("blob == nil", [7]),
+            ("blob == 'BQ=='", [8]),
+        ]
+        for (format, expected) in cases {
+            #expect(try db.select("Device", where: compile(format)) == expected, "SQL: \(format)")
+            let memory = try Set(
+                blobs.keys.filter { try graph.matches(format, PredicateTestFixtures.id("Device", $0)) })
+            #expect(memory == expected, "memory: \(format)")
+        }
+    }
+
     @Test func quotedLiteralsInTheFormatStayBound() throws {
         let fragment = try compile(#"name == 'a\' OR 1=1 --' OR name == "\" OR \"1\"=\"1""#)
         #expect(!fragment.sql.contains("1=1"))

@@ -26,6 +26,35 @@ import Testing
         #expect(try value("cb_fold(5, 1)") as? Int64 == 5)
     }
 
+    @Test func uintLeReadsOneToEightBytesLittleEndian() throws {
+        #expect(try value("cb_uint_le(x'64')") as? Int64 == 100)
+        #expect(try value("cb_uint_le(x'3412')") as? Int64 == 0x1234)
+        #expect(try value("cb_uint_le(x'78563412')") as? Int64 == 0x1234_5678)
+        #expect(try value("cb_uint_le(x'ffffffffffffff7f')") as? Int64 == .max)
+        #expect(try value("cb_uint_le(x'0000000000000080')") as? Double == 9_223_372_036_854_775_808.0)
+        #expect(try value("cb_uint_le(?)", [.binary(Data(repeating: 0xFF, count: 8))]) as? Double == 0x1p64)
+    }
+
+    @Test func uintLeIsNullForEmptyLongAndNonBlobValues() throws {
+        for sql in ["x''", "zeroblob(0)", "x'000000000000000000'", "NULL", "'d'", "100", "1.5"] {
+            #expect(try value("cb_uint_le(\(sql)) IS NULL") as? Int64 == 1, "\(sql)")
+        }
+    }
+
+    @Test func uintLeIsDeterministicSoIndexesMayUseIt() throws {
+        // SQLite refuses non-deterministic functions in index expressions.
+        let db = try PredicateTestDatabase(model: PredicateTestFixtures.model)
+        try db.execute(#"CREATE INDEX "blob_number" ON "Device" (cb_uint_le("blob"))"#)
+        try db.execute(#"CREATE INDEX "fold_name" ON "Device" (cb_fold("name", 3))"#)
+    }
+
+    @Test func matchesKeepsItsAnchorsAfterAnExtendedModeComment() throws {
+        #expect(try value("cb_matches('ab', '(?x) a b  # letters', 0)") as? Int64 == 1)
+        #expect(try value("cb_matches('abc', '(?x) a b  # letters', 0)") as? Int64 == 0)
+        #expect(try value("cb_matches('a.', ?, 0)", [.string("\\Qa.")]) as? Int64 == 1)
+        #expect(try value("cb_matches('a.b', ?, 0)", [.string("\\Qa.")]) as? Int64 == 0)
+    }
+
     @Test func matchesCachesThePatternPerStatementAndStillMatchesEveryRow() throws {
         let db = try PredicateTestDatabase(model: PredicateTestFixtures.model)
         for n in 1...50 {

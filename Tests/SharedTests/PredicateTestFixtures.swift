@@ -6,7 +6,8 @@ import Shared
 typealias PredicateOperand = Shared.PredicateOperand
 typealias ObjectPredicateError = Shared.ObjectPredicateError
 
-/// The model the predicate tests use: every attribute type, optional and not, a to-one /
+/// The model the predicate tests use: every attribute type, optional and not (binary on both
+/// sides of the to-one / to-many pair, for GATT-style numeric reads), a to-one /
 /// to-many pair (Device.readings ↔ Reading.device) and a many-to-many pair (Device.tags ↔ Tag.devices).
 enum PredicateTestFixtures {
     static let model: Model = try! Model(entities: [
@@ -34,6 +35,7 @@ enum PredicateTestFixtures {
                 AttributeDescription("count", .int, optional: true),
                 AttributeDescription("label", .string, optional: true),
                 AttributeDescription("time", .date),
+                AttributeDescription("payload", .binary, optional: true),
             ],
             relationships: [
                 RelationshipDescription("device", destination: "Device", inverse: "readings")

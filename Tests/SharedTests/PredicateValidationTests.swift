@@ -23,6 +23,9 @@ import Testing
             "rssi == $r AND name IN $names AND lastSeen BETWEEN {$a, $b}",
             "ANY tags.devices.name == 'x'",
             "readings CONTAINS 'Reading/3'",
+            "blob > 5 AND blob BETWEEN {0, 255.5} AND blob IN {1, nil} AND blob != rssi",
+            "ANY readings.payload >= 1 OR blob == 'AQID' OR blob > $min",
+            "name MATCHES '(?x) a b  # a comment' OR name MATCHES '\\\\Qa.b'",
         ] {
             #expect(validationError(format) == nil, "\(format)")
         }
@@ -49,6 +52,10 @@ import Testing
         ("rssi IN {weight}", .invalidList(operator: "IN", reason: "a list may hold only values and variables")),
         ("ANY readings.value == tags.title", .twoCollections(lhs: "readings.value", rhs: "tags.title")),
         ("name == rssi", .typeMismatch(keyPath: "name", expected: "a string", value: "'rssi' (an int)")),
+        ("blob IN {1, 'AQID'}", .typeMismatch(keyPath: "blob", expected: "a binary", value: "1")),
+        ("blob == TRUE", .typeMismatch(keyPath: "blob", expected: "a binary", value: "TRUE")),
+        ("blob CONTAINS 5", .unsupportedOperator(keyPath: "blob", operator: "CONTAINS", type: "a binary")),
+        ("blob == name", .typeMismatch(keyPath: "blob", expected: "a binary", value: "'name' (a string)")),
     ])
     func rejectsPredicatesThatCanNeverWork(format: String, expected: ObjectPredicateError) {
         #expect(validationError(format) == expected)

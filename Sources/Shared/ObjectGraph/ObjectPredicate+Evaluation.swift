@@ -110,6 +110,8 @@ extension ResolvedKeyPath {
             switch terminal {
             case .attribute(let key, _):
                 return PredicateScalar(object.values[key] ?? .null)
+            case .unsignedInteger(let key):
+                return PredicateScalar(object.values[key] ?? .null).readAsUnsignedInteger
             case .reference(let key, _):
                 if case .reference(let id)? = object.values[key] { return .object(id) }
                 return .null

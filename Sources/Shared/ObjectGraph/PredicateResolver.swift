@@ -64,7 +64,7 @@ struct PredicateResolver {
     // MARK: - Operands
 
     /// An operand before coercion: constants are still the values written.
-    private enum Operand {
+    enum Operand {
         case value(PropertyValue)
         case values([PropertyValue])
         case keyPath(ResolvedKeyPath)
@@ -169,8 +169,8 @@ struct PredicateResolver {
     {
         var op = c.op
         var quantifier = c.quantifier
-        let lhs = try operand(c.lhs, entity: entity, op: op)
-        let rhs = try operand(c.rhs, entity: entity, op: op)
+        var lhs = try operand(c.lhs, entity: entity, op: op)
+        var rhs = try operand(c.rhs, entity: entity, op: op)
 
         // `toMany CONTAINS x` asks whether the collection holds x.
         if op == .contains, quantifier == nil, let path = lhs.keyPath, case .object = path.terminal {
@@ -207,6 +207,11 @@ struct PredicateResolver {
         }
         guard !lhs.isList else {
             throw .invalidList(operator: op.rawValue, reason: "a list cannot stand on the left of a comparison")
+        }
+
+        // A binary attribute compared with numbers reads its bytes as a number (GATT values).
+        if Self.readsBytesAsNumbers(op) {
+            (lhs, rhs) = (Self.readingBytesAsNumber(lhs, against: rhs), Self.readingBytesAsNumber(rhs, against: lhs))
         }
 
         let typed: OperandType
@@ -293,103 +298,5 @@ struct PredicateResolver {
         return .constant(
             ResolvedComparison.holds(
                 op, PredicateScalar(l), PredicateScalar(r), list: list, options: options, regex: regex))
-    }
-
-    // MARK: - Coercion
-
-    private func coerce(
-        _ operand: Operand, to type: OperandType, path: ResolvedKeyPath
-    ) throws(ObjectPredicateError)
-        -> ResolvedOperand
-    {
-        switch operand {
-        case .keyPath(let k): return .keyPath(k)
-        case .value(let v): return .constant(try coerce(v, to: type, path: path))
-        case .values(let items):
-            var result: [PredicateScalar] = []
-            for item in items { result.append(try coerce(item, to: type, path: path)) }
-            return .list(result)
-        case .unbound: preconditionFailure("unbound operands are filtered out before coercion")
-        }
-    }
-
-    /// A constant as a value of the key path's type, as the protocol reads JSON values:
-    /// dates from RFC 3339 strings or seconds since 1970, UUIDs and base64 binary from
-    /// strings, relationships from `"Entity/N"` strings, ints and doubles interchangeably,
-    /// bools from `true`/`false` (or 1/0).
-    private func coerce(
-        _ value: PropertyValue, to type: OperandType, path: ResolvedKeyPath
-    ) throws(ObjectPredicateError)
-        -> PredicateScalar
-    {
-        let literal = PredicateOperand.formatLiteral(value)
-        func mismatch() -> ObjectPredicateError {
-            .typeMismatch(keyPath: path.text, expected: type.name, value: literal)
-        }
-        func invalid() -> ObjectPredicateError {
-            .invalidLiteral(keyPath: path.text, expected: type.name, value: literal)
-        }
-        if value.isNull { return .null }
-        switch type {
-        case .attribute(.string):
-            guard case .string(let s) = value else { throw mismatch() }
-            return .text(s)
-        case .attribute(.int), .attribute(.double):
-            switch value {
-            case .int(let i): return .int(i)
-            case .double(let d): return .double(d)
-            default: throw mismatch()
-            }
-        case .attribute(.bool):
-            switch value {
-            case .bool(let b): return .bool(b)
-            case .int(0): return .bool(false)
-            case .int(1): return .bool(true)
-            default: throw mismatch()
-            }
-        case .attribute(.date):
-            switch value {
-            case .date(let d): return .date(d)
-            case .string(let s):
-                guard let d = Date(rfc3339: s) else { throw invalid() }
-                return .date(d)
-            case .int(let i): return .date(Date(timeIntervalSince1970: Double(i)))
-            case .double(let d): return .date(Date(timeIntervalSince1970: d))
-            default: throw mismatch()
-            }
-        case .attribute(.binary):
-            switch value {
-            case .binary(let data): return .bytes(data)
-            case .string(let s):
-                guard let data = Data(base64Encoded: s) else { throw invalid() }
-                return .bytes(data)
-            default: throw mismatch()
-            }
-        case .attribute(.uuid):
-            switch value {
-            case .uuid(let u): return .text(u.uuidString.lowercased())
-            case .string(let s):
-                guard let u = UUID(uuidString: s) else { throw invalid() }
-                return .text(u.uuidString.lowercased())
-            default: throw mismatch()
-            }
-        case .attribute(.json):
-            throw .typeMismatch(
-                keyPath: path.text, expected: "a json attribute (compared only with nil)", value: literal)
-        case .object(let entity):
-            switch value {
-            case .reference(let id):
-                guard id.entity == entity else { throw mismatch() }
-                return .object(id)
-            case .string(let s):
-                guard let id = ObjectID(string: s) else { throw invalid() }
-                guard id.entity == entity else { throw mismatch() }
-                return .object(id)
-            case .json(let j):
-                guard let id = ObjectID(json: j), id.entity == entity else { throw invalid() }
-                return .object(id)
-            default: throw mismatch()
-            }
-        }
     }
 }

@@ -110,7 +110,18 @@ enum PredicateStringMatching {
         guard source.isEmpty || (try? NSRegularExpression(pattern: source, options: regexOptions)) != nil else {
             return nil
         }
-        return try? NSRegularExpression(pattern: "\\A(?:" + source + ")\\z", options: regexOptions)
+        // A pattern valid on its own can still swallow the wrapper's closing `)\z`: a `(?x)`
+        // comment runs to the end of the line, and `\Q` quotes to the end of the pattern. The
+        // `(?:` is then never closed, so the wrapper fails to compile; end the comment with a
+        // newline, or the quote with `\E`. A newline or `\E` that did not end one would leave
+        // `)\z` swallowed, so the first candidate that compiles is the one that fits.
+        for ending in ["", "\n", "\\E"] {
+            if let regex = try? NSRegularExpression(pattern: "\\A(?:" + source + ending + ")\\z", options: regexOptions)
+            {
+                return regex
+            }
+        }
+        return nil
     }
 
     /// Whether `regex` (from `regularExpression`) matches all of `s`.

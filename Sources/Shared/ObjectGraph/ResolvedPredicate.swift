@@ -51,6 +51,10 @@ struct ResolvedKeyPath: Sendable, Hashable {
         case count(String, destination: String)
         /// The reached object itself: the key path ends with a to-many relationship.
         case object(entity: String)
+        /// A binary attribute compared with numbers: its bytes read as an unsigned
+        /// little-endian integer (`PredicateScalar.unsignedLittleEndian`), `nil` for none or
+        /// more than eight.
+        case unsignedInteger(String)
     }
 
     var text: String
@@ -64,9 +68,16 @@ struct ResolvedKeyPath: Sendable, Hashable {
         switch terminal {
         case .attribute(_, let t): return .attribute(t)
         case .reference(_, let d): return .object(entity: d)
-        case .count: return .attribute(.int)
+        case .count, .unsignedInteger: return .attribute(.int)
         case .object(let e): return .object(entity: e)
         }
+    }
+
+    /// The same key path reading its binary attribute as a number; `nil` unless it ends with
+    /// a binary attribute.
+    var readingBytesAsUnsignedInteger: ResolvedKeyPath? {
+        guard case .attribute(let key, .binary) = terminal else { return nil }
+        return ResolvedKeyPath(text: text, steps: steps, terminal: .unsignedInteger(key))
     }
 }
 

@@ -3,8 +3,9 @@
 /// The fragment gives exactly the answer `ObjectPredicate.evaluate(values:entity:in:lookup:)`
 /// gives for the same data: every comparison yields 0 or 1, never NULL (`IS`, `IS NOT`,
 /// `COALESCE(…, 0)`), so `NOT` and `AND`/`OR` keep NSPredicate's two-valued logic; string
-/// operators call the functions `PredicateSQLFunctions` registers, which run the same code
-/// as the in-memory evaluator. The mapping is described in `docs/predicates.md`.
+/// operators, and a binary attribute compared with numbers (`cb_uint_le`), call the
+/// functions `PredicateSQLFunctions` registers, which run the same code as the in-memory
+/// evaluator. The mapping is described in `docs/predicates.md`.
 ///
 /// ```swift
 /// let where = try PredicateSQLCompiler.compile(
@@ -308,6 +309,8 @@ struct PredicateSQLBuilder {
         switch terminal {
         case .attribute(let key, _):
             return "\(alias).\(SQLSchema.quote(schema.column(for: key)))"
+        case .unsignedInteger(let key):
+            return "\(PredicateSQLFunctions.unsignedIntegerName)(\(alias).\(SQLSchema.quote(schema.column(for: key))))"
         case .reference(let key, _):
             guard case .foreignKey(let column) = schema.storage(ofRelationship: key, in: entity) else {
                 preconditionFailure("a to-one relationship is stored as a foreign key")

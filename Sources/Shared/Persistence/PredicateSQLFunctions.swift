@@ -12,11 +12,15 @@ import Foundation
 /// | `cb_contains(a, b, options)` | `a CONTAINS b` |
 /// | `cb_like(a, b, options)` | `a LIKE b` with `*` and `?` |
 /// | `cb_matches(a, b, options)` | `a MATCHES b`: ICU regex on the whole string (compiled once per statement) |
+/// | `cb_uint_le(x)` | a BLOB of 1–8 bytes read as an unsigned little-endian integer; NULL otherwise |
 ///
-/// All are deterministic and innocuous (no side effects), and return 0 or 1, never NULL,
-/// except `cb_fold`, which returns NULL for NULL.
+/// All are deterministic and innocuous (no side effects). The string tests return 0 or 1,
+/// never NULL; `cb_fold` returns NULL for NULL; `cb_uint_le` returns an INTEGER, a REAL
+/// (the nearest double) above 2^63 − 1, or NULL for NULL, an empty or a longer BLOB, or any
+/// non-BLOB argument.
 public enum PredicateSQLFunctions {
     static let foldName = "cb_fold"
+    static let unsignedIntegerName = "cb_uint_le"
 
     static func name(of op: ObjectPredicate.ComparisonOperator) -> String {
         switch op {
@@ -46,6 +50,7 @@ public enum PredicateSQLFunctions {
         let functions:
             [(String, Int32, @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void)] = [
                 (foldName, 2, foldFunction),
+                (unsignedIntegerName, 1, unsignedIntegerFunction),
                 (name(of: .beginsWith), 3, beginsWithFunction),
                 (name(of: .endsWith), 3, endsWithFunction),
                 (name(of: .contains), 3, containsFunction),
@@ -104,6 +109,24 @@ private let foldFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePo
     }
     resultText(context, PredicateStringMatching.fold(s, options(args[1])))
 }
+
+/// `cb_uint_le(x)`: the same reading as the in-memory evaluator's (`PredicateScalar.unsignedLittleEndian`).
+private let unsignedIntegerFunction:
+    @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, argv in
+        let value = argv?[0]
+        // The type first: asking a value for its bytes may convert it. An empty BLOB may have
+        // no pointer.
+        guard sqlite3_value_type(value) == SQLITE_BLOB, let bytes = sqlite3_value_blob(value) else {
+            sqlite3_result_null(context)
+            return
+        }
+        let count = Int(sqlite3_value_bytes(value))
+        switch PredicateScalar.unsignedLittleEndian(UnsafeRawBufferPointer(start: bytes, count: count)) {
+        case .int(let i): sqlite3_result_int64(context, i)
+        case .double(let d): sqlite3_result_double(context, d)
+        default: sqlite3_result_null(context)
+        }
+    }
 
 /// A three-argument string test: 0 unless both operands are text.
 private func stringTest(

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Runs whole signals ("chains") one at a time per key, in arrival order, with a cap on how many run at once.
 ///
 /// `enqueue(_:for:)` returns a signal that, when started, takes its place in the line of its key and starts
@@ -45,7 +43,7 @@ public final class ChainQueue<Key: Hashable & Sendable>: Sendable {
     /// The most chains that run at the same time.
     public let maxConcurrent: Int
 
-    private let state = Mutex(ChainQueueState<Key>())
+    private let state = Locked(ChainQueueState<Key>())
     /// Makes `pump` a loop rather than a recursion when chains finish synchronously.
     private let pumpDrain = SerialDrain<Void>()
 

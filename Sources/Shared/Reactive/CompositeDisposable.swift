@@ -9,7 +9,7 @@ public final class CompositeDisposable: Disposable {
         var isDisposed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let disposed = Atomic<Bool>(false)
 
     public init() {}
@@ -43,7 +43,8 @@ public final class CompositeDisposable: Disposable {
 
     /// Adds a disposable; the same as `add(_:)` with the removal handle ignored.
     public static func += (composite: CompositeDisposable, disposable: (any Disposable)?) {
-        composite.add(disposable)
+        guard let disposable else { return }
+        _ = composite.insert(.disposable(disposable))
     }
 
     public func dispose() {
@@ -59,6 +60,7 @@ public final class CompositeDisposable: Disposable {
     // MARK: - Internal, allocation-free registration
 
     /// Inserts an entry; returns its key, or nil (after running the entry) if already disposed.
+    @usableFromInline
     func insert(_ entry: DisposalBag.Entry) -> DisposalBag.Key? {
         let key = state.withLock { state -> DisposalBag.Key? in
             state.isDisposed ? nil : state.bag.insert(entry)
@@ -68,6 +70,7 @@ public final class CompositeDisposable: Disposable {
     }
 
     /// Removes an entry without running it.
+    @usableFromInline
     func remove(_ key: DisposalBag.Key) {
         _ = state.withLock { $0.bag.remove(key) }
     }

@@ -14,17 +14,17 @@ public protocol Disposable: AnyObject, Sendable {
 
 /// A disposable that runs an action once when disposed (an "action disposable"), or that only records the call.
 public final class AnyDisposable: Disposable {
-    private let action: Mutex<(@Sendable () -> Void)?>
+    private let action: Locked<(@Sendable () -> Void)?>
     private let disposed = Atomic<Bool>(false)
 
     /// A disposable that only records that it was disposed.
     public init() {
-        action = Mutex(nil)
+        action = Locked(nil)
     }
 
     /// A disposable that runs `action` the first time it is disposed, then lets go of it.
     public init(_ action: @escaping @Sendable () -> Void) {
-        self.action = Mutex(action)
+        self.action = Locked(action)
     }
 
     /// Wraps another disposable (for example to hide its concrete type or extra API).

@@ -13,12 +13,14 @@ public enum Event<Value: Sendable, Failure: Error>: Sendable {
     case interrupted
 
     /// Whether this event ends the signal.
+    @inlinable
     public var isTerminating: Bool {
         if case .value = self { return false }
         return true
     }
 
     /// The value of a `value` event, otherwise nil.
+    @inlinable
     public var value: Value? {
         if case .value(let value) = self { return value }
         return nil
@@ -65,11 +67,13 @@ extension Event: CustomStringConvertible {
 }
 
 /// The terminal events alone: how observers pass them on without wrapping values in an `Event`.
+@usableFromInline
 enum Termination<Failure: Error>: Sendable {
     case failed(Failure)
     case completed
     case interrupted
 
+    @inlinable
     func event<Value: Sendable>(of _: Value.Type = Value.self) -> Event<Value, Failure> {
         switch self {
         case .failed(let error): return .failed(error)
@@ -78,6 +82,7 @@ enum Termination<Failure: Error>: Sendable {
         }
     }
 
+    @inlinable
     func mapError<NewFailure: Error>(_ transform: (Failure) -> NewFailure) -> Termination<NewFailure> {
         switch self {
         case .failed(let error): return .failed(transform(error))

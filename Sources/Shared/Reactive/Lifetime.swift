@@ -13,13 +13,16 @@
 /// Everything added runs once, in the order it was added, on the thread that ends the lifetime. Adding to an
 /// ended lifetime runs the addition at once.
 public struct Lifetime: Sendable {
+    @usableFromInline
     let disposables: CompositeDisposable
 
+    @inlinable
     init(_ disposables: CompositeDisposable) {
         self.disposables = disposables
     }
 
     /// Whether the lifetime has ended. A producer that loops can check this to stop early.
+    @inlinable
     public var hasEnded: Bool { disposables.isDisposed }
 
     /// Runs `action` when the lifetime ends (at once if it already has).
@@ -32,7 +35,7 @@ public struct Lifetime: Sendable {
 
     /// Disposes `disposable` when the lifetime ends (at once if it already has).
     public static func += (lifetime: Lifetime, disposable: (any Disposable)?) {
-        lifetime.disposables.add(disposable)
+        lifetime.disposables += disposable
     }
 
     /// A lifetime that has already ended.

@@ -12,9 +12,12 @@
 /// }
 /// ```
 public final class Observer<Value: Sendable, Failure: Error>: Sendable {
+    @usableFromInline
     let valueAction: @Sendable (Value) -> Void
+    @usableFromInline
     let terminationAction: @Sendable (Termination<Failure>) -> Void
 
+    @usableFromInline
     init(
         value valueAction: @escaping @Sendable (Value) -> Void,
         termination terminationAction: @escaping @Sendable (Termination<Failure>) -> Void
@@ -24,6 +27,7 @@ public final class Observer<Value: Sendable, Failure: Error>: Sendable {
     }
 
     /// Creates an observer that passes every event to `action`.
+    @inlinable
     public convenience init(_ action: @escaping @Sendable (Event<Value, Failure>) -> Void) {
         self.init(value: { action(.value($0)) }, termination: { action($0.event()) })
     }
@@ -35,6 +39,7 @@ public final class Observer<Value: Sendable, Failure: Error>: Sendable {
     ///   - failed: called if the signal fails.
     ///   - completed: called if the signal completes.
     ///   - interrupted: called if the signal is interrupted (disposed).
+    @inlinable
     public convenience init(
         value: (@Sendable (Value) -> Void)? = nil,
         failed: (@Sendable (Failure) -> Void)? = nil,
@@ -53,26 +58,31 @@ public final class Observer<Value: Sendable, Failure: Error>: Sendable {
     }
 
     /// Sends a value.
+    @inlinable
     public func send(value: Value) {
         valueAction(value)
     }
 
     /// Sends a failure; terminal.
+    @inlinable
     public func send(error: Failure) {
         terminationAction(.failed(error))
     }
 
     /// Sends `completed`; terminal.
+    @inlinable
     public func sendCompleted() {
         terminationAction(.completed)
     }
 
     /// Sends `interrupted`; terminal.
+    @inlinable
     public func sendInterrupted() {
         terminationAction(.interrupted)
     }
 
     /// Sends any event.
+    @inlinable
     public func send(_ event: Event<Value, Failure>) {
         switch event {
         case .value(let value): valueAction(value)
@@ -82,6 +92,7 @@ public final class Observer<Value: Sendable, Failure: Error>: Sendable {
         }
     }
 
+    @inlinable
     func send(_ termination: Termination<Failure>) {
         terminationAction(termination)
     }

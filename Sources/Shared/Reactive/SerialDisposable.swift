@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Holds one disposable at a time: replacing it disposes the previous one.
 ///
 /// Once the serial disposable is disposed, whatever is (or is later) put in it is disposed at once.
@@ -9,7 +7,7 @@ public final class SerialDisposable: Disposable {
         var isDisposed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(_ inner: (any Disposable)? = nil) {
         state.withLock { $0.inner = inner }
@@ -21,12 +19,12 @@ public final class SerialDisposable: Disposable {
     public var inner: (any Disposable)? {
         get { state.withLock { $0.inner } }
         set {
-            let replaced = state.withLock { state -> (any Disposable)? in
+            let toDispose = state.withLock { state -> (any Disposable)? in
                 if state.isDisposed { return newValue }
                 defer { state.inner = newValue }
-                return state.inner
+                return state.inner === newValue ? nil : state.inner
             }
-            if replaced !== newValue { replaced?.dispose() }
+            toDispose?.dispose()
         }
     }
 

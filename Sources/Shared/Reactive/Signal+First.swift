@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 extension Signal {
     /// Starts the signal and blocks the calling thread until its first value (RAC's `firstOrDefault:`), then
@@ -14,7 +13,7 @@ extension Signal {
     /// - Parameter schedulers: extra schedulers the signal needs, beyond those it recorded.
     /// - Returns: the first value, or why there is none.
     public func first(waitingOn schedulers: (any Scheduler)...) -> Result<Value, SignalWaitError<Failure>> {
-        let outcome = Mutex<Result<Value, SignalWaitError<Failure>>?>(nil)
+        let outcome = Locked<Result<Value, SignalWaitError<Failure>>?>(nil)
         let arrived = DispatchSemaphore(value: 0)
         let disposable = take(first: 1).start { event in
             let result: Result<Value, SignalWaitError<Failure>>

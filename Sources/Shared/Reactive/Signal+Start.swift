@@ -5,6 +5,7 @@ extension Signal {
     ///
     /// - Returns: a disposable that interrupts this run: the observer receives `interrupted` (unless the run
     ///   already terminated), and the run's cleanup, timers and upstream work are cancelled, exactly once.
+    @inlinable
     @discardableResult
     public func start(_ observer: Observer<Value, Failure>) -> any Disposable {
         let disposables = CompositeDisposable()
@@ -25,30 +26,35 @@ extension Signal {
     }
 
     /// Starts the signal, passing every event to `action`.
+    @inlinable
     @discardableResult
     public func start(_ action: @escaping @Sendable (Event<Value, Failure>) -> Void) -> any Disposable {
         start(Observer(action))
     }
 
     /// Starts the signal, passing each value to `action` and ignoring the terminal event.
+    @inlinable
     @discardableResult
     public func startWithValues(_ action: @escaping @Sendable (Value) -> Void) -> any Disposable {
         start(Observer(value: action))
     }
 
     /// Starts the signal, calling `action` with the error if it fails.
+    @inlinable
     @discardableResult
     public func startWithFailed(_ action: @escaping @Sendable (Failure) -> Void) -> any Disposable {
         start(Observer(failed: action))
     }
 
     /// Starts the signal, calling `action` if it completes.
+    @inlinable
     @discardableResult
     public func startWithCompleted(_ action: @escaping @Sendable () -> Void) -> any Disposable {
         start(Observer(completed: action))
     }
 
     /// Starts the signal, calling `action` if it is interrupted.
+    @inlinable
     @discardableResult
     public func startWithInterrupted(_ action: @escaping @Sendable () -> Void) -> any Disposable {
         start(Observer(interrupted: action))

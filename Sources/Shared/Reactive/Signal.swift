@@ -32,6 +32,7 @@
 public struct Signal<Value: Sendable, Failure: Error>: Sendable {
     /// How the signal produces its events. The constant cases let `flatMap` and friends use signals such as
     /// `Signal(value:)` without starting anything.
+    @usableFromInline
     enum Body: Sendable {
         case value(Value)
         case failure(Failure)
@@ -40,19 +41,27 @@ public struct Signal<Value: Sendable, Failure: Error>: Sendable {
         case producer(@Sendable (Observer<Value, Failure>, Lifetime) -> Void)
     }
 
+    @usableFromInline
     let body: Body
 
     /// Schedulers this signal is known to need in order to deliver its events (recorded by `deliver(on:)`,
     /// `start(on:)`, `Signal.lazy(on:)` and the time-based operators). Blocking `first()` refuses to wait on the
     /// thread of any of them. See "Blocking first()" in docs/ReactiveContracts.md.
-    let deliverySchedulers: [any Scheduler]
+    @inlinable
+    var deliverySchedulers: [any Scheduler] { schedulers ?? [] }
 
+    /// nil rather than empty, so that copying a signal on the hot path costs no reference counting.
+    @usableFromInline
+    let schedulers: [any Scheduler]?
+
+    @inlinable
     init(body: Body, deliverySchedulers: [any Scheduler] = []) {
         self.body = body
-        self.deliverySchedulers = deliverySchedulers
+        self.schedulers = deliverySchedulers.isEmpty ? nil : deliverySchedulers
     }
 
     /// A signal with a trusted producer (used by operators, which follow the contract themselves).
+    @inlinable
     init(
         deliverySchedulers: [any Scheduler] = [],
         trusted producer: @escaping @Sendable (Observer<Value, Failure>, Lifetime) -> Void
@@ -68,6 +77,7 @@ public struct Signal<Value: Sendable, Failure: Error>: Sendable {
     /// When the lifetime ends before the producer terminated, the observer's downstream receives `interrupted`.
     ///
     /// - Parameter producer: called once per start, on the starting thread.
+    @inlinable
     public init(_ producer: @escaping @Sendable (_ observer: Observer<Value, Failure>, _ lifetime: Lifetime) -> Void) {
         self.init(trusted: { downstream, lifetime in
             let gate = EventGate(downstream)
@@ -77,16 +87,19 @@ public struct Signal<Value: Sendable, Failure: Error>: Sendable {
     }
 
     /// A signal that sends one value, then completes.
+    @inlinable
     public init(value: Value) {
         self.init(body: .value(value))
     }
 
     /// A signal that fails at once.
+    @inlinable
     public init(error: Failure) {
         self.init(body: .failure(error))
     }
 
     /// A signal that sends `result`'s value and completes, or fails with its error.
+    @inlinable
     public init(result: Result<Value, Failure>) {
         switch result {
         case .success(let value): self.init(value: value)
@@ -97,6 +110,7 @@ public struct Signal<Value: Sendable, Failure: Error>: Sendable {
     /// A signal that sends each element of `values` in order, then completes.
     ///
     /// The sequence is iterated anew at each start; a disposal stops the iteration before the next element.
+    @inlinable
     public init<Values: Sequence & Sendable>(values: Values) where Values.Element == Value {
         self.init(trusted: { observer, lifetime in
             for value in values {
@@ -111,11 +125,13 @@ public struct Signal<Value: Sendable, Failure: Error>: Sendable {
     }
 
     /// A signal that completes at once without sending a value.
+    @inlinable
     public static var empty: Signal {
         Signal(body: .empty)
     }
 
     /// A signal that never sends anything; it ends only by being disposed (then it sends `interrupted`).
+    @inlinable
     public static var never: Signal {
         Signal { _, _ in }
     }
@@ -141,6 +157,7 @@ public struct Signal<Value: Sendable, Failure: Error>: Sendable {
     // MARK: - Running
 
     /// Runs the body into `observer` within `lifetime`. The caller owns the lifetime.
+    @inlinable
     func run(_ observer: Observer<Value, Failure>, _ lifetime: Lifetime) {
         guard !lifetime.hasEnded else {
             observer.sendInterrupted()
@@ -163,6 +180,7 @@ public struct Signal<Value: Sendable, Failure: Error>: Sendable {
     /// terminates (before the terminal event is passed on) or when `parent` ends (which interrupts the run).
     ///
     /// - Returns: the nested run's disposable (disposing it interrupts the run).
+    @inlinable
     @discardableResult
     func startNested(in parent: Lifetime, _ observer: Observer<Value, Failure>) -> CompositeDisposable {
         let child = CompositeDisposable()
@@ -180,6 +198,7 @@ public struct Signal<Value: Sendable, Failure: Error>: Sendable {
     }
 
     /// A signal with the same delivery schedulers as this one, for operators that keep the event flow.
+    @inlinable
     func lifted<NewValue, NewFailure>(
         _ transform: @escaping @Sendable (Observer<NewValue, NewFailure>, Lifetime) -> Observer<Value, Failure>
     ) -> Signal<NewValue, NewFailure> {

@@ -34,6 +34,8 @@ public final class SQLiteStore: PersistentStore {
         public var lastGroupSize = 0
         /// The largest group so far.
         public var largestGroup = 0
+        /// Group size → how many groups had that size.
+        public var groupSizes: [Int: Int] = [:]
     }
 
     public let model: Model
@@ -150,6 +152,12 @@ public final class SQLiteStore: PersistentStore {
     public func observeChanges(_ observer: @escaping @Sendable (ChangeSet) -> Void) -> StoreObservation {
         observers.add(observer)
     }
+
+    /// Whether `close()` has been called (for `save(_:completionQueue:completion:)`).
+    var isClosedForSaves: Bool { isClosed.isSet }
+
+    /// The writer (for `save(_:completionQueue:completion:)`).
+    var writerForSaves: SQLiteWriter { writer }
 
     /// Holds the writer until the returned function is called; saves queue up meanwhile (tests).
     func suspendWriter() -> @Sendable () -> Void { writer.suspend() }

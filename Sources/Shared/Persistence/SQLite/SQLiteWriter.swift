@@ -68,13 +68,25 @@ final class SQLiteWriter: @unchecked Sendable {
     /// Queues `request` for the next group commit and waits for its answer.
     func submit(_ request: SaveRequest) throws -> SaveResult {
         let job = SaveJob(request: request)
+        enqueue(job)
+        return try job.wait().get()
+    }
+
+    /// Queues `request` for the next group commit and returns at once; `completion` is called
+    /// with the answer on the writer's queue, so it must hand work off rather than block.
+    ///
+    /// Saves queued by one thread are applied in the order they were queued.
+    func submit(_ request: SaveRequest, completion: @escaping @Sendable (Result<SaveResult, any Error>) -> Void) {
+        enqueue(SaveJob(request: request, completion: completion))
+    }
+
+    private func enqueue(_ job: SaveJob) {
         let mustSchedule = pending.withLock { pending in
             pending.jobs.append(job)
             defer { pending.isDrainScheduled = true }
             return !pending.isDrainScheduled
         }
         if mustSchedule { queue.async { self.drain() } }
-        return try job.wait().get()
     }
 
     /// Takes every waiting save and commits them as one group.
@@ -127,6 +139,7 @@ final class SQLiteWriter: @unchecked Sendable {
             stats.saves += jobs.count
             stats.lastGroupSize = jobs.count
             stats.largestGroup = max(stats.largestGroup, jobs.count)
+            stats.groupSizes[jobs.count, default: 0] += 1
         }
         observers.publish(committed)
         for (job, outcome) in zip(jobs, outcomes) { job.finish(outcome) }
@@ -272,17 +285,24 @@ extension SQLiteWriter: ChangeSetSource {
     }
 }
 
-/// One save waiting for the writer: the request, then its answer.
+/// One save waiting for the writer: the request, then its answer (to a waiting thread, or to a
+/// completion handler).
 final class SaveJob: Sendable {
     let request: SaveRequest
     private let done = DispatchSemaphore(value: 0)
     private let outcome = Mutex<Result<SaveResult, any Error>?>(nil)
+    private let completion: (@Sendable (Result<SaveResult, any Error>) -> Void)?
 
-    init(request: SaveRequest) {
+    init(request: SaveRequest, completion: (@Sendable (Result<SaveResult, any Error>) -> Void)? = nil) {
         self.request = request
+        self.completion = completion
     }
 
     func finish(_ result: Result<SaveResult, any Error>) {
+        if let completion {
+            completion(result)
+            return
+        }
         outcome.withLock { $0 = result }
         done.signal()
     }

@@ -12,6 +12,8 @@ struct ChainQueueState<Key: Hashable & Sendable> {
     }
 
     private var waiting: [Lane: RingBuffer<Waiting>] = [:]
+    /// The lane of each waiting chain, by ticket (so that cancelling a started chain costs nothing).
+    private var waitingLanes: [Ticket: Lane] = [:]
     /// The key of each running chain, by ticket.
     private var running: [Ticket: (lane: Lane, key: Key)] = [:]
     private var busyLanes: Set<Lane> = []
@@ -33,17 +35,16 @@ struct ChainQueueState<Key: Hashable & Sendable> {
         let ticket = nextTicket
         nextTicket += 1
         waiting[lane, default: RingBuffer()].append(Waiting(ticket: ticket, key: key, start: { start(ticket) }))
+        waitingLanes[ticket] = lane
         return ticket
     }
 
     /// Removes a chain that has not started; returns false if it already started (or finished).
     mutating func cancelWaiting(_ ticket: Ticket) -> Bool {
-        for (lane, var entries) in waiting {
-            guard entries.removeFirst(where: { $0.ticket == ticket }) != nil else { continue }
-            waiting[lane] = entries.isEmpty ? nil : entries
-            return true
-        }
-        return false
+        guard let lane = waitingLanes.removeValue(forKey: ticket) else { return false }
+        _ = waiting[lane]?.removeFirst(where: { $0.ticket == ticket })
+        if waiting[lane]?.isEmpty == true { waiting[lane] = nil }
+        return true
     }
 
     /// Marks a running chain finished, freeing its lane and slot.
@@ -61,8 +62,11 @@ struct ChainQueueState<Key: Hashable & Sendable> {
             guard let head = entries.first else { continue }
             if best == nil || head.ticket < best!.ticket { best = (lane, head.ticket) }
         }
-        guard let lane = best?.lane, var entries = waiting[lane], let next = entries.popFirst() else { return nil }
-        waiting[lane] = entries.isEmpty ? nil : entries
+        // `lane` is itself optional (nil is the global lane), so unwrap `best` rather than `best?.lane`.
+        guard let best, let next = waiting[best.lane]?.popFirst() else { return nil }
+        let lane = best.lane
+        if waiting[lane]?.isEmpty == true { waiting[lane] = nil }
+        waitingLanes[next.ticket] = nil
         busyLanes.insert(lane)
         running[next.ticket] = (lane, next.key)
         return next.start

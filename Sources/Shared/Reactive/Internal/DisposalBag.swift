@@ -1,6 +1,8 @@
 /// What a `CompositeDisposable` (and so a `Lifetime`) holds: disposables and plain actions, in insertion order.
+@usableFromInline
 struct DisposalBag {
-    enum Entry {
+    @usableFromInline
+    enum Entry: Sendable {
         case disposable(any Disposable)
         case action(@Sendable () -> Void)
 
@@ -13,6 +15,7 @@ struct DisposalBag {
     }
 
     /// A key that removes one entry. Keys are never reused within one bag.
+    @usableFromInline
     typealias Key = UInt64
 
     private var entries: [(key: Key, entry: Entry)] = []

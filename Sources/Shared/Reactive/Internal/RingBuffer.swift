@@ -1,17 +1,27 @@
 /// A growable FIFO ring buffer: amortised O(1) `append` and `popFirst`, no per-element allocation.
+@usableFromInline
 struct RingBuffer<Element> {
-    private var storage: [Element?] = []
-    private var head = 0
-    private(set) var count = 0
+    @usableFromInline
+    var storage: [Element?] = []
+    @usableFromInline
+    var head = 0
+    @usableFromInline
+    var count = 0
 
+    @inlinable
+    init() {}
+
+    @inlinable
     var isEmpty: Bool { count == 0 }
 
+    @inlinable
     mutating func append(_ element: Element) {
         if count == storage.count { grow() }
         storage[(head + count) % storage.count] = element
         count += 1
     }
 
+    @inlinable
     mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
         let element = storage[head].take()
@@ -20,9 +30,11 @@ struct RingBuffer<Element> {
         return element
     }
 
+    @inlinable
     var first: Element? { count > 0 ? storage[head] : nil }
 
     /// Removes the first element matching `predicate`; returns it, or nil if none matched.
+    @inlinable
     mutating func removeFirst(where predicate: (Element) -> Bool) -> Element? {
         for offset in 0..<count {
             let index = (head + offset) % storage.count
@@ -38,6 +50,7 @@ struct RingBuffer<Element> {
         return nil
     }
 
+    @inlinable
     mutating func removeAll() -> [Element] {
         var elements: [Element] = []
         elements.reserveCapacity(count)
@@ -47,10 +60,12 @@ struct RingBuffer<Element> {
         return elements
     }
 
-    private mutating func grow() {
+    @inlinable
+    mutating func grow() {
         var grown = [Element?](repeating: nil, count: Swift.max(8, storage.count * 2))
         for offset in 0..<count { grown[offset] = storage[(head + offset) % storage.count] }
         storage = grown
         head = 0
     }
 }
+extension RingBuffer: Sendable where Element: Sendable {}

@@ -5,9 +5,13 @@
 /// delivers them (an `EventGate`, a `SerialDrain`, a serial scheduler, one producer thread) orders one delivery
 /// before the next with release/acquire synchronisation. Code that touches a `SerialBox` outside event delivery
 /// of its own signal is a bug.
+@usableFromInline
 final class SerialBox<Value>: @unchecked Sendable {
+    @usableFromInline
+    @exclusivity(unchecked)
     var value: Value
 
+    @inlinable
     init(_ value: Value) {
         self.value = value
     }

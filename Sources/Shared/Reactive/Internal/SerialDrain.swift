@@ -12,13 +12,18 @@ import Synchronization
 /// The handler is passed on every call (all callers of one drain pass the same logic), so the drain stores no
 /// closure and creates no retain cycle with its owner. State that only the handler touches needs no lock:
 /// the `acquiring`/`releasing` orderings on `pending` order one emitter's writes before the next emitter's reads.
+@usableFromInline
 final class SerialDrain<Input: Sendable>: Sendable {
     /// Number of inputs submitted but not yet handled; non-zero while some thread is the emitter.
-    private let pending = Atomic<Int>(0)
-    private let queue = Mutex(RingBuffer<Input>())
+    @usableFromInline
+    let pending = Atomic<Int>(0)
+    @usableFromInline
+    let queue = Locked(RingBuffer<Input>())
 
+    @inlinable
     init() {}
 
+    @inlinable
     func submit(_ input: Input, _ handler: (Input) -> Void) {
         if pending.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged {
             handler(input)
@@ -32,7 +37,8 @@ final class SerialDrain<Input: Sendable>: Sendable {
         }
     }
 
-    private func drain(missed: Int, _ handler: (Input) -> Void) {
+    @inlinable
+    func drain(missed: Int, _ handler: (Input) -> Void) {
         var missed = missed
         while true {
             while let input = queue.withLock({ $0.popFirst() }) {

@@ -1,5 +1,6 @@
 extension Signal {
     /// Transforms each value, dropping those transformed to nil.
+    @inlinable
     public func compactMap<NewValue: Sendable>(
         _ transform: @escaping @Sendable (Value) -> NewValue?
     ) -> Signal<NewValue, Failure> {

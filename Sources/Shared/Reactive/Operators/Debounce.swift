@@ -1,5 +1,3 @@
-import Synchronization
-
 extension Signal {
     /// Passes on a value only after `interval` has passed without a newer value, on `scheduler`.
     ///
@@ -7,7 +5,7 @@ extension Signal {
     /// delivered on `scheduler` without delay and discard a waiting value.
     public func debounce(_ interval: Duration, on scheduler: any Scheduler) -> Signal {
         Signal(deliverySchedulers: deliverySchedulers + [scheduler]) { observer, lifetime in
-            let state = Mutex(DebounceState<Value>())
+            let state = Locked(DebounceState<Value>())
             let timer = SerialDisposable()
             lifetime += timer
             let output = ScheduledOutput(observer, on: scheduler, lifetime: lifetime)

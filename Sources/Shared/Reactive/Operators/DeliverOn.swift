@@ -1,5 +1,3 @@
-import Synchronization
-
 extension Signal {
     /// Delivers every event on `scheduler` (RAC's `deliverOn:`), in order.
     ///
@@ -32,7 +30,7 @@ final class DeliveryRelay<Value: Sendable, Failure: Error>: Sendable {
     private let observer: Observer<Value, Failure>
     private let scheduler: any Scheduler
     private let lifetime: Lifetime
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Only touched on `scheduler`, whose blocks run one at a time.
     private let isTerminated = SerialBox(false)
 

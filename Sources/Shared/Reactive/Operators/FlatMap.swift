@@ -11,6 +11,7 @@ extension Signal {
     /// ```swift
     /// steps.flatMap(.concat) { step in device.run(step) }   // one step after the other; an error stops the chain
     /// ```
+    @inlinable
     public func flatMap<NewValue: Sendable>(
         _ strategy: FlattenStrategy,
         _ transform: @escaping @Sendable (Value) -> Signal<NewValue, Failure>
@@ -20,7 +21,15 @@ extension Signal {
             self.startNested(
                 in: lifetime,
                 Observer(
-                    value: { value in flattener.submit(.outer(transform(value))) },
+                    value: { value in
+                        let inner = transform(value)
+                        // A constant inner value travels without its `Signal` wrapper: cheaper to pass on.
+                        if case .value(let innerValue) = inner.body {
+                            flattener.submit(.outerValue(innerValue))
+                        } else {
+                            flattener.submit(.outer(inner))
+                        }
+                    },
                     termination: { flattener.submit(.outerTerminated($0)) }))
         }
     }
@@ -28,6 +37,7 @@ extension Signal {
 
 extension Signal {
     /// Flattens a signal of signals with `strategy`; the same as `flatMap(strategy) { $0 }`.
+    @inlinable
     public func flatten<Inner: Sendable>(
         _ strategy: FlattenStrategy
     ) -> Signal<Inner, Failure> where Value == Signal<Inner, Failure> {
@@ -37,44 +47,67 @@ extension Signal {
 
 /// The state machine behind `flatMap`. Every input (outer values and terminal events, inner events) goes
 /// through one `SerialDrain`, so the state needs no lock and downstream events are serial.
+@usableFromInline
 final class Flattener<Value: Sendable, Failure: Error>: Sendable {
+    @usableFromInline
     typealias InnerID = UInt64
 
+    @usableFromInline
     enum Input: Sendable {
         case outer(Signal<Value, Failure>)
+        /// An inner `Signal(value:)`, unwrapped.
+        case outerValue(Value)
         case outerTerminated(Termination<Failure>)
         case innerValue(Value, InnerID)
         case innerTerminated(Termination<Failure>, InnerID)
     }
 
-    private struct State {
+    @usableFromInline
+    struct State {
+        @usableFromInline
         var isTerminated = false
+        @usableFromInline
         var isOuterCompleted = false
+        @usableFromInline
         var nextID: InnerID = 0
         /// Running inner signals and their nested runs (the run is nil until `startNested` returns).
+        @usableFromInline
         var active: [InnerID: CompositeDisposable?] = [:]
         /// `.concat` only: inner signals waiting for their turn.
+        @usableFromInline
         var waiting = RingBuffer<Signal<Value, Failure>>()
+
+        @inlinable
+        init() {}
     }
 
-    private let strategy: FlattenStrategy
-    private let downstream: Observer<Value, Failure>
-    private let lifetime: Lifetime
-    private let drain = SerialDrain<Input>()
+    @usableFromInline
+    let strategy: FlattenStrategy
+    @usableFromInline
+    let downstream: Observer<Value, Failure>
+    @usableFromInline
+    let lifetime: Lifetime
+    @usableFromInline
+    let drain = SerialDrain<Input>()
     /// Only touched by the drain's current emitter (see `SerialDrain`).
-    private nonisolated(unsafe) var state = State()
+    @usableFromInline
+    @exclusivity(unchecked)
+    nonisolated(unsafe) var state = State()
 
+    @inlinable
     init(strategy: FlattenStrategy, downstream: Observer<Value, Failure>, lifetime: Lifetime) {
         self.strategy = strategy
         self.downstream = downstream
         self.lifetime = lifetime
     }
 
+    @inlinable
     func submit(_ input: Input) {
         drain.submit(input, handle)
     }
 
-    private func handle(_ input: Input) {
+    @inlinable
+    func handle(_ input: Input) {
         guard !state.isTerminated else { return }
         switch input {
         case .outer(let inner):
@@ -88,10 +121,15 @@ final class Flattener<Value: Sendable, Failure: Error>: Sendable {
             case .merge:
                 start(inner)
             case .latest:
-                let previous = state.active
-                state.active.removeAll()
-                for case let run? in previous.values { run.dispose() }
+                disposeActive()
                 start(inner)
+            }
+        case .outerValue(let value):
+            if strategy == .concat && !(state.active.isEmpty && state.waiting.isEmpty) {
+                state.waiting.append(Signal(value: value))
+            } else {
+                if strategy == .latest { disposeActive() }
+                downstream.valueAction(value)
             }
         case .outerTerminated(.completed):
             state.isOuterCompleted = true
@@ -112,7 +150,8 @@ final class Flattener<Value: Sendable, Failure: Error>: Sendable {
     }
 
     /// Starts an inner signal; constant ones are delivered on the spot.
-    private func start(_ inner: Signal<Value, Failure>) {
+    @inlinable
+    func start(_ inner: Signal<Value, Failure>) {
         switch inner.body {
         case .value(let value):
             downstream.valueAction(value)
@@ -135,14 +174,23 @@ final class Flattener<Value: Sendable, Failure: Error>: Sendable {
         }
     }
 
+    @inlinable
+    func disposeActive() {
+        let previous = state.active
+        state.active.removeAll()
+        for case let run? in previous.values { run.dispose() }
+    }
+
     /// `.concat`: starts waiting inner signals while nothing runs (constant ones finish on the spot).
-    private func startWaiting() {
+    @inlinable
+    func startWaiting() {
         while state.active.isEmpty, !state.isTerminated, let next = state.waiting.popFirst() {
             start(next)
         }
     }
 
-    private func completeIfDone() {
+    @inlinable
+    func completeIfDone() {
         guard state.isOuterCompleted, state.active.isEmpty, state.waiting.isEmpty, !state.isTerminated else {
             return
         }
@@ -150,7 +198,8 @@ final class Flattener<Value: Sendable, Failure: Error>: Sendable {
         downstream.sendCompleted()
     }
 
-    private func terminate(_ termination: Termination<Failure>) {
+    @inlinable
+    func terminate(_ termination: Termination<Failure>) {
         state.isTerminated = true
         let runs = state.active.values
         state.active.removeAll()

@@ -1,5 +1,6 @@
 extension Signal {
     /// Transforms each value.
+    @inlinable
     public func map<NewValue: Sendable>(
         _ transform: @escaping @Sendable (Value) -> NewValue
     ) -> Signal<NewValue, Failure> {

@@ -4,6 +4,7 @@ extension Signal {
     /// - Parameters:
     ///   - initial: the result before the first value (sent as is if the signal completes without values).
     ///   - combine: combines the result so far with the next value.
+    @inlinable
     public func reduce<Result: Sendable>(
         _ initial: Result, _ combine: @escaping @Sendable (Result, Value) -> Result
     ) -> Signal<Result, Failure> {
@@ -11,6 +12,7 @@ extension Signal {
     }
 
     /// Combines every value into one result, updated in place, sent when the signal completes.
+    @inlinable
     public func reduce<Result: Sendable>(
         into initial: Result, _ update: @escaping @Sendable (inout Result, Value) -> Void
     ) -> Signal<Result, Failure> {

@@ -1,5 +1,3 @@
-import Synchronization
-
 extension Signal {
     /// Starts the signal again when it fails, up to `count` more times; the last failure is passed on.
     ///
@@ -34,13 +32,13 @@ private final class Retrier<Value: Sendable, Failure: Error>: Sendable {
     private let signal: Signal<Value, Failure>
     private let observer: Observer<Value, Failure>
     private let lifetime: Lifetime
-    private let attempts: Mutex<Attempts>
+    private let attempts: Locked<Attempts>
 
     init(signal: Signal<Value, Failure>, remaining: Int, observer: Observer<Value, Failure>, lifetime: Lifetime) {
         self.signal = signal
         self.observer = observer
         self.lifetime = lifetime
-        attempts = Mutex(Attempts(remaining: remaining))
+        attempts = Locked(Attempts(remaining: remaining))
     }
 
     func attempt() {

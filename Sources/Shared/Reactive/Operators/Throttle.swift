@@ -1,5 +1,3 @@
-import Synchronization
-
 extension Signal {
     /// Passes on at most one value per `interval`, on `scheduler`: a value arriving sooner than `interval` after
     /// the last one sent is held, replaced by any newer value, and sent when the interval has passed.
@@ -7,7 +5,7 @@ extension Signal {
     /// A terminal event is delivered on `scheduler` without delay; a value still held is then discarded.
     public func throttle(_ interval: Duration, on scheduler: any Scheduler) -> Signal {
         Signal(deliverySchedulers: deliverySchedulers + [scheduler]) { observer, lifetime in
-            let state = Mutex(ThrottleState<Value>())
+            let state = Locked(ThrottleState<Value>())
             let timer = SerialDisposable()
             lifetime += timer
             let output = ScheduledOutput(observer, on: scheduler, lifetime: lifetime)

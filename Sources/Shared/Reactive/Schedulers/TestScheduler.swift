@@ -1,5 +1,4 @@
 @preconcurrency import Glibc
-import Synchronization
 
 /// A scheduler in virtual time, for deterministic tests of time-based operators: nothing runs until the test
 /// advances the clock.
@@ -30,11 +29,11 @@ public final class TestScheduler: Scheduler {
         var runningThread: pthread_t?
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Creates a scheduler whose clock starts at `start`.
     public init(startingAt start: SchedulerTime = .zero) {
-        state = Mutex(State(now: start))
+        state = Locked(State(now: start))
     }
 
     public var now: SchedulerTime { state.withLock { $0.now } }

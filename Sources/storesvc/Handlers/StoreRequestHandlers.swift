@@ -1,0 +1,199 @@
+import BusProtocol
+import Dispatch
+import Shared
+
+/// The `store.*` methods of `PROTOCOL.md`, as plain functions of typed params.
+///
+/// Transport-free: the bus server calls these off its event loops and sends what they return
+/// (or throw). Reads run on the calling thread against the store's read pool. `save` never
+/// blocks: it queues the change set for the writer's next group commit in the order it is
+/// called and answers through its completion, so a connection's saves are applied in the order
+/// they were received as long as the caller calls `save` in that order.
+final class StoreRequestHandlers: Sendable {
+    let store: any PersistentStore
+    let hub: SubscriptionHub
+    let log: ServiceLog
+    /// The most transactions `store.history` returns when the request names no `limit` (and the
+    /// most it returns at all).
+    let historyPageLimit: Int
+    private let decoder: SaveRequestDecoder
+    private let counters = Locked(Counters())
+    private let inFlightSaves = DispatchGroup()
+
+    private struct Counters {
+        var saves: Int64 = 0
+        var failedSaves: Int64 = 0
+        var inFlight: Int64 = 0
+    }
+
+    init(store: any PersistentStore, hub: SubscriptionHub, log: ServiceLog, historyPageLimit: Int = 1000) {
+        self.store = store
+        self.hub = hub
+        self.log = log
+        self.historyPageLimit = historyPageLimit
+        decoder = SaveRequestDecoder(model: store.model)
+    }
+
+    // MARK: - Reads
+
+    /// `store.model`.
+    func model() -> ModelResult {
+        ModelResult(model: store.model)
+    }
+
+    /// `store.fetch`.
+    func fetch(_ params: FetchParams) throws(RPCError) -> FetchResult {
+        let request = FetchRequest(
+            entity: params.entity, predicate: try PredicateInput.predicate(params.predicate),
+            arguments: PredicateInput.arguments(params.arguments), sortDescriptors: params.sort,
+            fetchLimit: params.limit, fetchOffset: params.offset, resultType: params.resultType)
+        let result = try perform { try store.fetch(request) }
+        switch result.content {
+        case .objects(let snapshots): return FetchResult(txn: result.txn, content: .objects(snapshots.map(Self.object)))
+        case .ids(let ids): return FetchResult(txn: result.txn, content: .ids(ids))
+        case .count(let count): return FetchResult(txn: result.txn, content: .count(count))
+        }
+    }
+
+    /// `store.get`.
+    func get(_ params: GetParams) throws(RPCError) -> GetResult {
+        let result = try perform { try store.objects(with: params.ids) }
+        return GetResult(txn: result.txn, objects: result.objects.map(Self.object), missing: result.missing)
+    }
+
+    /// `store.history`: transactions after `since`, oldest first, at most `limit` (default and
+    /// cap `historyPageLimit`).
+    func history(_ params: HistoryParams) throws(RPCError) -> HistoryResult {
+        let limit = min(params.limit ?? historyPageLimit, historyPageLimit)
+        let changes = try perform { try store.history(since: params.since, limit: limit) }
+        return HistoryResult(
+            transactions: changes.map { change in
+                HistoryTransaction(
+                    txn: change.txn, time: change.time, author: change.author, inserted: change.inserted.map(\.id),
+                    updated: change.updated.map(\.snapshot.id), deleted: change.deleted.map(\.id))
+            })
+    }
+
+    // MARK: - Subscriptions
+
+    /// `store.subscribe`: registers the subscription; the caller sends the result, then calls
+    /// `hub.activate(result.subscription)` so that no event can precede the result.
+    func subscribe(_ params: SubscribeParams, connection: any SubscriberConnection) throws(RPCError) -> SubscribeResult
+    {
+        try hub.subscribe(params, connection: connection)
+    }
+
+    /// `store.unsubscribe`.
+    func unsubscribe(_ params: UnsubscribeParams, connectionID: UInt64) throws(RPCError) -> EmptyObject {
+        try hub.unsubscribe(params.subscription, connectionID: connectionID)
+        return EmptyObject()
+    }
+
+    // MARK: - Saving
+
+    /// `store.save`: decodes and queues the change set, and answers through `completion` once it
+    /// is committed (durably for `durability: "disk"`) or failed.
+    ///
+    /// Decoding errors (`-32602`) are answered at once, still through `completion`.
+    func save(_ params: SaveParams, completion: @escaping @Sendable (Result<BusProtocol.SaveResult, RPCError>) -> Void)
+    {
+        let decoded: SaveRequestDecoder.Decoded
+        do {
+            decoded = try decoder.decode(params)
+        } catch {
+            count(failed: true)
+            completion(.failure(error))
+            return
+        }
+        inFlightSaves.enter()
+        counters.withLock { $0.inFlight += 1 }
+        let log = self.log
+        let answer: @Sendable (Result<Shared.SaveResult, any Error>) -> Void = { [self] outcome in
+            let response = outcome.map { Self.wireResult($0, names: decoded.names) }
+                .mapError { StoreErrorMapping.rpcError(for: $0, log: log) }
+            count(failed: (try? response.get()) == nil)
+            completion(response)
+            counters.withLock { $0.inFlight -= 1 }
+            inFlightSaves.leave()
+        }
+        if let sqlite = store as? SQLiteStore {
+            sqlite.save(decoded.request, completion: answer)
+        } else {
+            answer(Result { try store.save(decoded.request) })
+        }
+    }
+
+    /// Waits until every save queued so far has been answered (shutdown).
+    func waitForSaves() {
+        inFlightSaves.wait()
+    }
+
+    private func count(failed: Bool) {
+        counters.withLock { counters in
+            counters.saves += 1
+            if failed { counters.failedSaves += 1 }
+        }
+    }
+
+    static func wireResult(_ result: Shared.SaveResult, names: [ObjectID: String]) -> BusProtocol.SaveResult {
+        var ids: [String: ObjectID] = [:]
+        for (temporary, permanent) in result.ids {
+            ids[names[temporary] ?? temporary.temporaryReference ?? temporary.description] = permanent
+        }
+        return BusProtocol.SaveResult(txn: result.txn, ids: ids, versions: result.versions)
+    }
+
+    // MARK: - Statistics
+
+    /// `store.stats`, with `connections` counted by the server.
+    func stats(connections: Int) -> StatsResult {
+        let counters = self.counters.withLock { $0 }
+        let hubCounters = hub.counters
+        var commits = counters.saves - counters.failedSaves
+        var groupSizes: [Int: Int64] = [:]
+        var other: [String: JSONValue] = [
+            "failedSaves": .int(counters.failedSaves), "inFlightSaves": .int(counters.inFlight),
+            "eventsSent": .int(hubCounters.eventsSent), "subscribersDropped": .int(hubCounters.subscribersDropped),
+            "lastTxn": .int(store.lastTransaction),
+        ]
+        if let sqlite = store as? SQLiteStore {
+            let statistics = sqlite.statistics
+            commits = Int64(statistics.groups)
+            groupSizes = statistics.groupSizes.mapValues { Int64($0) }
+            other["largestGroup"] = .int(Int64(statistics.largestGroup))
+        }
+        let range = historyRange()
+        return StatsResult(
+            connections: Int64(connections), subscriptions: Int64(hub.count), commits: commits,
+            saves: counters.saves, groupSizes: groupSizes, historyOldest: range?.oldest,
+            historyNewest: range?.newest, other: other)
+    }
+
+    /// The transactions the history still holds, `nil` when it is empty.
+    private func historyRange() -> (oldest: Int64, newest: Int64)? {
+        let newest = store.lastTransaction
+        guard newest > 0 else { return nil }
+        do {
+            guard let first = try store.history(since: 0, limit: 1).first else { return nil }
+            return (first.txn, newest)
+        } catch StoreError.historyUnavailable(_, let oldest) {
+            return oldest <= newest ? (oldest, newest) : nil
+        } catch {
+            return nil
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func perform<T>(_ body: () throws -> T) throws(RPCError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw StoreErrorMapping.rpcError(for: error, log: log)
+        }
+    }
+
+    static func object(_ snapshot: ObjectSnapshot) -> StoreObject {
+        StoreObject(id: snapshot.id, version: snapshot.version, values: snapshot.values.mapValues(\.jsonValue))
+    }
+}

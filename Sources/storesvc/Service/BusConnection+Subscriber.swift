@@ -1,0 +1,20 @@
+import BusProtocol
+
+/// A bus connection is where a subscription's events go.
+extension BusConnection: SubscriberConnection {
+    var connectionID: UInt64 { id }
+
+    func send(_ event: RPCEvent) -> Bool {
+        send(event: event)
+    }
+
+    func sendWhenWritable(_ event: RPCEvent, completion: @escaping @Sendable (Bool) -> Void) {
+        whenWritable { [self] isOpen in
+            completion(isOpen && send(event: event))
+        }
+    }
+
+    func close(because reason: String) {
+        close()
+    }
+}

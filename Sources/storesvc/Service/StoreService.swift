@@ -1,0 +1,120 @@
+import BusProtocol
+import Foundation
+import Shared
+
+/// The running store service: the instance lock, the SQLite store (the root context's storage),
+/// the subscription hub, the request handlers, and the bus server that serves them.
+///
+/// ```
+///  clients ──socket──▶ BusServer ──handler queue──▶ StoreRequestHandlers ──▶ SQLiteStore (writer: group commit)
+///                                                         │                        │ committed ChangeSets
+///                                                         ▼                        ▼
+///                                                  SubscriptionHub ◀──observer queue
+///                                                         │ store.changed (bounded per connection)
+///                                                         ▼
+///                                                  BusConnection.send
+/// ```
+///
+/// `start()` serves; `stop()` stops accepting, lets every request in flight answer (every queued
+/// save is committed or failed and answered), closes the connections, then closes the store.
+final class StoreService: Sendable {
+    let configuration: StoreServiceConfiguration
+    let store: SQLiteStore
+    let hub: SubscriptionHub
+    let handlers: StoreRequestHandlers
+    let server: BusServer
+    let log: ServiceLog
+    private let lock: InstanceLock
+
+    /// Takes the database's lock, loads the model, opens the store and prepares the server.
+    ///
+    /// - Throws: `StoreServiceError` saying what could not be opened.
+    init(configuration: StoreServiceConfiguration, log: ServiceLog) throws(StoreServiceError) {
+        self.configuration = configuration
+        self.log = log
+        let databaseURL = URL(fileURLWithPath: configuration.databasePath)
+        do {
+            try FileManager.default.createDirectory(
+                at: databaseURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
+            throw .database(path: configuration.databasePath, reason: "cannot create its directory: \(error)")
+        }
+        do {
+            lock = try InstanceLock(databasePath: configuration.databasePath)
+        } catch {
+            throw .alreadyRunning(error)
+        }
+        let model: Model
+        if let path = configuration.modelPath {
+            do {
+                model = try Model(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw .model(path: path, reason: "\(error)")
+            }
+        } else {
+            model = .deviceReadings
+        }
+        do {
+            store = try SQLiteStore(
+                url: databaseURL, model: model,
+                configuration: SQLiteStore.Configuration(historyRetention: configuration.historyRetention))
+        } catch {
+            throw .database(path: configuration.databasePath, reason: "\(error)")
+        }
+        hub = SubscriptionHub(store: store, log: log)
+        handlers = StoreRequestHandlers(store: store, hub: hub, log: log)
+        var serverConfiguration = BusServer.Configuration(
+            name: "storesvc", version: ContextBusVersion.string, socketPath: configuration.socketPath)
+        serverConfiguration.socketMode = configuration.socketMode
+        serverConfiguration.maxFrame = configuration.maxFrame
+        serverConfiguration.maxInFlight = configuration.maxInFlight
+        serverConfiguration.maxOutbound = configuration.maxOutbound
+        serverConfiguration.access = BusServer.AccessPolicy(
+            allowedUserIDs: Set(configuration.allowedUIDs), allowedGroupIDs: Set(configuration.allowedGIDs))
+        serverConfiguration.onHandlerError = { method, error in log.error("\(method): \(error)") }
+        server = BusServer(configuration: serverConfiguration)
+        registerHandlers()
+    }
+
+    /// Binds the socket and starts serving.
+    ///
+    /// - Throws: `StoreServiceError.socket` (a live service answers on the socket, the path is taken…).
+    func start() throws(StoreServiceError) {
+        do {
+            try server.start()
+        } catch {
+            throw .socket(path: configuration.socketPath, reason: "\(error)")
+        }
+        log.info(
+            "serving \(configuration.databasePath) (model \(store.model.versionHash), txn \(store.lastTransaction)) on \(configuration.socketPath)"
+        )
+    }
+
+    /// Stops accepting, answers every request in flight (saves included), closes every connection,
+    /// then closes the store. Call once, off the event loops.
+    func stop() async {
+        log.info("stopping")
+        await server.shutdown(gracefully: true, timeout: .seconds(30))
+        handlers.waitForSaves()
+        hub.stop()
+        store.close()
+        log.info("stopped at txn \(store.lastTransaction)")
+    }
+}
+
+/// Why `storesvc` could not start; the process exits with status 1 after printing it.
+enum StoreServiceError: Error, Sendable, CustomStringConvertible {
+    case alreadyRunning(InstanceLockError)
+    case model(path: String, reason: String)
+    case database(path: String, reason: String)
+    case socket(path: String, reason: String)
+
+    var description: String {
+        switch self {
+        case .alreadyRunning(let error): return "\(error); refusing to start"
+        case .model(let path, let reason): return "cannot load the model \(path): \(reason)"
+        case .database(let path, let reason): return "cannot open the database \(path): \(reason)"
+        case .socket(let path, let reason): return "cannot listen on \(path): \(reason)"
+        }
+    }
+}

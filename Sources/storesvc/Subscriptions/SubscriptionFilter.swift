@@ -1,0 +1,113 @@
+import BusProtocol
+import Shared
+
+/// A subscription's set S: objects of one entity (or of every entity) matching a predicate; and
+/// what a committed transaction changed in it.
+///
+/// Membership before and after the transaction decides how an object is reported
+/// (`PROTOCOL.md`, `store.subscribe`):
+///
+/// | before | after | reported as |
+/// | --- | --- | --- |
+/// | out (or not yet inserted) | in | `inserted`, all values |
+/// | in | in, changed | `updated`, the changed keys |
+/// | in | out (or deleted) | `deleted` |
+/// | out | out | nothing |
+///
+/// "Before" for an updated object is its values after the commit with the changed keys put
+/// back to `ChangeSet.Update.previousValues`. Key paths through relationships read the related
+/// objects through `lookup` (the transaction's own objects first, then the store's committed
+/// values), for both sides.
+struct SubscriptionFilter: Sendable {
+    /// The watched entity; `nil` watches every entity.
+    let entity: String?
+    /// The resolved predicate; `nil` matches every object of `entity`.
+    let evaluator: PredicateEvaluator?
+
+    /// Reads and checks `entity`, `where` and `args` against `model`.
+    ///
+    /// - Throws: `-32602` naming `entity`, `where` (with `data.position` for a syntax error) or
+    ///   `args`.
+    init(entity: String?, predicate format: String?, arguments: [String: JSONValue], model: Model) throws(RPCError) {
+        if let entity, model.entity(named: entity) == nil {
+            throw .invalidParams(field: "entity", message: "unknown entity '\(entity)'")
+        }
+        self.entity = entity
+        guard let predicate = try PredicateInput.predicate(format) else {
+            evaluator = nil
+            return
+        }
+        guard let entity else {
+            throw .invalidParams(field: "where", message: "a predicate needs an 'entity' to be read against")
+        }
+        do {
+            let bound = try predicate.binding(PredicateInput.arguments(arguments))
+            evaluator = try PredicateEvaluator(bound, entity: entity, in: model)
+        } catch {
+            throw .invalidParams(field: "where", message: error.description)
+        }
+    }
+
+    /// Whether an object with these values is in S.
+    func contains(
+        _ id: ObjectID, values: [String: PropertyValue], lookup: (ObjectID) -> [String: PropertyValue]?
+    ) -> Bool {
+        if let entity, id.entity != entity { return false }
+        guard let evaluator else { return true }
+        return evaluator.evaluate(values: values, lookup: lookup)
+    }
+
+    /// Whether any object of `changes` can concern S (its entity), before evaluating predicates.
+    func mayConcern(_ changes: ChangeSet) -> Bool {
+        guard let entity else { return !changes.isEmpty }
+        return changes.inserted.contains { $0.id.entity == entity }
+            || changes.updated.contains {
+                $0.snapshot.id.entity == entity
+            } || changes.deleted.contains { $0.id.entity == entity }
+    }
+
+    /// The `store.changed` event `changes` makes for subscription `subscription`, or `nil` when
+    /// the transaction changed nothing in S.
+    func event(
+        for changes: ChangeSet, subscription: Int64, lookup: (ObjectID) -> [String: PropertyValue]?
+    ) -> ChangedEvent? {
+        guard mayConcern(changes) else { return nil }
+        var inserted: [StoreObject] = []
+        var updated: [StoreObject] = []
+        var deleted: [ObjectID] = []
+        for snapshot in changes.inserted where contains(snapshot.id, values: snapshot.values, lookup: lookup) {
+            inserted.append(Self.object(snapshot.id, snapshot.version, snapshot.values))
+        }
+        for update in changes.updated {
+            let snapshot = update.snapshot
+            if let entity, snapshot.id.entity != entity { continue }
+            let isIn = contains(snapshot.id, values: snapshot.values, lookup: lookup)
+            var before = snapshot.values
+            for (key, value) in update.previousValues { before[key] = value }
+            let wasIn = contains(snapshot.id, values: before, lookup: lookup)
+            switch (wasIn, isIn) {
+            case (false, true):
+                inserted.append(Self.object(snapshot.id, snapshot.version, snapshot.values))
+            case (true, true):
+                var changed: [String: PropertyValue] = [:]
+                for key in update.changedKeys { changed[key] = snapshot.values[key] ?? .null }
+                updated.append(Self.object(snapshot.id, snapshot.version, changed))
+            case (true, false):
+                deleted.append(snapshot.id)
+            case (false, false):
+                continue
+            }
+        }
+        for snapshot in changes.deleted where contains(snapshot.id, values: snapshot.values, lookup: lookup) {
+            deleted.append(snapshot.id)
+        }
+        guard !(inserted.isEmpty && updated.isEmpty && deleted.isEmpty) else { return nil }
+        return ChangedEvent(
+            subscription: subscription, txn: changes.txn, author: changes.author, inserted: inserted,
+            updated: updated, deleted: deleted)
+    }
+
+    private static func object(_ id: ObjectID, _ version: Int64, _ values: [String: PropertyValue]) -> StoreObject {
+        StoreObject(id: id, version: version, values: values.mapValues(\.jsonValue))
+    }
+}

@@ -1,0 +1,109 @@
+import BusProtocol
+import Dispatch
+import Shared
+
+extension SubscriptionHub {
+    /// Runs the next replay step of `subscription` on the replay queue.
+    func scheduleReplay(_ subscription: Int64) {
+        replayQueue.async { [self] in replayStep(subscription) }
+    }
+
+    /// Reads one page of history after the subscription's `processedThrough`, sends its events
+    /// one by one as the connection drains, then schedules the next step; turns the subscription
+    /// live when there is nothing left to replay.
+    private func replayStep(_ subscription: Int64) {
+        guard
+            let record = state.withLock({ state in
+                state.subscriptions[subscription].flatMap { $0.phase == .replaying ? $0 : nil }
+            })
+        else { return }
+        let page: [ChangeSet]
+        do {
+            page = try store.history(since: record.processedThrough, limit: replayPageSize)
+        } catch {
+            // Only when more than the history's retention committed while this subscription was
+            // replaying: it cannot go on without a gap.
+            log.warning("subscription \(subscription): replay failed: \(error); closing its connection")
+            drop(subscription)
+            record.connection.close(because: "subscription \(subscription) fell behind the history")
+            return
+        }
+        guard let last = page.last else {
+            let isLive = state.withLock { state in
+                guard var current = state.subscriptions[subscription], current.phase == .replaying else { return true }
+                guard current.processedThrough >= state.lastSeen else { return false }
+                current.phase = .live
+                state.subscriptions[subscription] = current
+                return true
+            }
+            if !isLive { scheduleReplay(subscription) }
+            return
+        }
+        var lookup = ReplayLookup(store: store)
+        var events: [RPCEvent] = []
+        for changes in page {
+            lookup.reset(for: changes)
+            if let event = record.filter.event(
+                for: changes, subscription: subscription, lookup: { lookup.values(of: $0) })
+            {
+                events.append(RPCEvent(event))
+            }
+        }
+        let count = Int64(events.count)
+        send(events, from: 0, to: record.connection) { [self] delivered in
+            guard delivered else {
+                drop(subscription)
+                return
+            }
+            let isStillReplaying = state.withLock { state in
+                state.eventsSent += count
+                guard state.subscriptions[subscription]?.phase == .replaying else { return false }
+                state.subscriptions[subscription]?.processedThrough = last.txn
+                return true
+            }
+            if isStillReplaying { scheduleReplay(subscription) }
+        }
+    }
+
+    /// Sends `events[index...]` one after the other, each once the connection has room.
+    private func send(
+        _ events: [RPCEvent], from index: Int, to connection: any SubscriberConnection,
+        then completion: @escaping @Sendable (Bool) -> Void
+    ) {
+        guard index < events.count else {
+            completion(true)
+            return
+        }
+        connection.sendWhenWritable(events[index]) { [self] queued in
+            guard queued else {
+                completion(false)
+                return
+            }
+            send(events, from: index + 1, to: connection, then: completion)
+        }
+    }
+
+    private func drop(_ subscription: Int64) {
+        state.withLock { state in
+            if state.subscriptions.removeValue(forKey: subscription) != nil { state.subscribersDropped += 1 }
+        }
+    }
+}
+
+/// `ChangeLookup` for a replay page: the current transaction's own objects, then the store.
+struct ReplayLookup {
+    private var lookup: ChangeLookup?
+    private let store: any PersistentStore
+
+    init(store: any PersistentStore) {
+        self.store = store
+    }
+
+    mutating func reset(for changes: ChangeSet) {
+        lookup = ChangeLookup(changes: changes, store: store)
+    }
+
+    mutating func values(of id: ObjectID) -> [String: PropertyValue]? {
+        lookup?.values(of: id)
+    }
+}

@@ -1,0 +1,221 @@
+import BusProtocol
+import Dispatch
+import Shared
+
+/// The store's subscription table: turns every committed `ChangeSet` into `store.changed`
+/// events for the subscriptions whose set it changes, and replays history for `since`.
+///
+/// ```
+///  store writer ──commit──▶ observer queue ──▶ hub.deliver(changes)
+///                                               ├─ live subscription A ─ filter ─▶ A's connection.send (bounded, never blocks)
+///                                               ├─ live subscription B ─ …
+///                                               └─ replaying C: skipped; C's replay reads it from the history
+/// ```
+///
+/// A subscription goes through three phases:
+///
+/// 1. **pending** (`subscribe`): registered and checked, its result not yet sent. Nothing is
+///    delivered to it.
+/// 2. **replaying** (`activate`, once the result is queued): it reads the store's history after
+///    `processedThrough` page by page, sends each page's events paced by the connection
+///    (`sendWhenWritable`), and advances `processedThrough`. When a page comes back empty and
+///    `processedThrough` has caught up with the last transaction the hub has seen, it turns
+///    live, under the hub's lock.
+/// 3. **live**: `deliver` sends it the events of each later transaction.
+///
+/// Why there is no gap and no duplicate: the live path only serves live subscriptions, and only
+/// transactions after their `processedThrough`, which it advances; the switch to live happens
+/// under the same lock that `deliver` takes to read the live list and to record the hub's last
+/// seen transaction, and only when the replay has covered everything up to that transaction.
+/// Every transaction is therefore sent by exactly one of the two paths, in `txn` order (the
+/// replay finishes queueing before the switch).
+///
+/// A subscriber that disappears (its connection closed or was dropped for overflow: `send`
+/// returns `false`) is forgotten; so are all of a connection's subscriptions when it closes
+/// (`connectionClosed`).
+final class SubscriptionHub: Sendable {
+    enum Phase: Sendable, Equatable {
+        case pending, replaying, live
+    }
+
+    struct Record: Sendable {
+        let filter: SubscriptionFilter
+        let connection: any SubscriberConnection
+        var phase: Phase
+        /// Every transaction up to this one has been handled (sent or found irrelevant).
+        var processedThrough: Int64
+    }
+
+    struct State: Sendable {
+        var subscriptions: [Int64: Record] = [:]
+        var nextID: Int64 = 0
+        /// The last transaction `deliver` was called with.
+        var lastSeen: Int64
+        var eventsSent: Int64 = 0
+        var subscribersDropped: Int64 = 0
+    }
+
+    /// Transactions read from the history per replay step.
+    let replayPageSize: Int
+    let store: any PersistentStore
+    let model: Model
+    let log: ServiceLog
+    let state: Locked<State>
+    private let observation: Locked<StoreObservation?> = Locked(nil)
+    let replayQueue = DispatchQueue(label: "ContextBus.storesvc.replay", attributes: .concurrent)
+
+    /// Makes a hub for `store` and starts observing its commits.
+    init(store: any PersistentStore, log: ServiceLog, replayPageSize: Int = 256) {
+        self.store = store
+        self.model = store.model
+        self.log = log
+        self.replayPageSize = replayPageSize
+        state = Locked(State(lastSeen: store.lastTransaction))
+        let observation = store.observeChanges { [weak self] changes in self?.deliver(changes) }
+        self.observation.withLock { $0 = observation }
+    }
+
+    /// Stops observing the store.
+    func stop() {
+        let observation = self.observation.withLock { current in
+            defer { current = nil }
+            return current
+        }
+        observation?.cancel()
+    }
+
+    // MARK: - Subscribing
+
+    /// Registers a pending subscription; call `activate(_:)` once its result has been queued.
+    ///
+    /// Without `since` the subscription starts after the last committed transaction, which the
+    /// result's `txn` names. With `since`, every transaction after `since` is replayed first;
+    /// `txn` still names the last committed transaction when the subscription was made.
+    ///
+    /// - Throws: `-32602` for a bad `entity`, `where` or `args`; `410` when the history no
+    ///   longer reaches back to `since`.
+    func subscribe(
+        _ params: SubscribeParams, connection: any SubscriberConnection
+    ) throws(RPCError) -> SubscribeResult {
+        let filter = try SubscriptionFilter(
+            entity: params.entity, predicate: params.predicate, arguments: params.arguments, model: model)
+        let current = store.lastTransaction
+        if let since = params.since, since < current {
+            do {
+                _ = try store.history(since: since, limit: 1)
+            } catch {
+                throw StoreErrorMapping.rpcError(for: error, log: log)
+            }
+        }
+        let start = params.since ?? current
+        let id = state.withLock { state in
+            state.nextID += 1
+            state.subscriptions[state.nextID] = Record(
+                filter: filter, connection: connection, phase: .pending, processedThrough: start)
+            return state.nextID
+        }
+        log.debug("subscription \(id) on connection \(connection.connectionID) from txn \(start)")
+        return SubscribeResult(subscription: id, txn: current)
+    }
+
+    /// Starts delivering to a pending subscription: its replay (if it is behind), then live events.
+    func activate(_ subscription: Int64) {
+        let isActivated = state.withLock { state in
+            guard state.subscriptions[subscription]?.phase == .pending else { return false }
+            state.subscriptions[subscription]?.phase = .replaying
+            return true
+        }
+        if isActivated { scheduleReplay(subscription) }
+    }
+
+    /// Ends a subscription of `connectionID`.
+    ///
+    /// - Throws: `404` when there is no such subscription on this connection.
+    func unsubscribe(_ subscription: Int64, connectionID: UInt64) throws(RPCError) {
+        let removed = state.withLock { state in
+            guard state.subscriptions[subscription]?.connection.connectionID == connectionID else { return false }
+            state.subscriptions[subscription] = nil
+            return true
+        }
+        guard removed else {
+            throw .notFound(
+                "subscription \(subscription) does not exist on this connection",
+                data: .object(["subscription": .int(subscription)]))
+        }
+    }
+
+    /// Forgets every subscription of a closed connection.
+    func connectionClosed(_ connectionID: UInt64) {
+        state.withLock { state in
+            state.subscriptions = state.subscriptions.filter { $0.value.connection.connectionID != connectionID }
+        }
+    }
+
+    /// The number of subscriptions.
+    var count: Int { state.withLock { $0.subscriptions.count } }
+
+    /// Events sent, and subscriptions dropped because their connection went away.
+    var counters: (eventsSent: Int64, subscribersDropped: Int64) {
+        state.withLock { ($0.eventsSent, $0.subscribersDropped) }
+    }
+
+    /// The phase of a subscription (tests).
+    func phase(of subscription: Int64) -> Phase? {
+        state.withLock { $0.subscriptions[subscription]?.phase }
+    }
+
+    // MARK: - Live delivery
+
+    /// Sends the events of one committed transaction to the live subscriptions (called by the
+    /// store's observer queue, in `txn` order).
+    func deliver(_ changes: ChangeSet) {
+        let targets = state.withLock { state -> [(Int64, Record)] in
+            state.lastSeen = max(state.lastSeen, changes.txn)
+            var targets: [(Int64, Record)] = []
+            for (id, record) in state.subscriptions where record.phase == .live && changes.txn > record.processedThrough
+            {
+                state.subscriptions[id]?.processedThrough = changes.txn
+                targets.append((id, record))
+            }
+            return targets
+        }
+        guard !targets.isEmpty else { return }
+        var lookup = ChangeLookup(changes: changes, store: store)
+        var sent: Int64 = 0
+        var gone: [Int64] = []
+        for (id, record) in targets.sorted(by: { $0.0 < $1.0 }) {
+            guard let event = record.filter.event(for: changes, subscription: id, lookup: { lookup.values(of: $0) })
+            else { continue }
+            if record.connection.send(RPCEvent(event)) {
+                sent += 1
+            } else {
+                gone.append(id)
+            }
+        }
+        state.withLock { state in
+            state.eventsSent += sent
+            for id in gone where state.subscriptions.removeValue(forKey: id) != nil { state.subscribersDropped += 1 }
+        }
+    }
+}
+
+/// Values of related objects for predicates with relationship key paths: the transaction's own
+/// objects first (deleted ones read as gone), then the store's committed values, cached.
+struct ChangeLookup {
+    private var known: [ObjectID: [String: PropertyValue]?] = [:]
+    private let store: any PersistentStore
+
+    init(changes: ChangeSet, store: any PersistentStore) {
+        self.store = store
+        for snapshot in changes.inserted { known[snapshot.id] = .some(snapshot.values) }
+        for update in changes.updated { known[update.snapshot.id] = .some(update.snapshot.values) }
+        for snapshot in changes.deleted { known[snapshot.id] = .some(nil) }
+    }
+
+    mutating func values(of id: ObjectID) -> [String: PropertyValue]? {
+        if let cached = known[id] { return cached }
+        let values = (try? store.objects(with: [id]))?.objects.first?.values
+        known[id] = .some(values)
+        return values
+    }
+}

@@ -1,0 +1,96 @@
+import Dispatch
+import Shared
+import Synchronization
+import Testing
+
+@Suite struct AsyncSignalTests {
+    @Test func valueAwaitsTheFirstValue() async throws {
+        let value = try await Signal<Int, TestError>(values: [5, 6]).value
+        #expect(value == 5)
+    }
+
+    @Test func valueThrowsTheSignalsFailure() async {
+        await #expect(throws: SignalWaitError<TestError>.failed(.boom)) {
+            try await Signal<Int, TestError>(error: .boom).value
+        }
+    }
+
+    @Test func cancellingTheAwaitingTaskDisposesTheSignal() async {
+        let cleaned = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let signal = Signal<Int, TestError> { _, lifetime in
+            lifetime.observeEnded { cleaned.signal() }
+            started.signal()
+        }
+        let task = Task { try await signal.value }
+        #expect(await waitAsync(started))
+        task.cancel()
+        await #expect(throws: SignalWaitError<TestError>.interrupted) { try await task.value }
+        #expect(await waitAsync(cleaned))
+    }
+
+    @Test func asyncOperationRunsPerStartAndSendsItsResult() async throws {
+        let runs = Counter()
+        let signal = Signal<Int, TestError> { () async throws(TestError) -> Int in
+            runs.increment()
+            return 42
+        }
+        #expect(runs.value == 0)
+        #expect(try await signal.value == 42)
+        #expect(try await signal.value == 42)
+        #expect(runs.value == 2)
+    }
+
+    @Test func asyncOperationErrorFailsTheSignal() async {
+        let signal = Signal<Int, TestError> { () async throws(TestError) -> Int in throw .boom }
+        await #expect(throws: SignalWaitError<TestError>.failed(.boom)) { try await signal.value }
+    }
+
+    @Test func disposingCancelsTheOperationsTask() async {
+        let cancelled = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
+        let recorder = EventRecorder<Int, Never>()
+        let disposable = Signal<Int, Never> { () async -> Int in
+            entered.signal()
+            await withTaskCancellationHandler {
+                while !Task.isCancelled { await Task.yield() }
+            } onCancel: {
+                cancelled.signal()
+            }
+            return 1
+        }.start(recorder.observer)
+        #expect(await waitAsync(entered))
+        disposable.dispose()
+        #expect(await waitAsync(cancelled))
+        #expect(recorder.events == [.interrupted])
+    }
+
+    @Test func valuesStreamsEveryValue() async throws {
+        var collected: [Int] = []
+        for try await value in Signal<Int, TestError>(values: 1...4).values {
+            collected.append(value)
+        }
+        #expect(collected == [1, 2, 3, 4])
+    }
+
+    @Test func valuesThrowsTheFailure() async {
+        await #expect(throws: TestError.boom) {
+            for try await _ in Signal<Int, TestError>(value: 1).then(Signal<Int, TestError>(error: .boom)).values {}
+        }
+    }
+
+    @Test func leavingTheLoopEarlyDisposesTheSignal() async throws {
+        let cleaned = DispatchSemaphore(value: 0)
+        let sink = Locked<Observer<Int, Never>?>(nil)
+        let signal = Signal<Int, Never> { observer, lifetime in
+            lifetime.observeEnded { cleaned.signal() }
+            sink.withLock { $0 = observer }
+            observer.send(value: 1)
+        }
+        for try await value in signal.values {
+            #expect(value == 1)
+            break
+        }
+        #expect(await waitAsync(cleaned))
+    }
+}

@@ -1,0 +1,70 @@
+import Dispatch
+import Shared
+import Synchronization
+import Testing
+
+@Suite struct FirstTests {
+    @Test func returnsTheFirstValueAndDisposes() {
+        let cleanups = Counter()
+        let result = Signal<Int, TestError> { observer, lifetime in
+            lifetime.observeEnded { cleanups.increment() }
+            observer.send(value: 1)
+            observer.send(value: 2)
+        }.first()
+        #expect(result == .success(1))
+        #expect(cleanups.value == 1)
+    }
+
+    @Test func reportsWhyThereIsNoValue() {
+        #expect(Signal<Int, TestError>(error: .boom).first() == .failure(.failed(.boom)))
+        #expect(Signal<Int, TestError>.empty.first() == .failure(.completedWithoutValue))
+        #expect(Signal<Int, TestError>.empty.first(or: 5) == 5)
+    }
+
+    @Test func waitsForAValueFromAnotherThread() {
+        let scheduler = QueueScheduler(name: "test.first.other")
+        let result = Signal<Int, TestError>(value: 3).deliver(on: scheduler).first()
+        #expect(result == .success(3))
+    }
+
+    @Test func blockingOnTheSchedulerItWouldWaitForFailsFastInsteadOfDeadlocking() {
+        let scheduler = QueueScheduler(name: "test.first.deadlock")
+        let signal = Signal<Int, TestError>(value: 3).deliver(on: scheduler)
+        let result = scheduler.queue.sync { signal.first() }
+        #expect(result == .failure(.wouldDeadlock(scheduler: scheduler.description)))
+    }
+
+    @Test func startOnTheCurrentSchedulerIsDetectedToo() {
+        let scheduler = QueueScheduler(name: "test.first.start-on")
+        let result = scheduler.queue.sync { Signal<Int, TestError>(value: 3).start(on: scheduler).first() }
+        #expect(result == .failure(.wouldDeadlock(scheduler: scheduler.description)))
+    }
+
+    @Test func anExplicitSchedulerIsChecked() {
+        let scheduler = QueueScheduler(name: "test.first.explicit")
+        let result = scheduler.queue.sync {
+            Signal<Int, TestError>.never.first(waitingOn: scheduler)
+        }
+        #expect(result == .failure(.wouldDeadlock(scheduler: scheduler.description)))
+    }
+
+    @Test func aSynchronousValueIsReturnedEvenOnTheScheduler() {
+        let scheduler = QueueScheduler(name: "test.first.sync")
+        let result = scheduler.queue.sync {
+            Signal<Int, TestError>(value: 4).timeout(after: .seconds(10), raising: .timedOut, on: scheduler).first()
+        }
+        #expect(result == .success(4))
+    }
+
+    @Test func contextLikePerformSchedulerIsDetected() {
+        let queue = DispatchQueue(label: "test.first.context")
+        let key = DispatchSpecificKey<Bool>()
+        queue.setSpecific(key: key, value: true)
+        let scheduler = PerformScheduler(
+            name: "context", isCurrent: { DispatchQueue.getSpecific(key: key) == true },
+            perform: { queue.async(execute: $0) })
+        let signal = Signal<Int, TestError>(value: 1).deliver(on: scheduler)
+        #expect(queue.sync { signal.first() } == .failure(.wouldDeadlock(scheduler: "PerformScheduler(context)")))
+        #expect(signal.first() == .success(1))
+    }
+}

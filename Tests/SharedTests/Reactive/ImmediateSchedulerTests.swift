@@ -1,0 +1,22 @@
+import Shared
+import Testing
+
+@Suite struct ImmediateSchedulerTests {
+    @Test func runsBlocksAtOnceAndIsNeverCurrent() {
+        let scheduler = ImmediateScheduler()
+        let runs = Counter()
+        #expect(scheduler.schedule { runs.increment() } == nil)
+        #expect(runs.value == 1)
+        #expect(!scheduler.isCurrent)
+    }
+
+    @Test func timedBlocksWaitForTheirTimeOnTheCallingThread() {
+        let scheduler = ImmediateScheduler()
+        let start = scheduler.now
+        let runs = Counter()
+        let disposable = scheduler.schedule(after: .milliseconds(2)) { runs.increment() }
+        #expect(runs.value == 1)
+        #expect(scheduler.now >= start + .milliseconds(2))
+        #expect(disposable.isDisposed)
+    }
+}

@@ -1,0 +1,34 @@
+import Shared
+import Testing
+
+@Suite struct DelayTests {
+    @Test func delaysValuesAndCompletion() {
+        let scheduler = TestScheduler()
+        let recorder = EventRecorder<Int, Never>()
+        Signal<Int, Never>(values: [1, 2]).delay(.seconds(2), on: scheduler).start(recorder.observer)
+        scheduler.advance(by: .seconds(1))
+        #expect(recorder.events.isEmpty)
+        scheduler.advance(by: .seconds(1))
+        #expect(recorder.events == [.value(1), .value(2), .completed])
+    }
+
+    @Test func failureIsNotDelayed() {
+        let scheduler = TestScheduler()
+        let recorder = EventRecorder<Int, TestError>()
+        Signal<Int, TestError>(value: 1).then(Signal(error: .boom)).delay(.seconds(2), on: scheduler)
+            .start(recorder.observer)
+        scheduler.advance()
+        #expect(recorder.events == [.failed(.boom)])
+        scheduler.run()
+        #expect(recorder.events == [.failed(.boom)])
+    }
+
+    @Test func disposingDropsPendingValuesAndInterruptsOnTheScheduler() {
+        let scheduler = TestScheduler()
+        let recorder = EventRecorder<Int, Never>()
+        Signal<Int, Never>(values: [1, 2]).delay(.seconds(2), on: scheduler).start(recorder.observer).dispose()
+        #expect(recorder.events.isEmpty)
+        scheduler.run()
+        #expect(recorder.events == [.interrupted])
+    }
+}

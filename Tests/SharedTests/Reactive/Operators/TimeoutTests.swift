@@ -1,0 +1,54 @@
+import Shared
+import Synchronization
+import Testing
+
+@Suite struct TimeoutTests {
+    @Test func failsWhenTimeIsUpAndStopsTheUpstream() {
+        let scheduler = TestScheduler()
+        let cleanups = Counter()
+        let recorder = EventRecorder<Int, TestError>()
+        Signal<Int, TestError> { observer, lifetime in
+            lifetime.observeEnded { cleanups.increment() }
+            observer.send(value: 1)
+        }
+        .timeout(after: .seconds(5), raising: .timedOut, on: scheduler)
+        .start(recorder.observer)
+        scheduler.advance(by: .milliseconds(4_999))
+        #expect(recorder.events == [.value(1)])
+        scheduler.advance(by: .milliseconds(1))
+        #expect(recorder.events == [.value(1), .failed(.timedOut)])
+        #expect(cleanups.value == 1)
+    }
+
+    @Test func aSignalThatEndsInTimeCancelsTheTimer() {
+        let scheduler = TestScheduler()
+        let recorder = EventRecorder<Int, TestError>()
+        Signal<Int, TestError>(value: 1)
+            .timeout(after: .seconds(5), raising: .timedOut, on: scheduler)
+            .start(recorder.observer)
+        scheduler.run()
+        #expect(recorder.events == [.value(1), .completed])
+        #expect(scheduler.pendingCount == 0)
+    }
+
+    @Test func disposingCancelsTheTimer() {
+        let scheduler = TestScheduler()
+        let recorder = EventRecorder<Int, TestError>()
+        Signal<Int, TestError>.never
+            .timeout(after: .seconds(1), raising: .timedOut, on: scheduler)
+            .start(recorder.observer)
+            .dispose()
+        scheduler.run()
+        #expect(recorder.events == [.interrupted])
+    }
+
+    @Test func aHugeTimeoutDoesNotTrap() {
+        let scheduler = TestScheduler()
+        let recorder = EventRecorder<Int, TestError>()
+        Signal<Int, TestError>.never
+            .timeout(after: .seconds(Int64.max), raising: .timedOut, on: scheduler)
+            .start(recorder.observer)
+        scheduler.advance(by: .seconds(1_000_000))
+        #expect(recorder.events.isEmpty)
+    }
+}

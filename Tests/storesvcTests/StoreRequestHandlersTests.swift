@@ -1,0 +1,204 @@
+import BusProtocol
+import Dispatch
+import Foundation
+import Shared
+import Testing
+
+@testable import storesvc
+
+@Suite struct StoreRequestHandlersTests {
+    let fixture: TemporarySQLiteStore
+    let handlers: StoreRequestHandlers
+
+    init() throws {
+        fixture = try TemporarySQLiteStore(historyRetention: 1000)
+        handlers = StoreRequestHandlers(
+            store: fixture.store, hub: SubscriptionHub(store: fixture.store, log: .silent), log: .silent)
+    }
+
+    private func save(_ text: String) -> Result<BusProtocol.SaveResult, RPCError> {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Locked<Result<BusProtocol.SaveResult, RPCError>?>(nil)
+        handlers.save(try! SaveParams(json: json(text))) { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return outcome.withLock { $0! }
+    }
+
+    private func failure(of result: Result<BusProtocol.SaveResult, RPCError>) -> RPCError? {
+        if case .failure(let error) = result { return error }
+        return nil
+    }
+
+    private func insertDeviceWithReading() throws -> BusProtocol.SaveResult {
+        try save(
+            """
+            {"insert":[{"entity":"Device","ref":"d","values":{"address":"AA:BB","name":"thermo"}},
+              {"entity":"Reading","ref":"r","values":{"characteristic":"2a19","value":"AQ==",
+                "time":"2024-01-01T00:00:00.000Z","device":"d"}}],"author":"test"}
+            """
+        ).get()
+    }
+
+    @Test func modelIsServedWithItsVersionHash() {
+        let model = handlers.model()
+        #expect(model.version == Model.deviceReadings.versionHash)
+        #expect(model.model == .deviceReadings)
+    }
+
+    @Test func saveAnswersTheRefsIDsAndEveryNewVersion() throws {
+        let result = try insertDeviceWithReading()
+        let device = try #require(result.ids["d"])
+        let reading = try #require(result.ids["r"])
+        #expect(device.entity == "Device")
+        #expect(reading.entity == "Reading")
+        #expect(result.versions[device] == 1)
+        #expect(result.versions[reading] == 1)
+        #expect(result.txn == fixture.store.lastTransaction)
+        let objects = try handlers.get(GetParams(ids: [reading, ObjectID(entity: "Reading", number: 99)]))
+        #expect(objects.missing == [ObjectID(entity: "Reading", number: 99)])
+        #expect(objects.objects.first?.values["device"] == .string(device.description))
+        #expect(objects.objects.first?.values["value"] == .string("AQ=="))
+    }
+
+    @Test func insertsWithoutRefsAreReportedByIndex() throws {
+        let result = try save(#"{"insert":[{"entity":"Device","values":{"address":"X"}}]}"#).get()
+        #expect(result.ids["insert[0]"]?.entity == "Device")
+    }
+
+    @Test func fetchReadsWhereWithArgsSortAndResultTypes() throws {
+        for name in ["tha", "thb", "other"] {
+            _ = try save(#"{"insert":[{"entity":"Device","values":{"address":"\#(name)","name":"\#(name)"}}]}"#).get()
+        }
+        let params = try FetchParams(
+            json: json(
+                #"{"entity":"Device","where":"name BEGINSWITH $p","args":{"p":"th"},"sort":[{"key":"name","ascending":false}]}"#
+            ))
+        let fetched = try handlers.fetch(params)
+        guard case .objects(let objects) = fetched.content else {
+            Issue.record("expected objects")
+            return
+        }
+        #expect(objects.map { $0.values["name"] } == [.string("thb"), .string("tha")])
+        #expect(fetched.txn == 3)
+        var count = params
+        count.resultType = .count
+        #expect(try handlers.fetch(count).content == .count(2))
+    }
+
+    @Test func predicateSyntaxErrorsNameWhereAndThePosition() {
+        do {
+            _ = try handlers.fetch(FetchParams(entity: "Device", predicate: "name == "))
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == .invalidParams)
+            #expect(error.field == "where")
+            #expect(error.data?["position"] == .int(8))
+        }
+    }
+
+    @Test func predicatesThatDoNotFitTheModelNameWhere() {
+        do {
+            _ = try handlers.fetch(FetchParams(entity: "Device", predicate: "colour == 'red'"))
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == .invalidParams)
+            #expect(error.field == "where")
+        }
+    }
+
+    @Test func unknownEntitiesAndSortKeysAreNamed() {
+        for (params, field) in [
+            (FetchParams(entity: "Gadget"), "entity"),
+            (FetchParams(entity: "Device", sort: [SortDescriptor("colour")]), "sort[0].key"),
+        ] {
+            do {
+                _ = try handlers.fetch(params)
+                Issue.record("expected an error for \(field)")
+            } catch {
+                #expect(error.code == .invalidParams)
+                #expect(error.field == field)
+            }
+        }
+    }
+
+    @Test func staleUpdateUnderErrorPolicyIsAConflictWithCurrentValues() throws {
+        let device = try #require(try insertDeviceWithReading().ids["d"])
+        _ = try save(#"{"update":[{"id":"\#(device)","version":1,"values":{"name":"first"}}]}"#).get()
+        let stale = save(#"{"update":[{"id":"\#(device)","version":1,"values":{"name":"second"}}]}"#)
+        let error = try #require(failure(of: stale))
+        #expect(error.code == .conflict)
+        let conflict = try SaveConflict(json: try #require(error.data?["conflicts"]?.arrayValue?.first))
+        #expect(conflict.id == device)
+        #expect(conflict.version == 1)
+        #expect(conflict.currentVersion == 2)
+        #expect(conflict.currentValues?["name"] == .string("first"))
+        let trumped = try save(
+            #"{"update":[{"id":"\#(device)","version":1,"values":{"name":"second"}}],"mergePolicy":"objectTrump"}"#
+        ).get()
+        #expect(trumped.versions[device] == 3)
+    }
+
+    @Test func updateOfAMissingObjectIsNotFound() throws {
+        let error = try #require(failure(of: save(#"{"update":[{"id":"Device/404","values":{"name":"x"}}]}"#)))
+        #expect(error.code == .notFound)
+        #expect(error.data?["id"] == .string("Device/404"))
+    }
+
+    @Test func validationFailuresNameTheInsertByRef() throws {
+        let error = try #require(failure(of: save(#"{"insert":[{"entity":"Reading","ref":"r9","values":{}}]}"#)))
+        #expect(error.code == .validationFailed)
+        let issues = try #require(error.data?["errors"]?.arrayValue).map { try ValidationIssue(json: $0) }
+        #expect(issues.contains { $0.ref == "r9" && $0.key == "time" })
+        #expect(issues.allSatisfy { $0.id == nil })
+    }
+
+    @Test func savesCalledInOrderAreAppliedInThatOrder() throws {
+        let device = try #require(try insertDeviceWithReading().ids["d"])
+        let results = Locked<[Int: Int64]>([:])
+        let all = DispatchGroup()
+        for i in 0..<40 {
+            all.enter()
+            handlers.save(
+                try SaveParams(json: json(#"{"update":[{"id":"\#(device)","values":{"name":"n\#(i)"}}]}"#))
+            ) { outcome in
+                if case .success(let result) = outcome { results.withLock { $0[i] = result.txn } }
+                all.leave()
+            }
+        }
+        all.wait()
+        let txns = results.withLock { $0 }
+        #expect(txns.count == 40)
+        #expect((0..<40).map { txns[$0]! } == (0..<40).map { txns[0]! + Int64($0) })
+        let current = try handlers.get(GetParams(ids: [device]))
+        #expect(current.objects.first?.values["name"] == .string("n39"))
+    }
+
+    @Test func historyListsTransactionsAfterSince() throws {
+        let first = try insertDeviceWithReading()
+        let device = try #require(first.ids["d"])
+        _ = try save(#"{"delete":[{"id":"\#(device)"}],"author":"cleaner"}"#).get()
+        let history = try handlers.history(HistoryParams(since: first.txn - 1))
+        #expect(history.transactions.map(\.txn) == [first.txn, first.txn + 1])
+        #expect(history.transactions[0].author == "test")
+        #expect(Set(history.transactions[0].inserted) == Set(first.ids.values))
+        #expect(history.transactions[1].deleted.contains(device))
+        #expect(try handlers.history(HistoryParams(since: first.txn - 1, limit: 1)).transactions.count == 1)
+    }
+
+    @Test func statsCountSavesCommitsAndTheHistoryRange() throws {
+        _ = try insertDeviceWithReading()
+        _ = save(#"{"update":[{"id":"Device/777","values":{"name":"x"}}]}"#)
+        let stats = handlers.stats(connections: 3)
+        #expect(stats.connections == 3)
+        #expect(stats.saves == 2)
+        #expect(stats.commits == 2)
+        #expect(stats.groupSizes[1] == 2)
+        #expect(stats.historyOldest == 1)
+        #expect(stats.historyNewest == 1)
+        #expect(stats.other["failedSaves"] == .int(1))
+        #expect(stats.other["lastTxn"] == .int(1))
+    }
+}

@@ -1,0 +1,153 @@
+import BusProtocol
+import Foundation
+@preconcurrency import Glibc
+import Shared
+import Testing
+
+/// Starting, refusing, stopping and crashing the real `storesvc` process.
+@Suite struct StoreServiceLifecycleTests {
+    @Test func badFlagsExitWithStatus64AndSayWhy() throws {
+        let output = try runProduct("storesvc", arguments: ["--max-frame", "huge"])
+        #expect(output.status == 64)
+        #expect(output.standardError.contains("--max-frame 'huge'"))
+    }
+
+    @Test func helpDocumentsEveryFlag() throws {
+        let output = try runProduct("storesvc", arguments: ["--help"])
+        #expect(output.status == 0)
+        for flag in [
+            "--socket", "--database", "--model", "--max-frame", "--max-in-flight", "--max-outbound", "--socket-mode",
+            "--allow-uid", "--allow-gid", "--history", "--log-level",
+        ] {
+            #expect(output.standardOutput.contains(flag), "\(flag) is not documented")
+        }
+    }
+
+    @Test func aSecondServiceOnTheSameDatabaseRefusesToStart() throws {
+        let first = try StoreServiceProcess.start()
+        defer { first.destroy() }
+        let second = try StoreServiceProcess(
+            directory: first.directory, socketName: "other.sock", waitForSocket: false)
+        #expect(second.waitForExit() == 1)
+        #expect(second.log.contains("in use by another storesvc"))
+        #expect(second.log.contains("process \(first.pid)"))
+        // The first one is unharmed.
+        let connection = try RawBusConnection(path: first.socketPath)
+        try connection.hello()
+    }
+
+    @Test func aSecondServiceOnALiveSocketRefusesToStart() throws {
+        let first = try StoreServiceProcess.start()
+        defer { first.destroy() }
+        let otherDirectory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: otherDirectory) }
+        let process = Process()
+        process.executableURL = productsDirectory().appendingPathComponent("storesvc")
+        process.arguments = [
+            "--socket", first.socketPath, "--database", otherDirectory.appendingPathComponent("db.sqlite").path,
+        ]
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1)
+    }
+
+    @Test func sigtermAnswersEverySaveInFlightThenExitsZero() throws {
+        let service = try StoreServiceProcess.start()
+        defer { service.destroy() }
+        let connection = try RawBusConnection(path: service.socketPath)
+        try connection.hello()
+        let count = 300
+        var frames: [UInt8] = []
+        for i in 1...count {
+            frames += Frame.encode(
+                payload: Array(
+                    #"{"jsonrpc":"2.0","id":\#(i),"method":"store.save","params":{"insert":[{"entity":"Device","ref":"d","values":{"address":"A\#(i)"}}]}}"#
+                        .utf8))
+        }
+        try connection.write(frames)
+        service.signal(SIGTERM)
+        var answered: [Int64: JSONValue] = [:]
+        while answered.count < count, let message = try connection.readMessage() {
+            if let id = message["id"]?.intValue { answered[id] = message }
+        }
+        #expect(answered.count == count, "every save in flight is answered before the connection closes")
+        #expect(service.waitForExit() == 0)
+        let committed = answered.values.filter { $0["result"] != nil }
+        #expect(!committed.isEmpty)
+        #expect(
+            answered.values.allSatisfy { $0["result"] != nil || $0["error"]?["code"] == .int(503) },
+            "a save is committed or refused as unavailable")
+        // Restart: every acknowledged save is there.
+        let restarted = try StoreServiceProcess(directory: service.directory)
+        defer { restarted.destroy() }
+        let probe = try RawBusConnection(path: restarted.socketPath)
+        try probe.hello()
+        let stored = try probe.call(1, "store.fetch", #"{"entity":"Device","result":"count"}"#)
+        #expect(stored["result"]?["count"] == .int(Int64(committed.count)))
+    }
+
+    @Test func sigintStopsCleanlyToo() throws {
+        let service = try StoreServiceProcess.start()
+        defer { service.destroy() }
+        service.signal(SIGINT)
+        #expect(service.waitForExit() == 0)
+        #expect(service.log.contains("stopped at txn 0"))
+        #expect(!FileManager.default.fileExists(atPath: service.socketPath), "the socket file is removed")
+    }
+
+    @Test func killDashNineDuringASaveStormLosesNoAcknowledgedSaveAndHalvesNone() async throws {
+        let service = try StoreServiceProcess.start()
+        defer { service.destroy() }
+        let acknowledged = Locked<[String]>([])
+        let writers = (0..<4).map { writer in
+            Thread.detachNewThreadWithResult {
+                guard let connection = try? RawBusConnection(path: service.socketPath), (try? connection.hello()) != nil
+                else { return }
+                for i in 0..<10_000 {
+                    let address = "W\(writer)-\(i)"
+                    let reading =
+                        #"{"entity":"Reading","values":{"characteristic":"2a19","value":"AQ==","time":"2024-01-01T00:00:00Z","device":"d"}}"#
+                    let params =
+                        #"{"insert":[{"entity":"Device","ref":"d","values":{"address":"\#(address)"}},\#(reading),\#(reading),\#(reading)]}"#
+                    guard let answer = try? connection.call(i + 1, "store.save", params), answer["result"] != nil else {
+                        return
+                    }
+                    acknowledged.withLock { $0.append(address) }
+                }
+            }
+        }
+        #expect(eventually { acknowledged.withLock { $0.count } >= 200 })
+        service.signal(SIGKILL)
+        #expect(service.waitForExit() == 128 + SIGKILL)
+        for writer in writers { writer.wait() }
+        let saved = acknowledged.withLock { $0 }
+        let restarted = try StoreServiceProcess(directory: service.directory)
+        defer { restarted.destroy() }
+        let client = try await restarted.client()
+        defer { client.close() }
+        let devices = try await client.call(StoreFetch.self, FetchParams(entity: "Device"))
+        guard case .objects(let objects) = devices.content else {
+            Issue.record("expected objects")
+            return
+        }
+        let stored = Set(objects.compactMap { $0.values["address"]?.stringValue })
+        #expect(Set(saved).isSubset(of: stored), "an acknowledged save is missing after kill -9")
+        #expect(objects.allSatisfy { $0.values["readings"]?.arrayValue?.count == 3 }, "a save was half applied")
+        let readings = try await client.call(StoreFetch.self, FetchParams(entity: "Reading", resultType: .count))
+        #expect(readings.content == .count(objects.count * 3))
+    }
+}
+
+extension Thread {
+    /// Runs `body` on a new thread; `wait()` on the result blocks until it has returned.
+    static func detachNewThreadWithResult(_ body: @escaping @Sendable () -> Void) -> DispatchGroup {
+        let group = DispatchGroup()
+        group.enter()
+        Thread.detachNewThread {
+            body()
+            group.leave()
+        }
+        return group
+    }
+}

@@ -1,0 +1,117 @@
+import BusProtocol
+import Foundation
+import Shared
+import Testing
+
+/// `store.subscribe` against the real `storesvc` process.
+@Suite struct StoreServiceSubscriptionTests {
+    private func insertDevice(_ address: String, payload: Int = 0) -> String {
+        let name = payload > 0 ? #","name":"\#(String(repeating: "x", count: payload))""# : ""
+        return #"{"insert":[{"entity":"Device","ref":"d","values":{"address":"\#(address)"\#(name)}}]}"#
+    }
+
+    @Test func everyOneOfAHundredSubscribersGetsEveryEvent() throws {
+        let service = try StoreServiceProcess.start()
+        defer { service.destroy() }
+        let subscribers = try (0..<100).map { _ in
+            let connection = try RawBusConnection(path: service.socketPath)
+            try connection.hello()
+            let answer = try connection.call(1, "store.subscribe", #"{"entity":"Device"}"#)
+            #expect(answer["result"]?["txn"] == .int(0))
+            return connection
+        }
+        let writer = try RawBusConnection(path: service.socketPath)
+        try writer.hello()
+        for i in 1...5 { _ = try writer.call(i, "store.save", insertDevice("D\(i)")) }
+        for subscriber in subscribers {
+            var txns: [Int64] = []
+            while txns.count < 5, let event = try subscriber.readMessage() {
+                if event["method"] == .string("store.changed"), let txn = event["params"]?["txn"]?.intValue {
+                    txns.append(txn)
+                }
+            }
+            #expect(txns == [1, 2, 3, 4, 5])
+        }
+        let stats = try writer.call(9, "store.stats")
+        #expect(stats["result"]?["subscriptions"] == .int(100))
+        #expect(stats["result"]?["eventsSent"] == .int(500))
+    }
+
+    @Test func aSubscriberThatStopsReadingIsDroppedWhileOthersCarryOn() async throws {
+        let service = try StoreServiceProcess.start(arguments: ["--max-outbound", "65536"])
+        defer { service.destroy() }
+        let stalled = try RawBusConnection(path: service.socketPath, receiveBuffer: 4096)
+        try stalled.hello()
+        _ = try stalled.call(1, "store.subscribe", "{}")
+        let reader = try await service.client("reader")
+        defer { reader.close() }
+        let received = Locked<[Int64]>([])
+        let events = reader.events(ChangedEvent.self).startWithValues { event in
+            received.withLock { $0.append(event.txn) }
+        }
+        defer { events.dispose() }
+        _ = try await reader.call(StoreSubscribe.self, SubscribeParams(entity: "Device"))
+        let writer = try RawBusConnection(path: service.socketPath)
+        try writer.hello()
+        let saves = 200
+        for i in 1...saves { _ = try writer.call(i, "store.save", insertDevice("D\(i)", payload: 8_000)) }
+        #expect(eventually { received.withLock { $0.count } == saves })
+        #expect(received.withLock { $0 } == (1...Int64(saves)).map { $0 })
+        let stats = try writer.call(saves + 1, "store.stats")
+        #expect(stats["result"]?["subscriptions"] == .int(1))
+        // The stalled connection goes once its overflow goodbye is sent or times out.
+        var probe = saves + 10
+        #expect(
+            eventually {
+                probe += 1
+                return (try? writer.call(probe, "store.stats"))?["result"]?["connections"] == .int(2)
+            })
+        // The stalled subscriber finds a prefix of its events (never one with a hole), then, best
+        // effort, bus.overflow (it cannot arrive here: the goodbye times out because this peer
+        // does not read), then the end.
+        let leftovers = try stalled.readUntilClosed()
+        let changed = leftovers.filter { $0["method"] == .string("store.changed") }
+        #expect(changed.compactMap { $0["params"]?["txn"]?.intValue } == (0..<Int64(changed.count)).map { $0 + 1 })
+        #expect(changed.count < saves)
+        let overflow = leftovers.firstIndex { $0["method"] == .string("bus.overflow") }
+        #expect(overflow == nil || overflow == leftovers.count - 1)
+        let count = try writer.call(probe + 1, "store.fetch", #"{"entity":"Device","result":"count"}"#)
+        #expect(count["result"]?["count"] == .int(Int64(saves)))
+    }
+
+    @Test func subscribeSinceReplaysWithNoGapAndNoDuplicateAcrossTheLiveBoundary() async throws {
+        let service = try StoreServiceProcess.start()
+        defer { service.destroy() }
+        let writer = try RawBusConnection(path: service.socketPath)
+        try writer.hello()
+        for i in 1...300 { _ = try writer.call(i, "store.save", insertDevice("old\(i)")) }
+        let racing = Thread.detachNewThreadWithResult {
+            guard let connection = try? RawBusConnection(path: service.socketPath), (try? connection.hello()) != nil
+            else { return }
+            for i in 1...200 { _ = try? connection.call(i, "store.save", insertDevice("new\(i)")) }
+        }
+        let subscriber = try RawBusConnection(path: service.socketPath)
+        try subscriber.hello()
+        let answer = try subscriber.call(1, "store.subscribe", #"{"entity":"Device","since":20}"#)
+        let startTxn = try #require(answer["result"]?["txn"]?.intValue)
+        #expect(startTxn >= 300)
+        racing.wait()
+        var txns: [Int64] = []
+        while txns.count < 480, let event = try subscriber.readMessage() {
+            if let txn = event["params"]?["txn"]?.intValue { txns.append(txn) }
+        }
+        #expect(txns == Array(21...500))
+    }
+
+    @Test func sinceOlderThanTheHistoryIsGone() throws {
+        let service = try StoreServiceProcess.start(arguments: ["--history", "10"])
+        defer { service.destroy() }
+        let connection = try RawBusConnection(path: service.socketPath)
+        try connection.hello()
+        for i in 1...40 { _ = try connection.call(i, "store.save", insertDevice("D\(i)")) }
+        let answer = try connection.call(50, "store.subscribe", #"{"since":1}"#)
+        #expect(answer["error"]?["code"] == .int(410))
+        let history = try connection.call(51, "store.history", #"{"since":1}"#)
+        #expect(history["error"]?["code"] == .int(410))
+    }
+}

@@ -1,0 +1,177 @@
+import BusProtocol
+import Dispatch
+import Foundation
+import Shared
+import Testing
+
+@testable import storesvc
+
+@Suite struct SubscriptionHubTests {
+    let fixture: TemporarySQLiteStore
+    let hub: SubscriptionHub
+    var store: SQLiteStore { fixture.store }
+
+    init() throws {
+        fixture = try TemporarySQLiteStore(historyRetention: 5000)
+        hub = SubscriptionHub(store: fixture.store, log: .silent, replayPageSize: 16)
+    }
+
+    /// Subscribes, activates, and waits until the subscription is live.
+    private func liveSubscription(
+        _ params: SubscribeParams = SubscribeParams(entity: "Device"), on connection: RecordingConnection
+    ) throws -> SubscribeResult {
+        let result = try hub.subscribe(params, connection: connection)
+        hub.activate(result.subscription)
+        #expect(eventually { hub.phase(of: result.subscription) == .live })
+        return result
+    }
+
+    @Test func liveEventsFollowCommitsInTxnOrder() throws {
+        let connection = RecordingConnection()
+        let subscription = try liveSubscription(on: connection)
+        #expect(subscription.txn == 0)
+        for i in 0..<5 { try store.insertDevice("A\(i)", author: "t") }
+        store.waitForObservers()
+        let events = connection.changedEvents
+        #expect(events.map(\.txn) == [1, 2, 3, 4, 5])
+        #expect(events.allSatisfy { $0.subscription == subscription.subscription && $0.inserted.count == 1 })
+        #expect(events[0].inserted[0].values["address"] == .string("A0"))
+    }
+
+    @Test func nothingIsSentBeforeActivationAndNothingCommittedMeanwhileIsLost() throws {
+        let connection = RecordingConnection()
+        try store.insertDevice("before")
+        let result = try hub.subscribe(SubscribeParams(entity: "Device"), connection: connection)
+        #expect(result.txn == 1)
+        try store.insertDevice("between")
+        store.waitForObservers()
+        #expect(connection.changedEvents.isEmpty)
+        hub.activate(result.subscription)
+        #expect(connection.wait { $0.changedEvents.count == 1 })
+        #expect(connection.changedEvents.map(\.txn) == [2])
+        #expect(eventually { hub.phase(of: result.subscription) == .live })
+        try store.insertDevice("after")
+        store.waitForObservers()
+        #expect(connection.changedEvents.map(\.txn) == [2, 3])
+    }
+
+    @Test func sinceReplaysHistoryThenLiveWithNoGapAndNoDuplicate() throws {
+        for i in 0..<100 { try store.insertDevice("old\(i)") }
+        let connection = RecordingConnection(isPaced: true)
+        let result = try hub.subscribe(SubscribeParams(entity: "Device", since: 10), connection: connection)
+        #expect(result.txn == 100)
+        hub.activate(result.subscription)
+        #expect(eventually { connection.heldSendCount == 1 })
+        // The replay is stuck on its first event while more transactions commit and are
+        // published live (to nobody: the subscription is still replaying).
+        for i in 0..<30 { try store.insertDevice("new\(i)") }
+        store.waitForObservers()
+        #expect(hub.phase(of: result.subscription) == .replaying)
+        connection.releasePacedSends()
+        #expect(connection.wait { $0.changedEvents.count == 120 })
+        #expect(eventually { hub.phase(of: result.subscription) == .live })
+        try store.insertDevice("live")
+        store.waitForObservers()
+        #expect(connection.changedEvents.map(\.txn) == Array(11...131))
+    }
+
+    @Test func replayRacingConcurrentCommitsStillHasNoGapOrDuplicate() throws {
+        for i in 0..<50 { try store.insertDevice("old\(i)") }
+        let connection = RecordingConnection()
+        let writer = DispatchGroup()
+        DispatchQueue.global().async(group: writer) {
+            for i in 0..<200 { _ = try? store.insertDevice("racing\(i)") }
+        }
+        let result = try hub.subscribe(SubscribeParams(entity: "Device", since: 0), connection: connection)
+        hub.activate(result.subscription)
+        writer.wait()
+        store.waitForObservers()
+        #expect(connection.wait { $0.changedEvents.count == 250 })
+        store.waitForObservers()
+        #expect(connection.changedEvents.map(\.txn) == Array(1...250))
+    }
+
+    @Test func sinceBeyondTheHistoryIsGone() throws {
+        let small = try TemporarySQLiteStore(historyRetention: 10)
+        for i in 0..<40 { try small.store.insertDevice("d\(i)") }
+        let hub = SubscriptionHub(store: small.store, log: .silent)
+        #expect(hub.count == 0)
+        do {
+            _ = try hub.subscribe(SubscribeParams(since: 0), connection: RecordingConnection())
+            Issue.record("expected 410")
+        } catch {
+            #expect(error.code == .gone)
+        }
+        #expect(hub.count == 0)
+        #expect(try hub.subscribe(SubscribeParams(since: 35), connection: RecordingConnection()).txn == 40)
+    }
+
+    @Test func aSubscriberThatCannotTakeMoreIsDroppedWhileOthersCarryOn() throws {
+        let slow = RecordingConnection(id: 1)
+        let fine = RecordingConnection(id: 2)
+        _ = try liveSubscription(on: slow)
+        _ = try liveSubscription(on: fine)
+        slow.refuseSends()
+        try store.insertDevice("x")
+        try store.insertDevice("y")
+        store.waitForObservers()
+        #expect(fine.changedEvents.map(\.txn) == [1, 2])
+        #expect(slow.changedEvents.isEmpty)
+        #expect(hub.count == 1)
+        #expect(hub.counters.subscribersDropped == 1)
+    }
+
+    @Test func unsubscribeStopsEventsAndOnlyTheOwnerMayUnsubscribe() throws {
+        let connection = RecordingConnection(id: 7)
+        let subscription = try liveSubscription(on: connection).subscription
+        do {
+            try hub.unsubscribe(subscription, connectionID: 8)
+            Issue.record("another connection unsubscribed it")
+        } catch {
+            #expect(error.code == .notFound)
+        }
+        try hub.unsubscribe(subscription, connectionID: 7)
+        try store.insertDevice("x")
+        store.waitForObservers()
+        #expect(connection.changedEvents.isEmpty)
+        #expect(throws: RPCError.self) { try hub.unsubscribe(subscription, connectionID: 7) }
+    }
+
+    @Test func aClosedConnectionLosesEverySubscription() throws {
+        let connection = RecordingConnection(id: 3)
+        let other = RecordingConnection(id: 4)
+        _ = try liveSubscription(on: connection)
+        _ = try liveSubscription(SubscribeParams(entity: "Reading"), on: connection)
+        _ = try liveSubscription(on: other)
+        hub.connectionClosed(3)
+        #expect(hub.count == 1)
+    }
+
+    @Test func predicateSubscriptionsSeeObjectsEnterAndLeaveTheirSet() throws {
+        let connection = RecordingConnection()
+        _ = try liveSubscription(SubscribeParams(entity: "Device", predicate: "name BEGINSWITH 'th'"), on: connection)
+        let device = try store.insertDevice("A", name: "lamp")
+        func rename(_ name: String) throws {
+            _ = try store.save(SaveRequest(updates: [.init(id: device, version: nil, values: ["name": .string(name)])]))
+        }
+        try rename("thermo")
+        try rename("thermostat")
+        try rename("lamp")
+        _ = try store.save(SaveRequest(deletes: [.init(id: device, version: nil)]))
+        store.waitForObservers()
+        let events = connection.changedEvents
+        #expect(events.map(\.txn) == [2, 3, 4])
+        #expect(events[0].inserted.map(\.id) == [device])
+        #expect(events[1].updated.map(\.values) == [["name": .string("thermostat")]])
+        #expect(events[2].deleted == [device])
+    }
+
+    @Test func fanOutReachesEverySubscriber() throws {
+        let connections = (0..<100).map { RecordingConnection(id: UInt64($0)) }
+        for connection in connections { _ = try liveSubscription(on: connection) }
+        try store.insertDevice("broadcast")
+        store.waitForObservers()
+        #expect(connections.allSatisfy { $0.changedEvents.map(\.txn) == [1] })
+        #expect(hub.counters.eventsSent == 100)
+    }
+}
