@@ -1,8 +1,12 @@
+import BusProtocol
 import Dispatch
 import Foundation
 import Shared
 
 /// `devicesvc`: parse the command line, start the service, serve until SIGTERM/SIGINT.
+
+// Before any thread exists, so that every thread inherits the mask and the signals reach the dispatch sources.
+ServiceSignals.blockInEveryNewThread()
 
 let outcome: DeviceServiceConfiguration.Outcome
 do {
@@ -20,8 +24,8 @@ guard case .run(let configuration) = outcome else {
 let log = ServiceLog(level: configuration.logLevel)
 let stopping = DispatchQueue(label: "devicesvc.stop")
 let service = Locked<DeviceService?>(nil)
-let signals = TerminationSignals(queue: stopping) { signal in
-    log.info("signal \(signal): cancelling chains and stopping")
+let signals = ServiceSignals(queue: stopping) { signal in
+    log.info("signal \(signal == ServiceSignals.terminate ? "TERM" : "INT"): cancelling chains and stopping")
     let stopped = DispatchSemaphore(value: 0)
     Task {
         await service.withLock { $0 }?.stop()
