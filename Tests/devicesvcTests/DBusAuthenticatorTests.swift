@@ -71,10 +71,11 @@ import Testing
     }
 }
 
-/// A connected pair of Unix stream sockets.
+/// A connected pair of Unix stream sockets, close-on-exec: a process another test spawns meanwhile must not
+/// inherit them, or closing one here would not reach the other end as end-of-stream until that process exits.
 func makeSocketPair() throws -> (DBusSocket, DBusSocket) {
     var descriptors: [Int32] = [0, 0]
-    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &descriptors) == 0 else {
+    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &descriptors) == 0 else {
         throw DBusConnectionError.system(operation: "socketpair", errno: errno)
     }
     return (DBusSocket(descriptor: descriptors[0]), DBusSocket(descriptor: descriptors[1]))

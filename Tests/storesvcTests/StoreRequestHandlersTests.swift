@@ -112,7 +112,7 @@ import Testing
     @Test func unknownEntitiesAndSortKeysAreNamed() {
         for (params, field) in [
             (FetchParams(entity: "Gadget"), "entity"),
-            (FetchParams(entity: "Device", sort: [SortDescriptor("colour")]), "sort[0].key"),
+            (FetchParams(entity: "Device", sort: [ObjectSortDescriptor("colour")]), "sort[0].key"),
         ] {
             do {
                 _ = try handlers.fetch(params)

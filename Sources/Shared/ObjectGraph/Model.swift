@@ -45,14 +45,23 @@ public struct Model: Sendable, Hashable {
         return fnv1a64Hex(text)
     }
 
+    /// Names are compared ignoring case, and names starting with `Z_` are the store's: a SQL store
+    /// maps entities to tables and keys to columns, whose names SQLite compares ignoring case,
+    /// and keeps its own tables, columns and indexes under the `Z_` prefix.
     private func validate() throws(ModelError) {
+        var entityNames: Set<String> = []
         for entity in entities {
-            guard Model.isValidName(entity.name) else { throw .invalidName(entity: entity.name, key: nil) }
+            guard Model.isValidName(entity.name), !Model.isStoreName(entity.name) else {
+                throw .invalidName(entity: entity.name, key: nil)
+            }
+            guard entityNames.insert(entity.name.lowercased()).inserted else { throw .duplicateEntity(entity.name) }
             var seen: Set<String> = []
             for key in entity.attributes.map(\.name) + entity.relationships.map(\.name) {
                 guard Model.isValidName(key) else { throw .invalidName(entity: entity.name, key: key) }
-                guard !Model.reservedKeys.contains(key) else { throw .reservedKey(entity: entity.name, key: key) }
-                guard seen.insert(key).inserted else { throw .duplicateKey(entity: entity.name, key: key) }
+                guard !Model.reservedKeys.contains(key), !Model.isStoreName(key) else {
+                    throw .reservedKey(entity: entity.name, key: key)
+                }
+                guard seen.insert(key.lowercased()).inserted else { throw .duplicateKey(entity: entity.name, key: key) }
             }
             for attribute in entity.attributes {
                 if let value = attribute.defaultValue, !value.isNull, value.attributeType != attribute.type {
@@ -76,6 +85,11 @@ public struct Model: Sendable, Hashable {
 
     /// Names the store keeps for itself.
     static let reservedKeys: Set<String> = ["id", "version"]
+
+    /// Whether `name` (already a valid name, so ASCII) starts with `Z_` in any case.
+    static func isStoreName(_ name: String) -> Bool {
+        name.uppercased().hasPrefix("Z_")
+    }
 
     static func isValidName(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, first.properties.isAlphabetic || first == "_" else { return false }
@@ -187,11 +201,12 @@ public enum ModelError: Error, Hashable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .duplicateEntity(let e): return "model: entity '\(e)' is declared twice"
-        case .duplicateKey(let e, let k): return "model: \(e).\(k) is declared twice"
+        case .duplicateEntity(let e): return "model: entity '\(e)' is declared twice (names are compared ignoring case)"
+        case .duplicateKey(let e, let k): return "model: \(e).\(k) is declared twice (keys are compared ignoring case)"
         case .invalidName(let e, let k?): return "model: \(e).\(k) is not a valid name (ASCII letters, digits, _)"
-        case .invalidName(let e, nil): return "model: '\(e)' is not a valid entity name (ASCII letters, digits, _)"
-        case .reservedKey(let e, let k): return "model: \(e).\(k) uses a reserved name"
+        case .invalidName(let e, nil):
+            return "model: '\(e)' is not a valid entity name (ASCII letters, digits, _; not starting with Z_)"
+        case .reservedKey(let e, let k): return "model: \(e).\(k) uses a reserved name (id, version, or Z_…)"
         case .invalidDefault(let e, let k): return "model: \(e).\(k) has a default of the wrong type"
         case .unknownDestination(let e, let k, let d): return "model: \(e).\(k) points at unknown entity '\(d)'"
         case .missingInverse(let e, let k, let i): return "model: \(e).\(k) names inverse '\(i)', which does not exist"

@@ -16,10 +16,12 @@ public final class Locked<State>: @unchecked Sendable {
     // @unchecked Sendable: `state` is only read or written inside `withLock`, between
     // `pthread_mutex_lock` and `pthread_mutex_unlock` on `mutex`; `withLock` takes `sending`
     // closures and results exactly like `Mutex`, so no non-Sendable state escapes the lock.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var state: State
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// Only accessed under `mutex`, so the dynamic exclusivity check would be pure overhead.
+    @usableFromInline @exclusivity(unchecked) var state: State
 
     /// Makes a lock around `initialState`.
+    @inlinable
     public init(_ initialState: sending State) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -42,9 +44,9 @@ public final class Locked<State>: @unchecked Sendable {
     public func withLock<Result, Failure: Error>(
         _ body: (inout sending State) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
-        lock()
-        defer { unlock() }
-        return try body(&stateStorage)
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&state)
     }
 
     /// Runs `body` with exclusive access if the lock is free right now; otherwise returns `nil`.
@@ -52,14 +54,7 @@ public final class Locked<State>: @unchecked Sendable {
         _ body: (inout sending State) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result? {
         guard pthread_mutex_trylock(mutex) == 0 else { return nil }
-        defer { unlock() }
-        return try body(&stateStorage)
-    }
-
-    @usableFromInline func lock() { pthread_mutex_lock(mutex) }
-    @usableFromInline func unlock() { pthread_mutex_unlock(mutex) }
-    @usableFromInline var stateStorage: State {
-        _read { yield state }
-        _modify { yield &state }
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&state)
     }
 }

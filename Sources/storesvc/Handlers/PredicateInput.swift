@@ -7,10 +7,10 @@ enum PredicateInput {
     ///
     /// - Throws: `-32602` with `data.field` `"where"` and `data.position`, the 0-based offset
     ///   (in Unicode scalars) of the error in the format string.
-    static func predicate(_ format: String?) throws(RPCError) -> Shared.Predicate? {
+    static func predicate(_ format: String?) throws(RPCError) -> Shared.ObjectPredicate? {
         guard let format else { return nil }
         do {
-            return try Shared.Predicate(format: format)
+            return try Shared.ObjectPredicate(format: format)
         } catch {
             throw RPCError(
                 code: .invalidParams, message: "invalid params: where: \(error)",

@@ -52,6 +52,32 @@ import Testing
         #expect(storeError { _ = try SQLiteStore(url: url, model: changed) } != nil)
     }
 
+    /// `A.b_c ↔ B.x` and `A_b.c ↔ B.y` both map to the join table `Z_M2M_A_b_c`; sharing it would mix
+    /// the two relationships' rows, so the store refuses the model.
+    @Test func manyToManyPairsWhoseJoinTablesWouldCoincideAreRefused() throws {
+        defer { cleanUp() }
+        let model = try Model(entities: [
+            EntityDescription(
+                name: "A", relationships: [RelationshipDescription("b_c", destination: "B", toMany: true, inverse: "x")]
+            ),
+            EntityDescription(
+                name: "A_b", relationships: [RelationshipDescription("c", destination: "B", toMany: true, inverse: "y")]
+            ),
+            EntityDescription(
+                name: "B",
+                relationships: [
+                    RelationshipDescription("x", destination: "A", toMany: true, inverse: "b_c"),
+                    RelationshipDescription("y", destination: "A_b", toMany: true, inverse: "c"),
+                ]),
+        ])
+        do {
+            try SQLiteStore(url: url, model: model).close()
+            Issue.record("the store opened a model whose join tables coincide")
+        } catch {
+            #expect("\(error)".contains("would share the join table Z_M2M_A_b_c"))
+        }
+    }
+
     @Test func addingAnOptionalAttributeMigratesInPlace() throws {
         defer { cleanUp() }
         var store = try SQLiteStore(url: url, model: Model.deviceReadings)

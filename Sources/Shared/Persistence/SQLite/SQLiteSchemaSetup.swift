@@ -60,7 +60,8 @@ enum SQLiteSchemaSetup {
             CREATE TABLE "\(historyTable)" ("Z_TXN" INTEGER PRIMARY KEY, "Z_TIME" REAL NOT NULL, "Z_AUTHOR" TEXT,
                 "Z_CHANGES" TEXT NOT NULL);
             """)
-        var joinTables: Set<String> = []
+        // Each join table's name (lowercased, as SQLite compares names) and the pair it stores.
+        var joinTables: [String: String] = [:]
         for entity in model.entities {
             let table = schema.table(for: entity.name)
             var columns = ["\"Z_PK\" INTEGER PRIMARY KEY", "\"Z_VERSION\" INTEGER NOT NULL"]
@@ -74,7 +75,21 @@ enum SQLiteSchemaSetup {
                 switch schema.storage(ofRelationship: relationship.name, in: entity.name) {
                 case .foreignKey(let column):
                     try createIndex(on: table, column: column, connection: connection)
-                case .joinTable(let joinTable, _, _) where joinTables.insert(joinTable).inserted:
+                case .joinTable(let joinTable, _, _):
+                    let pair = [
+                        "\(entity.name).\(relationship.name)", "\(relationship.destination).\(relationship.inverse)",
+                    ].sorted().joined(separator: " and ")
+                    if let owner = joinTables[joinTable.lowercased()] {
+                        // The other side of a pair names the same table; a different pair must not share it.
+                        guard owner == pair else {
+                            throw SQLiteError(
+                                code: 1,  // SQLITE_ERROR
+                                message: "the many-to-many relationships \(owner) and \(pair) would share the join "
+                                    + "table \(joinTable); rename one of them")
+                        }
+                        break
+                    }
+                    joinTables[joinTable.lowercased()] = pair
                     try connection.execute(
                         """
                         CREATE TABLE \(q(joinTable)) ("Z_SOURCE" INTEGER NOT NULL, "Z_TARGET" INTEGER NOT NULL,

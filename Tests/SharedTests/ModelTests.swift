@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+@testable import Shared
+
+/// Model checks that protect the SQL store: names it would map to the same table or column, or to
+/// one of its own (found by the `model` fuzz target, `Fuzz/corpus/model/regression-*`).
+@Suite struct ModelTests {
+    private func load(_ text: String) -> Result<Model, ModelError> {
+        Result { () throws(ModelError) in
+            let json: JSONValue
+            do {
+                json = try JSONParser().parse(text)
+            } catch {
+                throw .malformed("test input is not JSON: \(error)")
+            }
+            return try Model(json: json)
+        }
+    }
+
+    @Test func entitiesNamedAAndLowercaseAAreRejectedAsOneDeclaredTwice() {
+        let result = load(#"{"entities":[{"name":"A"},{"name":"a"}]}"#)
+        #expect(result == .failure(.duplicateEntity("a")))
+    }
+
+    @Test func attributesXAndUppercaseXAreRejectedAsOneDeclaredTwice() {
+        let result = load(
+            #"{"entities":[{"name":"A","attributes":[{"name":"x","type":"int"},{"name":"X","type":"string"}]}]}"#)
+        #expect(result == .failure(.duplicateKey(entity: "A", key: "X")))
+    }
+
+    @Test func aRelationshipSpelledLikeAnAttributeInAnotherCaseIsRejected() {
+        let result = load(
+            #"""
+            {"entities":[{"name":"A","attributes":[{"name":"owner","type":"int"}],
+              "relationships":[{"name":"Owner","destination":"A","inverse":"Owner"}]}]}
+            """#)
+        #expect(result == .failure(.duplicateKey(entity: "A", key: "Owner")))
+    }
+
+    @Test func anEntityNamedZHistoryIsRejectedAsTheStoresName() {
+        #expect(load(#"{"entities":[{"name":"Z_HISTORY"}]}"#) == .failure(.invalidName(entity: "Z_HISTORY", key: nil)))
+        #expect(load(#"{"entities":[{"name":"z_m2m_A_b"}]}"#) == .failure(.invalidName(entity: "z_m2m_A_b", key: nil)))
+    }
+
+    @Test func anAttributeNamedZPKIsRejectedAsReserved() {
+        let result = load(#"{"entities":[{"name":"A","attributes":[{"name":"Z_PK","type":"int"}]}]}"#)
+        #expect(result == .failure(.reservedKey(entity: "A", key: "Z_PK")))
+        let lowercase = load(#"{"entities":[{"name":"A","attributes":[{"name":"z_version","type":"int"}]}]}"#)
+        #expect(lowercase == .failure(.reservedKey(entity: "A", key: "z_version")))
+    }
+
+    @Test func namesWithUnderscoresOutsideTheStorePrefixStayValid() throws {
+        let model = try load(
+            #"{"entities":[{"name":"_Z","attributes":[{"name":"Z","type":"int"},{"name":"zz_1","type":"int"}]}]}"#
+        ).get()
+        #expect(model.entity(named: "_Z")?.attributes.map(\.name) == ["Z", "zz_1"])
+    }
+
+    @Test func theDescriptionsSayNamesAreComparedIgnoringCase() {
+        #expect(ModelError.duplicateEntity("a").description.contains("ignoring case"))
+        #expect(ModelError.invalidName(entity: "Z_A", key: nil).description.contains("Z_"))
+    }
+}
