@@ -2,6 +2,7 @@
 enum BenchmarkSuites {
     static let all: [String: @Sendable () throws -> Void] = [
         "busecho": BusBenchmark.run,
+        "device": DeviceBenchmark.run,
         "reactive": ReactiveBenchmark.run,
         "socket": SocketBenchmark.run,
         "store": StoreBenchmark.run,

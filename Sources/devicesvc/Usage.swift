@@ -1,12 +1,35 @@
 /// The `--help` text of `devicesvc`.
 enum DeviceServiceCommand {
     static let usage = """
-        USAGE: devicesvc [--socket PATH] [--store PATH] [--adapter NAME]
+        USAGE: devicesvc [--socket PATH] [--store PATH] [--adapter NAME] [--max-concurrent N]
+                         [--serialize device|global] [--retry N] [--log-level LEVEL] [other options]
 
-        The ContextBus device service: serialized BLE chains through BlueZ over D-Bus.
-        Not yet implemented beyond --help.
+        The ContextBus device service: chains of Bluetooth LE operations (connect, read, write, notify,
+        wait, disconnect) run through BlueZ over D-Bus, one chain at a time per device. Clients speak the
+        ContextBus wire protocol (device.adapters, device.list, device.scan, device.run, device.cancel,
+        device.subscribe) on a Unix socket. SIGTERM or SIGINT cancels the running chains (each still
+        disconnects), then the service exits with status 0.
 
         OPTIONS:
+          --socket PATH           Where to listen (default $CTXBUS_RUNTIME_DIR/device.sock; CTXBUS_RUNTIME_DIR
+                                  defaults to $XDG_RUNTIME_DIR/ctxbus, else ./run).
+          --store PATH            The store service's socket, used by chains with "record": true
+                                  (default $CTXBUS_RUNTIME_DIR/store.sock).
+          --bus ADDRESS           The system bus (default $DBUS_SYSTEM_BUS_ADDRESS, else
+                                  unix:path=/run/dbus/system_bus_socket).
+          --adapter NAME          The Bluetooth adapter chains use (default hci0).
+          --max-concurrent N      Chains on different devices running at once (default 4).
+          --serialize MODE        device: one chain at a time per device (default); global: one chain at a
+                                  time overall.
+          --retry N               Retries of transient failures (InProgress, le-connection-abort-by-local,
+                                  services not resolved) within a step (default 3).
+          --retry-delay-ms MS     The first retry's delay; it doubles for each further retry, up to 2 s
+                                  (default 100).
+          --step-timeout-ms MS    A step's timeout when it names none (default 10000).
+          --chain-timeout-ms MS   A chain's timeout when it names none, counted from its turn (default 120000).
+          --resolve-timeout-ms MS How long a connection may take to resolve its services before it counts as
+                                  failed and is retried (default 5000).
+          --log-level LEVEL       error, warning, info or debug (default info).
           -h, --help              Show this help.
         """
 }

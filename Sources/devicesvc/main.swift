@@ -1,11 +1,46 @@
-@preconcurrency import Glibc
+import BusProtocol
+import Dispatch
+import Foundation
+import Shared
 
-/// `devicesvc` runs chains of Bluetooth LE operations through BlueZ (issue 6).
-/// Until the service exists it only documents itself.
+/// `devicesvc`: parse the command line, start the service, serve until SIGTERM/SIGINT.
 
-if CommandLine.arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
+// Before any thread exists, so that every thread inherits the mask and the signals reach the dispatch sources.
+ServiceSignals.blockInEveryNewThread()
+
+let outcome: DeviceServiceConfiguration.Outcome
+do {
+    outcome = try DeviceServiceConfiguration.parse(
+        arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+} catch {
+    ServiceLog.printError("\(error)")
+    exit(ConfigurationError.exitStatus)
+}
+guard case .run(let configuration) = outcome else {
     print(DeviceServiceCommand.usage)
     exit(0)
 }
-fputs("devicesvc: the device service is not built yet; see --help\n", stderr)
-exit(64)
+
+let log = ServiceLog(level: configuration.logLevel)
+let stopping = DispatchQueue(label: "devicesvc.stop")
+let service = Locked<DeviceService?>(nil)
+let signals = ServiceSignals(queue: stopping) { signal in
+    log.info("signal \(signal == ServiceSignals.terminate ? "TERM" : "INT"): cancelling chains and stopping")
+    let stopped = DispatchSemaphore(value: 0)
+    Task {
+        await service.withLock { $0 }?.stop()
+        stopped.signal()
+    }
+    stopped.wait()
+    exit(0)
+}
+Task {
+    do {
+        let started = try await DeviceService.start(configuration: configuration, log: log)
+        service.withLock { $0 = started }
+    } catch {
+        log.error("\(error)")
+        exit(1)
+    }
+}
+withExtendedLifetime(signals) { dispatchMain() }

@@ -20,7 +20,14 @@ final class TestProcess: Sendable {
     private let outputDescriptor: Int32
 
     /// Starts `executable` under `timeout` with its standard output piped to the test.
-    init(executable: String, arguments: [String], lifetimeSeconds: Int = 300) throws {
+    ///
+    /// - Parameters:
+    ///   - lifetimeSeconds: the `timeout` limit; `nil` runs the executable directly (its exit status is then its
+    ///     own, for tests that check it).
+    ///   - standardErrorPath: a file to append standard error to (default: discarded).
+    init(
+        executable: String, arguments: [String], lifetimeSeconds: Int? = 300, standardErrorPath: String? = nil
+    ) throws {
         var pipeDescriptors: [Int32] = [0, 0]
         guard pipe(&pipeDescriptors) == 0 else { throw TestProcessError.spawnFailed(errno) }
         for descriptor in pipeDescriptors { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
@@ -28,7 +35,8 @@ final class TestProcess: Sendable {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, pipeDescriptors[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(
+            &actions, 2, standardErrorPath ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -41,7 +49,8 @@ final class TestProcess: Sendable {
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(
             &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
-        let argv = ["/usr/bin/timeout", "--signal=TERM", String(lifetimeSeconds), executable] + arguments
+        let argv =
+            (lifetimeSeconds.map { ["/usr/bin/timeout", "--signal=TERM", String($0)] } ?? []) + [executable] + arguments
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { for argument in cArguments { free(argument) } }
         var child: pid_t = 0
@@ -78,6 +87,11 @@ final class TestProcess: Sendable {
         }
     }
 
+    /// Sends `signal` to the process alone (not its group).
+    func send(signal: Int32) {
+        kill(pid, signal)
+    }
+
     /// Waits for the process to end by itself; `false` if it is still running after `milliseconds`.
     @discardableResult
     func waitForExit(milliseconds: Int = 20_000) -> Bool {
@@ -85,6 +99,11 @@ final class TestProcess: Sendable {
     }
 
     private let reaped = Locked(false)
+    private let status = Locked<Int32?>(nil)
+
+    /// The exit status, once the process has exited normally and was reaped (`nil` while running or when a
+    /// signal ended it).
+    var exitStatus: Int32? { status.withLock { $0 } }
 
     private func hasExited(waitingUpTo milliseconds: Int) -> Bool {
         reaped.withLock { isReaped in
@@ -94,6 +113,8 @@ final class TestProcess: Sendable {
                 let result = waitpid(pid, &status, WNOHANG)
                 if result == pid || (result < 0 && errno == ECHILD) {
                     isReaped = true
+                    // WIFEXITED / WEXITSTATUS, which Swift does not import.
+                    if result == pid, status & 0x7f == 0 { self.status.withLock { $0 = (status >> 8) & 0xff } }
                     close(outputDescriptor)
                     return true
                 }

@@ -7,3 +7,13 @@ import Testing
         #expect(DeviceServiceCommand.usage.contains("--socket"))
     }
 }
+
+@Suite struct DeviceServiceUsageTests {
+    @Test(arguments: [
+        "--socket", "--store", "--bus", "--adapter", "--max-concurrent", "--serialize", "--retry", "--retry-delay-ms",
+        "--step-timeout-ms", "--chain-timeout-ms", "--resolve-timeout-ms", "--log-level", "--help",
+    ])
+    func usageDocumentsEveryFlag(_ flag: String) {
+        #expect(DeviceServiceCommand.usage.contains(flag))
+    }
+}

@@ -1,0 +1,277 @@
+import BusProtocol
+import Foundation
+import Shared
+
+/// The GATT and connection operations, each a cold `Signal` that makes its BlueZ calls when started.
+///
+/// Disposing a started operation stops waiting for its reply (a later reply is dropped); `notifications`
+/// also ends its notify session. Every call carries our own timeout, because D-Bus itself has none.
+extension BlueZClient {
+    /// Calls a BlueZ method and sends its reply.
+    func call(
+        _ path: DBusObjectPath, _ interface: String, _ member: String, _ body: [DBusValue] = [], timeout: Duration
+    ) -> Signal<DBusMessage, DeviceError> {
+        Signal { observer, lifetime in
+            let message = DBusMessage.methodCall(
+                destination: BlueZ.serviceName, path: path, interface: interface, member: member, body: body)
+            let serial = self.connection.call(message, timeout: timeout) { result in
+                switch result {
+                case .success(let reply):
+                    observer.send(value: reply)
+                    observer.sendCompleted()
+                case .failure(let error):
+                    observer.send(error: DeviceError(callError: error))
+                }
+            }
+            lifetime.observeEnded { [connection = self.connection] in connection.cancelCall(serial: serial) }
+        }
+    }
+
+    /// Looks a device up in the current tree.
+    func device(_ address: BluetoothAddress, onAdapter adapter: String) throws(DeviceError) -> BlueZDevice {
+        guard let device = try availableTree().device(address, onAdapter: adapter) else {
+            throw .unknownDevice(address: address.string)
+        }
+        return device
+    }
+
+    /// Looks a characteristic up below a device in the current tree.
+    func characteristic(
+        _ uuid: BluetoothUUID, of address: BluetoothAddress, onAdapter adapter: String
+    ) throws(DeviceError) -> GattCharacteristic {
+        let tree = try availableTree()
+        guard let device = tree.device(address, onAdapter: adapter) else {
+            throw .unknownDevice(address: address.string)
+        }
+        guard let characteristic = tree.characteristic(uuid, onDevice: device.path) else {
+            throw .unknownCharacteristic(address: address.string, uuid: uuid.string)
+        }
+        return characteristic
+    }
+
+    // MARK: - Connect and disconnect
+
+    /// `Device1.Connect`, then waits for `ServicesResolved`; completes once the device is connected with its
+    /// GATT database known.
+    ///
+    /// A connection whose services do not resolve within `resolveTimeout` is disconnected (waiting for BlueZ to
+    /// answer the `Disconnect`) and the operation fails with `.servicesNotResolved`, a transient failure. The
+    /// link dropping (`Connected` false) after the `Connect` reply fails with `.linkLost`.
+    func connect(
+        _ address: BluetoothAddress, onAdapter adapter: String, resolveTimeout: Duration, callTimeout: Duration
+    ) -> Signal<Void, DeviceError> {
+        Signal { observer, lifetime in
+            let device: BlueZDevice
+            do throws(DeviceError) {
+                device = try self.device(address, onAdapter: adapter)
+            } catch {
+                return observer.send(error: error)
+            }
+            let progress = Locked(ConnectProgress())
+            let finish: @Sendable () -> Void = {
+                observer.send(value: ())
+                observer.sendCompleted()
+            }
+            lifetime += self.observe { event in
+                switch event {
+                case .propertiesChanged(let change)
+                where change.path == device.path && change.interface == BlueZ.deviceInterface:
+                    if change.changed["ServicesResolved"]?.boolValue == true {
+                        let done = progress.withLock { state -> Bool in
+                            // Too late once we gave up: our Disconnect is on its way.
+                            guard !state.isGivingUp else { return false }
+                            state.isResolved = true
+                            return state.hasReply
+                        }
+                        if done { finish() }
+                    }
+                    if change.changed["Connected"]?.boolValue == false,
+                        progress.withLock({ $0.hasReply && !$0.isGivingUp })
+                    {
+                        observer.send(error: .linkLost(address: address.string))
+                    }
+                case .interfacesRemoved(let removed)
+                where removed.objectPath == device.path && removed.interfaces.contains(BlueZ.deviceInterface):
+                    observer.send(error: .linkLost(address: address.string))
+                case .vanished:
+                    observer.send(error: .unavailable("\(BlueZ.serviceName) left the bus"))
+                default:
+                    break
+                }
+            }
+            let connecting = self.call(device.path, BlueZ.deviceInterface, "Connect", timeout: callTimeout)
+            lifetime += connecting.start { event in
+                switch event {
+                case .value:
+                    // The reply comes after the signals sent before it: the tree is current for this device.
+                    let resolvedNow = self.tree.device(at: device.path).map { $0.isConnected && $0.servicesResolved }
+                    let done = progress.withLock { state -> Bool in
+                        state.hasReply = true
+                        return state.isResolved || resolvedNow == true
+                    }
+                    if done { return finish() }
+                    lifetime += self.scheduler.schedule(after: resolveTimeout) {
+                        self.giveUpResolving(device, progress: progress, after: resolveTimeout, observer: observer)
+                    }
+                case .failed(let error):
+                    observer.send(error: error)
+                case .completed, .interrupted:
+                    break
+                }
+            }
+        }
+    }
+
+    /// Disconnects a connection whose services never resolved, then fails with `.servicesNotResolved`.
+    private func giveUpResolving(
+        _ device: BlueZDevice, progress: Locked<ConnectProgress>, after timeout: Duration,
+        observer: Observer<Void, DeviceError>
+    ) {
+        let proceed = progress.withLock { state -> Bool in
+            guard !state.isResolved else { return false }
+            state.isGivingUp = true
+            return true
+        }
+        guard proceed else { return }
+        let failure = DeviceError.servicesNotResolved(address: device.address, after: timeout)
+        call(device.path, BlueZ.deviceInterface, "Disconnect", timeout: .seconds(10)).start { event in
+            if event.isTerminating { observer.send(error: failure) }
+        }
+    }
+
+    /// `Device1.Disconnect`. A device BlueZ does not know is not connected: that completes at once.
+    func disconnect(
+        _ address: BluetoothAddress, onAdapter adapter: String, callTimeout: Duration
+    ) -> Signal<Void, DeviceError> {
+        Signal { observer, lifetime in
+            let device: BlueZDevice
+            do throws(DeviceError) {
+                device = try self.device(address, onAdapter: adapter)
+            } catch .unknownDevice {
+                return observer.sendCompleted()
+            } catch {
+                return observer.send(error: error)
+            }
+            lifetime += self.call(device.path, BlueZ.deviceInterface, "Disconnect", timeout: callTimeout)
+                .start { event in
+                    switch event {
+                    case .value: observer.send(value: ())
+                    case .failed(let error): observer.send(error: error)
+                    case .completed: observer.sendCompleted()
+                    case .interrupted: break
+                    }
+                }
+        }
+    }
+
+    // MARK: - GATT
+
+    /// `GattCharacteristic1.ReadValue({})`: the characteristic's current value.
+    func read(
+        _ uuid: BluetoothUUID, of address: BluetoothAddress, onAdapter adapter: String, callTimeout: Duration
+    ) -> Signal<Data, DeviceError> {
+        gattCall(uuid, of: address, onAdapter: adapter, "ReadValue", [.propertyMap([:])], callTimeout: callTimeout)
+            .attemptMap { (reply) throws(DeviceError) -> Data in
+                guard reply.bodySignature == "ay", let bytes = reply.body.first?.bytesValue else {
+                    throw .bluez(
+                        DBusError(
+                            name: DBusError.invalidArgs,
+                            message: "ReadValue answered \"\(reply.bodySignature)\", expected \"ay\""))
+                }
+                return Data(bytes)
+            }
+    }
+
+    /// `GattCharacteristic1.WriteValue(value, {"type": "request" | "command"})`.
+    func write(
+        _ value: Data, to uuid: BluetoothUUID, of address: BluetoothAddress, onAdapter adapter: String,
+        withResponse: Bool, callTimeout: Duration
+    ) -> Signal<Void, DeviceError> {
+        let options = DBusValue.propertyMap(["type": .string(withResponse ? "request" : "command")])
+        return gattCall(
+            uuid, of: address, onAdapter: adapter, "WriteValue", [.bytes(Array(value)), options],
+            callTimeout: callTimeout
+        ).map { _ in () }
+    }
+
+    /// `StartNotify`, then every new `Value` of the characteristic, until disposed; disposal sends `StopNotify`
+    /// (its answer is not awaited, but it is on the wire before any later call of this connection).
+    func notifications(
+        _ uuid: BluetoothUUID, of address: BluetoothAddress, onAdapter adapter: String, callTimeout: Duration
+    ) -> Signal<Data, DeviceError> {
+        Signal { observer, lifetime in
+            let characteristic: GattCharacteristic
+            do throws(DeviceError) {
+                characteristic = try self.characteristic(uuid, of: address, onAdapter: adapter)
+            } catch {
+                return observer.send(error: error)
+            }
+            // Watch before asking, so that a value sent just after StartNotify is not missed.
+            lifetime += self.observe { event in
+                guard case .propertiesChanged(let change) = event, change.path == characteristic.path,
+                    change.interface == BlueZ.characteristicInterface,
+                    let bytes = change.changed["Value"]?.bytesValue
+                else { return }
+                observer.send(value: Data(bytes))
+            }
+            lifetime += self.call(
+                characteristic.path, BlueZ.characteristicInterface, "StartNotify", timeout: callTimeout
+            ).startWithFailed { observer.send(error: $0) }
+            lifetime.observeEnded { [connection = self.connection] in
+                var stop = DBusMessage.methodCall(
+                    destination: BlueZ.serviceName, path: characteristic.path,
+                    interface: BlueZ.characteristicInterface, member: "StopNotify")
+                stop.flags.insert(.noReplyExpected)
+                _ = try? connection.send(stop)
+            }
+        }
+    }
+
+    /// Fails with `.linkLost` when the device's `Connected` turns false (or the device disappears), and with
+    /// `.unavailable` when BlueZ leaves the bus; sends nothing otherwise.
+    func linkLoss(_ address: BluetoothAddress, onAdapter adapter: String) -> Signal<Never, DeviceError> {
+        Signal { observer, lifetime in
+            guard let device = self.tree.device(address, onAdapter: adapter) else { return }
+            lifetime += self.observe { event in
+                switch event {
+                case .propertiesChanged(let change)
+                where change.path == device.path && change.interface == BlueZ.deviceInterface
+                    && change.changed["Connected"]?.boolValue == false:
+                    observer.send(error: .linkLost(address: address.string))
+                case .interfacesRemoved(let removed)
+                where removed.objectPath == device.path && removed.interfaces.contains(BlueZ.deviceInterface):
+                    observer.send(error: .linkLost(address: address.string))
+                case .vanished:
+                    observer.send(error: .unavailable("\(BlueZ.serviceName) left the bus"))
+                default:
+                    break
+                }
+            }
+        }
+    }
+
+    private func gattCall(
+        _ uuid: BluetoothUUID, of address: BluetoothAddress, onAdapter adapter: String, _ member: String,
+        _ body: [DBusValue], callTimeout: Duration
+    ) -> Signal<DBusMessage, DeviceError> {
+        Signal { observer, lifetime in
+            do throws(DeviceError) {
+                let characteristic = try self.characteristic(uuid, of: address, onAdapter: adapter)
+                lifetime += self.call(
+                    characteristic.path, BlueZ.characteristicInterface, member, body, timeout: callTimeout
+                ).start(observer)
+            } catch {
+                observer.send(error: error)
+            }
+        }
+    }
+}
+
+/// How far one `connect` has come.
+struct ConnectProgress: Sendable {
+    var hasReply = false
+    var isResolved = false
+    /// Set when the services-resolved timeout fired: the `Connected` false that our own `Disconnect` causes is
+    /// not a link loss.
+    var isGivingUp = false
+}

@@ -1,0 +1,231 @@
+import BusProtocol
+import Foundation
+import Shared
+
+/// Runs `device.run` chains: each chain is a `Signal` of its steps' progress, queued through `ChainQueue`.
+///
+/// ```
+///  makeChain(params) ─▶ Chain.signal (cold) ──start──▶ chains queue: FIFO per device (or one lane: --serialize global),
+///                                                      at most --max-concurrent running
+///                                  │ its turn
+///                                  ▼
+///       steps, one after the other (flatMap .concat), each with its timeout; read/write/notify/wait fail on link loss
+///            connect ─▶ connections queue (one set-up at a time per adapter) ─▶ Connect + ServicesResolved, retried
+///                                  │ first failure, cancellation, or chain timeout
+///                                  ▼
+///       disconnect (if connect ran) ─▶ ChainError(step, reason, results so far)
+/// ```
+///
+/// The disconnect after a failure is part of the queued signal, so the next chain on the device starts only
+/// after it. A chain cancelled while queued leaves the queue without touching the device.
+final class ChainRunner: Sendable {
+    /// One chain, ready to start.
+    struct Chain: Sendable {
+        /// `c-17`.
+        let id: String
+        let control: ChainControl
+        /// Starting it queues the chain; it sends the chain's progress and completes, or fails with a
+        /// `ChainError`. Start it once.
+        let signal: Signal<ChainProgress, ChainError>
+    }
+
+    let backend: any DeviceBackend
+    let scheduler: any Scheduler
+    let settings: ChainSettings
+    private let chains: ChainQueue<String>
+    private let connections = ChainQueue<String>()
+    private let state = Locked(State())
+    /// Tells about retries (for the log).
+    private let onRetry: (@Sendable (_ chain: String, _ step: Int, DeviceError, _ retry: Int) -> Void)?
+
+    private struct State {
+        var nextID = 1
+        var active: [String: (order: Int, control: ChainControl)] = [:]
+    }
+
+    init(
+        backend: any DeviceBackend, scheduler: any Scheduler, settings: ChainSettings,
+        onRetry: (@Sendable (_ chain: String, _ step: Int, DeviceError, _ retry: Int) -> Void)? = nil
+    ) {
+        self.backend = backend
+        self.scheduler = scheduler
+        self.settings = settings
+        self.onRetry = onRetry
+        // Global mode is one key for every chain: the same FIFO, one lane.
+        chains = ChainQueue(
+            mode: .perKey, maxConcurrent: settings.serialization == .global ? 1 : settings.maxConcurrent)
+    }
+
+    // MARK: - Chains
+
+    /// Makes a chain for `params` with a new id.
+    func makeChain(_ params: RunParams) -> Chain {
+        let (id, order) = state.withLock { state -> (String, Int) in
+            defer { state.nextID += 1 }
+            return ("c-\(state.nextID)", state.nextID)
+        }
+        let control = ChainControl()
+        let key = settings.serialization == .global ? "*" : params.address.string
+        let queued = chains.enqueue(run(id: id, params: params, control: control), for: key)
+        let signal = Signal<ChainProgress, ChainError> { [self] observer, lifetime in
+            state.withLock { $0.active[id] = (order, control) }
+            lifetime.observeEnded { [self] in _ = state.withLock { $0.active.removeValue(forKey: id) } }
+            // While queued, a cancellation fails the chain at once; its disposal takes it out of the queue.
+            lifetime += control.listen {
+                observer.send(error: ChainError(chain: id, step: 0, reason: .cancelled, results: []))
+            }
+            lifetime += queued.start(observer)
+        }
+        return Chain(id: id, control: control, signal: signal)
+    }
+
+    /// Cancels the chain `id`; `false` when no such chain is queued or running.
+    func cancel(chain id: String) -> Bool {
+        guard let control = state.withLock({ $0.active[id]?.control }) else { return false }
+        control.cancel()
+        return true
+    }
+
+    /// Cancels every queued and running chain (running ones still disconnect).
+    ///
+    /// The newest go first, so that a queued chain is out of the line before the chain ahead of it ends and
+    /// would let it start.
+    func cancelAll() {
+        let controls = state.withLock { $0.active.values.sorted { $0.order > $1.order }.map(\.control) }
+        for control in controls { control.cancel() }
+    }
+
+    /// Chains queued or running now.
+    var activeCount: Int { state.withLock { $0.active.count } }
+
+    // MARK: - One chain
+
+    /// The chain's work once its turn has come.
+    private func run(id: String, params: RunParams, control: ChainControl) -> Signal<ChainProgress, ChainError> {
+        Signal { [self] observer, lifetime in
+            let record = ChainRecord()
+            let chainTimeout = params.timeoutMs.map { Duration.milliseconds($0) } ?? settings.chainTimeout
+            let body = Signal<IndexedStep, StepFailure>(
+                values: params.steps.enumerated().map { IndexedStep(index: $0.offset, step: $0.element) }
+            ).flatMap(.concat) { [self] indexed in
+                stepSignal(indexed, address: params.address, record: record, chain: id)
+            }
+            let guarded = Signal<ChainProgress, StepFailure> { [self] inner, innerLifetime in
+                innerLifetime += control.listen {
+                    inner.send(error: StepFailure(step: record.currentStep, reason: .cancelled))
+                }
+                innerLifetime += scheduler.schedule(after: chainTimeout) {
+                    inner.send(error: StepFailure(step: record.currentStep, reason: .chainTimedOut(chainTimeout)))
+                }
+                do throws(DeviceError) {
+                    try backend.checkAvailable()
+                } catch {
+                    return inner.send(error: StepFailure(step: 0, reason: .device(error)))
+                }
+                innerLifetime += body.start(inner)
+            }
+            let finished = guarded.flatMapError { [self] failure -> Signal<ChainProgress, ChainError> in
+                let error = ChainError(chain: id, step: failure.step, reason: failure.reason, results: record.results)
+                guard record.needsDisconnect else { return Signal(error: error) }
+                return cleanup(params.address).then(Signal(error: error))
+            }
+            lifetime += finished.start(observer)
+        }
+    }
+
+    /// The disconnect after a failure: bounded, and its own failure does not matter (the chain already failed).
+    private func cleanup(_ address: BluetoothAddress) -> Signal<Void, ChainError> {
+        backend.disconnect(address, timeout: settings.cleanupTimeout)
+            .retrying(settings.retry, on: scheduler)
+            .timeout(
+                after: settings.cleanupTimeout, raising: .noReply(member: "Disconnect", after: .zero), on: scheduler
+            )
+            .flatMapError { _ in Signal<Void, ChainError>.empty }
+    }
+
+    // MARK: - Steps
+
+    /// One step: its operation with retries, its timeout, and the link-loss guard, recording its result.
+    private func stepSignal(
+        _ indexed: IndexedStep, address: BluetoothAddress, record: ChainRecord, chain: String
+    ) -> Signal<ChainProgress, StepFailure> {
+        let index = indexed.index
+        let step = indexed.step
+        let timeout = step.timeoutMs.map { Duration.milliseconds($0) } ?? settings.stepTimeout
+        let retry = settings.retry
+        let onRetry = self.onRetry.map { report in
+            { @Sendable (error: DeviceError, n: Int) in report(chain, index, error, n) }
+        }
+        let finished = { @Sendable (value: Data?) in
+            ChainProgress.finished(StepResult(step: index, operation: step.operation, value: value))
+        }
+        let work: Signal<ChainProgress, DeviceError>
+        switch step {
+        case .connect:
+            let connect = backend.connect(address, timeout: timeout).retrying(retry, on: scheduler, onRetry: onRetry)
+            work = connections.enqueue(connect, for: settings.adapter).map { finished(nil) }
+        case .read(let characteristic, _):
+            work = backend.read(characteristic, of: address, timeout: timeout)
+                .retrying(retry, on: scheduler, onRetry: onRetry)
+                .map { finished($0) }
+                .failing(whenever: backend.linkLoss(of: address))
+        case .write(let characteristic, let value, let response, _):
+            work = backend.write(value, to: characteristic, of: address, withResponse: response, timeout: timeout)
+                .retrying(retry, on: scheduler, onRetry: onRetry)
+                .map { finished(nil) }
+                .failing(whenever: backend.linkLoss(of: address))
+        case .notify(let characteristic, let count, _):
+            work = notify(characteristic, count: count, of: address, step: index, timeout: timeout)
+                .failing(whenever: backend.linkLoss(of: address))
+        case .wait(let ms):
+            work = Signal(value: finished(nil)).delay(.milliseconds(ms), on: scheduler)
+                .failing(whenever: backend.linkLoss(of: address))
+        case .disconnect:
+            work = backend.disconnect(address, timeout: timeout).retrying(retry, on: scheduler, onRetry: onRetry)
+                .map { finished(nil) }
+        }
+        var signal = work.mapError { StepFailure(step: index, reason: .device($0)) }
+        if case .wait = step {
+            // A wait is as long as it says; the chain's timeout still bounds it.
+        } else {
+            signal = signal.timeout(
+                after: timeout, raising: StepFailure(step: index, reason: .stepTimedOut(timeout)), on: scheduler)
+        }
+        return signal.on(
+            starting: { record.begin(index, step.operation) },
+            value: { progress in
+                if case .finished(let result) = progress { record.finish(result) }
+            })
+    }
+
+    /// A notify step: `count` notifications, each sent on, then the step's result; notifications end with it.
+    private func notify(
+        _ characteristic: BluetoothUUID, count: Int, of address: BluetoothAddress, step: Int, timeout: Duration
+    ) -> Signal<ChainProgress, DeviceError> {
+        let notifications = backend.notifications(of: characteristic, of: address, timeout: timeout).take(first: count)
+        return Signal { observer, lifetime in
+            let values = Locked([Data]())
+            lifetime += notifications.start { event in
+                switch event {
+                case .value(let value):
+                    values.withLock { $0.append(value) }
+                    observer.send(value: .notification(step: step, value: value))
+                case .completed:
+                    let all = values.withLock { $0 }
+                    observer.send(value: .finished(StepResult(step: step, operation: .notify, values: all)))
+                    observer.sendCompleted()
+                case .failed(let error):
+                    observer.send(error: error)
+                case .interrupted:
+                    observer.sendInterrupted()
+                }
+            }
+        }
+    }
+}
+
+/// A step with its index in the chain.
+struct IndexedStep: Sendable {
+    let index: Int
+    let step: ChainStep
+}

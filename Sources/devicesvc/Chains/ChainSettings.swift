@@ -1,0 +1,24 @@
+/// How chains are scheduled and bounded: the service's command line, as the runner uses it.
+struct ChainSettings: Sendable, Hashable {
+    /// How chains are serialised (`--serialize`).
+    enum Serialization: String, Sendable, Hashable, CaseIterable {
+        /// One chain at a time per device, different devices concurrently (the default).
+        case device
+        /// One chain at a time overall.
+        case global
+    }
+
+    /// The adapter chains use (`--adapter`).
+    var adapter = "hci0"
+    /// The most chains that run at once (`--max-concurrent`).
+    var maxConcurrent = 4
+    var serialization = Serialization.device
+    /// Retries of transient failures (`--retry`).
+    var retry = RetryPolicy(retries: 3)
+    /// A step's timeout when it names none (`--step-timeout-ms`).
+    var stepTimeout: Duration = .seconds(10)
+    /// A chain's timeout when it names none (`--chain-timeout-ms`).
+    var chainTimeout: Duration = .seconds(120)
+    /// How long the disconnect after a failed chain may take.
+    var cleanupTimeout: Duration = .seconds(5)
+}

@@ -1,0 +1,188 @@
+import BusProtocol
+import Foundation
+import Shared
+
+/// The `device.*` handlers.
+extension DeviceService {
+    func registerHandlers() {
+        server.register(DeviceAdapters.self) { [self] _, _ in try adapters() }
+        server.register(DeviceList.self) { [self] _, params in try list(params) }
+        server.register(DeviceScan.self) { [self] _, params in try await scan(params) }
+        server.register(DeviceRecordedRun.self, cancellation: .cooperative) { [self] request, params, responder in
+            run(params, request: request, responder: responder)
+        }
+        server.register(DeviceCancel.self) { [self] _, params in
+            guard runner.cancel(chain: params.chain) else {
+                throw RPCError.notFound("no chain \(params.chain) is queued or running")
+            }
+            return EmptyObject()
+        }
+        server.register(DeviceSubscribe.self) { [self] request, params, responder in
+            subscribe(params, request: request, responder: responder)
+        }
+    }
+
+    // MARK: - Adapters and devices
+
+    func adapters() throws(RPCError) -> AdaptersResult {
+        let tree = try availableTree()
+        return AdaptersResult(
+            adapters: tree.adapters.compactMap { adapter in
+                BluetoothAddress(adapter.address).map {
+                    AdapterInfo(name: adapter.name, address: $0, powered: adapter.isPowered)
+                }
+            })
+    }
+
+    func list(_ params: ListParams) throws(RPCError) -> DevicesResult {
+        let tree = try availableTree()
+        if let adapter = params.adapter, tree.adapter(named: adapter) == nil {
+            throw .notFound("no adapter \(adapter)", data: .object(["adapter": .string(adapter)]))
+        }
+        return DevicesResult(devices: tree.devices(onAdapter: params.adapter).compactMap(\.info))
+    }
+
+    func scan(_ params: ScanParams) async throws -> DevicesResult {
+        _ = try availableTree()
+        let duration = Duration.milliseconds(Int64(min(params.seconds, 3600) * 1000))
+        let devices: [BlueZDevice]
+        do {
+            devices = try await bluez.scan(
+                adapter: configuration.chains.adapter, duration: duration, callTimeout: configuration.chains.stepTimeout
+            ).value
+        } catch {
+            guard case .failed(let failure) = error else { throw CancellationError() }
+            throw failure.rpcError
+        }
+        let wanted = Set(params.uuids.map(\.canonical))
+        return DevicesResult(
+            devices: devices.filter { device in
+                (wanted.isEmpty || !wanted.isDisjoint(with: device.uuids))
+                    && (params.rssi.map { threshold in (device.rssi ?? Int.min) >= threshold } ?? true)
+            }.compactMap(\.info))
+    }
+
+    /// The tree, or `503` when BlueZ is not on the bus.
+    func availableTree() throws(RPCError) -> BlueZObjectTree {
+        do {
+            return try bluez.availableTree()
+        } catch {
+            throw error.rpcError
+        }
+    }
+
+    // MARK: - Chains
+
+    /// Runs a chain: `device.step` events as it goes, then its result or error; recorded when asked.
+    func run(_ params: RunParams, request: BusRequest, responder: Responder<DeviceRecordedRun>) {
+        let chain = runner.makeChain(params)
+        let connection = request.connection
+        let recording = params.record ? Locked(makeRecording(chain: chain.id, address: params.address)) : nil
+        let results = Locked([StepResult]())
+        // bus.cancel, or the client going away, cancels the chain (which still disconnects).
+        request.onCancel { chain.control.cancel() }
+        log.debug("chain \(chain.id): \(params.steps.count) steps on \(params.address)")
+        chain.signal.start { [self] event in
+            switch event {
+            case .value(let progress):
+                connection.send(progress.event(chain: chain.id))
+                if case .finished(let result) = progress { results.withLock { $0.append(result) } }
+                recording?.withLock { $0.add(progress, steps: params.steps, at: Date()) }
+            case .completed:
+                let result = RunResult(chain: chain.id, results: results.withLock { $0 })
+                finish(recording) { recorded in responder.succeed(RecordedRunResult(run: result, recording: recorded)) }
+            case .failed(let error):
+                log.debug("\(error)")
+                finish(recording) { recorded in responder.fail(error.rpcError.adding(recorded)) }
+            case .interrupted:
+                responder.fail(RPCError.cancelled("chain \(chain.id) was interrupted"))
+            }
+        }
+    }
+
+    private func makeRecording(chain: String, address: BluetoothAddress) -> ChainRecording {
+        ChainRecording(chain: chain, address: address, name: nil, connected: false, lastSeen: Date(), readings: [])
+    }
+
+    /// Saves the recording (if any) with the device's current state, then answers.
+    private func finish(
+        _ recording: Locked<ChainRecording>?, answer: @escaping @Sendable (RecordingOutcome?) -> Void
+    ) {
+        guard let recording else { return answer(nil) }
+        var snapshot = recording.withLock { $0 }
+        let device = bluez.tree.device(snapshot.address, onAdapter: configuration.chains.adapter)
+        snapshot.name = device?.name
+        snapshot.connected = device?.isConnected ?? false
+        snapshot.lastSeen = Date()
+        let recorder = recorder
+        let log = log
+        Task {
+            let failure = await recorder.record(snapshot)
+            if let failure { log.warning("chain \(snapshot.chain): recording failed: \(failure)") }
+            answer(RecordingOutcome(error: failure))
+        }
+    }
+
+    // MARK: - Subscriptions
+
+    /// `device.subscribe`: answers, then sends `device.event` for connection changes and values until the client
+    /// goes away.
+    func subscribe(
+        _ params: DeviceSubscribeParams, request: BusRequest, responder: Responder<DeviceSubscribe>
+    ) {
+        let id = subscriptionIDs.withLock { next -> Int64 in
+            defer { next += 1 }
+            return next
+        }
+        let connection = request.connection
+        let bluez = bluez
+        responder.succeed(DeviceSubscribeResult(subscription: id))
+        connection.lifetime += bluez.observe { event in
+            guard case .propertiesChanged(let change) = event,
+                let deviceEvent = DeviceService.deviceEvent(for: change, in: bluez.tree, subscription: id),
+                params.address == nil || params.address == deviceEvent.address
+            else { return }
+            connection.send(deviceEvent)
+        }
+    }
+
+    /// The `device.event` a property change amounts to, if any.
+    static func deviceEvent(
+        for change: DBusPropertiesChanged, in tree: BlueZObjectTree, subscription: Int64
+    ) -> DeviceEvent? {
+        switch change.interface {
+        case BlueZ.deviceInterface:
+            guard let connected = change.changed["Connected"]?.boolValue,
+                let address = tree.device(at: change.path).flatMap({ BluetoothAddress($0.address) })
+            else { return nil }
+            return DeviceEvent(
+                subscription: subscription, address: address, kind: connected ? .connected : .disconnected)
+        case BlueZ.characteristicInterface:
+            guard let bytes = change.changed["Value"]?.bytesValue,
+                let characteristic = tree.characteristic(at: change.path),
+                let devicePath = tree.devicePath(containing: change.path),
+                let address = tree.device(at: devicePath).flatMap({ BluetoothAddress($0.address) })
+            else { return nil }
+            return DeviceEvent(
+                subscription: subscription, address: address, kind: .value,
+                characteristic: BluetoothUUID(characteristic.uuid), value: Data(bytes))
+        default:
+            return nil
+        }
+    }
+}
+
+extension DeviceError {
+    /// The answer to a request that is not a chain (`device.scan`, `device.list`).
+    var rpcError: RPCError {
+        switch self {
+        case .unavailable: return RPCError(code: .unavailable, message: description)
+        case .noReply: return .timeout(description)
+        case .unknownDevice, .unknownCharacteristic: return .notFound(description)
+        case .bluez(let error):
+            return RPCError(code: .deviceError, message: description, data: .object(["bluez": .string(error.name)]))
+        case .linkLost, .servicesNotResolved:
+            return RPCError(code: .deviceError, message: description)
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import BusProtocol
+import Dispatch
+import Shared
+
+/// The device service: BlueZ on the system bus, the chain runner, and the bus server that answers
+/// `device.*` requests.
+///
+/// ```
+///  clients ──▶ BusServer (device.sock) ──▶ handlers ──▶ ChainRunner ──▶ BlueZBackend ──▶ BlueZClient ──▶ system bus
+///                                              │              └─ record: true ─▶ StoreRecorder ──▶ store.sock
+///                                              └─ device.subscribe ◀── BlueZClient observers
+/// ```
+///
+/// `start` connects to the system bus and listens; BlueZ need not be running (requests answer `503` until it
+/// appears). `stop` cancels every chain, waits (bounded) until each has disconnected and answered, then
+/// closes the server and the bus connection.
+final class DeviceService: Sendable {
+    let configuration: DeviceServiceConfiguration
+    let log: ServiceLog
+    let connection: DBusConnection
+    let bluez: BlueZClient
+    let runner: ChainRunner
+    let server: BusServer
+    let recorder: StoreRecorder
+    let scheduler: QueueScheduler
+    let subscriptionIDs = Locked<Int64>(1)
+    /// Observations that last as long as the service.
+    private let observations = Locked<[any Disposable]>([])
+
+    private init(
+        configuration: DeviceServiceConfiguration, log: ServiceLog, connection: DBusConnection, bluez: BlueZClient,
+        scheduler: QueueScheduler
+    ) {
+        self.configuration = configuration
+        self.log = log
+        self.connection = connection
+        self.bluez = bluez
+        self.scheduler = scheduler
+        let backend = BlueZBackend(
+            client: bluez, adapter: configuration.chains.adapter, resolveTimeout: configuration.resolveTimeout)
+        runner = ChainRunner(
+            backend: backend, scheduler: scheduler, settings: configuration.chains,
+            onRetry: { chain, step, error, retry in
+                log.info("chain \(chain) step \(step): \(error); retry \(retry)")
+            })
+        var serverConfiguration = BusServer.Configuration(
+            name: "devicesvc", version: ContextBusVersion.string, socketPath: configuration.socketPath)
+        serverConfiguration.onHandlerError = { method, error in log.error("\(method): \(error)") }
+        server = BusServer(configuration: serverConfiguration)
+        recorder = StoreRecorder(socketPath: configuration.storeSocketPath)
+    }
+
+    /// Connects to the system bus, starts following BlueZ, registers the handlers and starts listening.
+    ///
+    /// - Throws: `DBusConnectionError` when the system bus cannot be reached, `ListenerError` when the socket
+    ///   is taken by a live service.
+    static func start(configuration: DeviceServiceConfiguration, log: ServiceLog) async throws -> DeviceService {
+        let connection = try await DBusConnection.connect(to: configuration.busAddress)
+        let scheduler = QueueScheduler(name: "devicesvc.timers")
+        let bluez: BlueZClient
+        do {
+            bluez = try await BlueZClient.start(on: connection, scheduler: scheduler)
+        } catch {
+            connection.close()
+            throw error
+        }
+        if connection.trackedOwner(of: BlueZ.serviceName) != nil || bluez.hasOwner {
+            _ = await bluez.waitUntilAvailable(timeout: .seconds(5))
+        }
+        let service = DeviceService(
+            configuration: configuration, log: log, connection: connection, bluez: bluez, scheduler: scheduler)
+        service.watchBlueZ()
+        service.registerHandlers()
+        do {
+            try service.server.start()
+        } catch {
+            bluez.stop()
+            connection.close()
+            throw error
+        }
+        log.info("listening on \(configuration.socketPath); adapter \(configuration.chains.adapter)")
+        return service
+    }
+
+    /// Cancels every chain (each still disconnects), waits up to `timeout` for them to end, then stops serving.
+    func stop(timeout: Duration = .seconds(10)) async {
+        runner.cancelAll()
+        let deadline = ContinuousClock.now + timeout
+        while runner.activeCount > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        await server.shutdown(gracefully: true, timeout: .seconds(2))
+        for observation in observations.withLock({ $0 }) { observation.dispose() }
+        bluez.stop()
+        connection.close()
+        await recorder.close()
+    }
+
+    /// Logs BlueZ appearing and leaving.
+    private func watchBlueZ() {
+        let log = log
+        let observation = bluez.observe { event in
+            switch event {
+            case .appeared: log.info("BlueZ is on the bus")
+            case .vanished: log.warning("BlueZ left the bus; device requests answer 503 until it returns")
+            default: break
+            }
+        }
+        observations.withLock { $0.append(observation) }
+        if !bluez.isAvailable { log.warning("BlueZ is not on the bus yet; waiting for it") }
+    }
+}

@@ -1,0 +1,354 @@
+import BusProtocol
+import Foundation
+import Shared
+import Testing
+
+@testable import devicesvc
+
+@Suite struct ChainRunnerTests {
+    let first = BluetoothAddress("AA:BB:CC:DD:EE:01")!
+    let second = BluetoothAddress("AA:BB:CC:DD:EE:02")!
+    let third = BluetoothAddress("AA:BB:CC:DD:EE:03")!
+    let battery = BluetoothUUID("2a19")!
+    let echo = BluetoothUUID("c0defeed-0001-4000-8000-000000000000")!
+
+    func makeRunner(
+        settings: ChainSettings = ChainSettings()
+    ) -> (ChainRunner, ScriptedBackend, TestScheduler) {
+        let scheduler = TestScheduler()
+        let backend = ScriptedBackend(scheduler: scheduler)
+        return (ChainRunner(backend: backend, scheduler: scheduler, settings: settings), backend, scheduler)
+    }
+
+    func start(_ runner: ChainRunner, _ params: RunParams) -> (ChainRunner.Chain, ChainEvents) {
+        let chain = runner.makeChain(params)
+        let events = ChainEvents()
+        chain.signal.start(events.observer)
+        return (chain, events)
+    }
+
+    /// The calls of the log, without the `done` entries.
+    func calls(_ backend: ScriptedBackend) -> [String] {
+        backend.log.filter { !$0.hasSuffix(" done") }
+    }
+
+    // MARK: - Happy path
+
+    @Test func happyChainSendsEveryStepsProgressInOrderThenCompletes() {
+        let (runner, backend, scheduler) = makeRunner()
+        backend.setValue(Data([87]), for: first.string, "2a19")
+        let (chain, events) = start(
+            runner,
+            RunParams(
+                address: first,
+                steps: [
+                    .connect(timeoutMs: nil), .read(characteristic: battery, timeoutMs: nil),
+                    .write(characteristic: echo, value: Data([1, 2]), response: true, timeoutMs: nil),
+                    .notify(characteristic: battery, count: 2, timeoutMs: nil), .wait(ms: 50), .disconnect,
+                ]))
+        backend.notify(first.string, "2a19", Data([86]))
+        backend.notify(first.string, "2a19", Data([85]))
+        #expect(!events.hasEnded)
+        scheduler.advance(by: .milliseconds(50))
+        #expect(events.isCompleted)
+        #expect(
+            events.progress == [
+                .finished(StepResult(step: 0, operation: .connect)),
+                .finished(StepResult(step: 1, operation: .read, value: Data([87]))),
+                .finished(StepResult(step: 2, operation: .write)),
+                .notification(step: 3, value: Data([86])), .notification(step: 3, value: Data([85])),
+                .finished(StepResult(step: 3, operation: .notify, values: [Data([86]), Data([85])])),
+                .finished(StepResult(step: 4, operation: .wait)),
+                .finished(StepResult(step: 5, operation: .disconnect)),
+            ])
+        #expect(
+            calls(backend) == [
+                "Connect AA:BB:CC:DD:EE:01", "ReadValue AA:BB:CC:DD:EE:01 2a19",
+                "WriteValue AA:BB:CC:DD:EE:01 c0defeed-0001-4000-8000-000000000000 AQI= request",
+                "StartNotify AA:BB:CC:DD:EE:01 2a19", "StopNotify AA:BB:CC:DD:EE:01 2a19",
+                "Disconnect AA:BB:CC:DD:EE:01",
+            ])
+        #expect(chain.id.hasPrefix("c-"))
+        #expect(runner.activeCount == 0)
+    }
+
+    @Test func stepEventsCarryReadValuesAndNotificationValuesButNotTheNotifyEnd() {
+        let value = Data([7])
+        #expect(
+            ChainProgress.finished(StepResult(step: 1, operation: .read, value: value)).event(chain: "c-1")
+                == StepEvent(chain: "c-1", step: 1, operation: .read, value: value))
+        #expect(
+            ChainProgress.notification(step: 2, value: value).event(chain: "c-1")
+                == StepEvent(chain: "c-1", step: 2, operation: .notify, value: value))
+        #expect(
+            ChainProgress.finished(StepResult(step: 2, operation: .notify, values: [value])).event(chain: "c-1")
+                == StepEvent(chain: "c-1", step: 2, operation: .notify))
+    }
+
+    // MARK: - Failures
+
+    @Test func failingStepEndsTheChainSkipsLaterStepsAndStillDisconnects() throws {
+        let (runner, backend, _) = makeRunner()
+        let failure = DBusError(name: "org.bluez.Error.Failed", message: "Operation failed with ATT error: 0x0e")
+        backend.script("ReadValue AA:BB:CC:DD:EE:01 2a19", .fail(.bluez(failure)))
+        let (chain, events) = start(
+            runner,
+            RunParams(
+                address: first,
+                steps: [
+                    .connect(timeoutMs: nil), .read(characteristic: battery, timeoutMs: nil),
+                    .write(characteristic: echo, value: Data([1]), response: true, timeoutMs: nil), .disconnect,
+                ]))
+        let error = try #require(events.error)
+        #expect(error.step == 1)
+        #expect(error.reason == .device(.bluez(failure)))
+        #expect(error.results == [StepResult(step: 0, operation: .connect)])
+        #expect(
+            calls(backend) == [
+                "Connect AA:BB:CC:DD:EE:01", "ReadValue AA:BB:CC:DD:EE:01 2a19", "Disconnect AA:BB:CC:DD:EE:01",
+            ])
+        let answer = error.rpcError
+        #expect(answer.code == .deviceError)
+        #expect(
+            answer.chainFailure == ChainFailure(chain: chain.id, step: 1, bluez: failure.name, results: error.results))
+    }
+
+    @Test func failureBeforeAnyConnectDoesNotDisconnect() throws {
+        let (runner, backend, _) = makeRunner()
+        backend.script(
+            "ReadValue AA:BB:CC:DD:EE:01 2a19",
+            .fail(.bluez(DBusError(name: "org.bluez.Error.Failed", message: "Not connected"))))
+        let (_, events) = start(
+            runner, RunParams(address: first, steps: [.read(characteristic: battery, timeoutMs: nil)]))
+        #expect(try #require(events.error).step == 0)
+        #expect(calls(backend) == ["ReadValue AA:BB:CC:DD:EE:01 2a19"])
+    }
+
+    @Test func hungStepTimesOutWith408AndTheNextChainOnTheDeviceRuns() throws {
+        let (runner, backend, scheduler) = makeRunner()
+        backend.script("ReadValue AA:BB:CC:DD:EE:01 2a19", .hang)
+        let steps: [ChainStep] = [
+            .connect(timeoutMs: nil), .read(characteristic: battery, timeoutMs: 300), .disconnect,
+        ]
+        let (_, hung) = start(runner, RunParams(address: first, steps: steps))
+        let (_, next) = start(runner, RunParams(address: first, steps: steps))
+        scheduler.advance(by: .milliseconds(299))
+        #expect(!hung.hasEnded)
+        #expect(calls(backend).filter { $0.hasPrefix("Connect") }.count == 1)
+        scheduler.advance(by: .milliseconds(1))
+        let error = try #require(hung.error)
+        #expect(error.reason == .stepTimedOut(.milliseconds(300)))
+        #expect(error.rpcError.code == .timeout)
+        #expect(next.isCompleted)
+        #expect(calls(backend).filter { $0.hasPrefix("Connect") }.count == 2)
+    }
+
+    @Test func chainTimeoutFailsTheRunningStepWith408AndDisconnects() throws {
+        let (runner, backend, scheduler) = makeRunner()
+        let (_, events) = start(
+            runner, RunParams(address: first, steps: [.connect(timeoutMs: nil), .wait(ms: 1000)], timeoutMs: 500))
+        scheduler.advance(by: .milliseconds(500))
+        let error = try #require(events.error)
+        #expect(error.step == 1)
+        #expect(error.reason == .chainTimedOut(.milliseconds(500)))
+        #expect(calls(backend).last == "Disconnect AA:BB:CC:DD:EE:01")
+    }
+
+    @Test func unavailableBlueZFailsTheChainWith503BeforeAnyCall() throws {
+        let (runner, backend, _) = makeRunner()
+        backend.setAvailable(false)
+        let (_, events) = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
+        let error = try #require(events.error)
+        #expect(error.rpcError.code == .unavailable)
+        #expect(error.rpcError.chainFailure?.step == 0)
+        #expect(backend.log.isEmpty)
+    }
+
+    @Test func linkLossDuringNotifyFailsTheStepAfterTheNotificationsItReceived() throws {
+        let (runner, backend, _) = makeRunner()
+        let (_, events) = start(
+            runner,
+            RunParams(
+                address: first,
+                steps: [
+                    .connect(timeoutMs: nil), .notify(characteristic: battery, count: 3, timeoutMs: nil), .disconnect,
+                ]
+            ))
+        backend.notify(first.string, "2a19", Data([1]))
+        backend.notify(first.string, "2a19", Data([2]))
+        backend.dropLink(first.string)
+        let error = try #require(events.error)
+        #expect(error.step == 1)
+        #expect(error.reason == .device(.linkLost(address: first.string)))
+        #expect(error.results == [StepResult(step: 0, operation: .connect)])
+        #expect(
+            events.progress == [
+                .finished(StepResult(step: 0, operation: .connect)), .notification(step: 1, value: Data([1])),
+                .notification(step: 1, value: Data([2])),
+            ])
+        #expect(backend.notifySessionCount == 0)
+        #expect(calls(backend).suffix(2) == ["StopNotify AA:BB:CC:DD:EE:01 2a19", "Disconnect AA:BB:CC:DD:EE:01"])
+    }
+
+    // MARK: - Retries
+
+    @Test func transientInProgressIsRetriedWithBackoffThenSucceeds() {
+        let (runner, backend, scheduler) = makeRunner()
+        let busy = DeviceError.bluez(DBusError(name: "org.bluez.Error.InProgress", message: "In Progress"))
+        backend.script("Connect AA:BB:CC:DD:EE:01", .fail(busy), .fail(busy))
+        let (_, events) = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
+        #expect(calls(backend).count == 1)
+        scheduler.advance(by: .milliseconds(100))
+        #expect(calls(backend).count == 2)
+        scheduler.advance(by: .milliseconds(199))
+        #expect(calls(backend).count == 2)
+        scheduler.advance(by: .milliseconds(1))
+        #expect(events.isCompleted)
+        #expect(calls(backend) == Array(repeating: "Connect AA:BB:CC:DD:EE:01", count: 3))
+    }
+
+    @Test func transientFailuresStopAfterTheConfiguredRetries() throws {
+        var settings = ChainSettings()
+        settings.retry.retries = 1
+        let (runner, backend, scheduler) = makeRunner(settings: settings)
+        let abort = DeviceError.bluez(
+            DBusError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local"))
+        backend.script("Connect AA:BB:CC:DD:EE:01", .fail(abort), .fail(abort))
+        let (_, events) = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
+        scheduler.run()
+        #expect(try #require(events.error).reason == .device(abort))
+        #expect(calls(backend).filter { $0.hasPrefix("Connect") }.count == 2)
+    }
+
+    @Test func permanentErrorsAreNotRetried() throws {
+        let (runner, backend, scheduler) = makeRunner()
+        let refused = DeviceError.bluez(DBusError(name: "org.bluez.Error.NotPermitted", message: "Read not permitted"))
+        backend.script("ReadValue AA:BB:CC:DD:EE:01 2a19", .fail(refused))
+        let (_, events) = start(
+            runner,
+            RunParams(
+                address: first, steps: [.connect(timeoutMs: nil), .read(characteristic: battery, timeoutMs: nil)]))
+        scheduler.run()
+        #expect(try #require(events.error).reason == .device(refused))
+        #expect(calls(backend).filter { $0.hasPrefix("ReadValue") }.count == 1)
+    }
+
+    // MARK: - Cancellation
+
+    @Test func cancellingARunningChainAnswers499AndDisconnects() throws {
+        let (runner, backend, scheduler) = makeRunner()
+        let (chain, events) = start(
+            runner,
+            RunParams(
+                address: first,
+                steps: [.connect(timeoutMs: nil), .wait(ms: 1000), .read(characteristic: battery, timeoutMs: nil)]))
+        scheduler.advance(by: .milliseconds(10))
+        #expect(runner.cancel(chain: chain.id))
+        let error = try #require(events.error)
+        #expect(error.reason == .cancelled)
+        #expect(error.step == 1)
+        #expect(error.rpcError.code == .cancelled)
+        #expect(calls(backend) == ["Connect AA:BB:CC:DD:EE:01", "Disconnect AA:BB:CC:DD:EE:01"])
+        #expect(!runner.cancel(chain: chain.id))
+    }
+
+    @Test func cancellingAQueuedChainNeverTouchesTheDevice() throws {
+        let (runner, backend, scheduler) = makeRunner()
+        let (_, running) = start(
+            runner, RunParams(address: first, steps: [.connect(timeoutMs: nil), .wait(ms: 1000), .disconnect]))
+        let (queued, cancelled) = start(
+            runner, RunParams(address: first, steps: [.connect(timeoutMs: nil), .disconnect]))
+        queued.control.cancel()
+        let error = try #require(cancelled.error)
+        #expect(error == ChainError(chain: queued.id, step: 0, reason: .cancelled, results: []))
+        scheduler.run()
+        #expect(running.isCompleted)
+        #expect(calls(backend) == ["Connect AA:BB:CC:DD:EE:01", "Disconnect AA:BB:CC:DD:EE:01"])
+    }
+
+    @Test func cancelAllCancelsQueuedAndRunningChains() {
+        let (runner, _, scheduler) = makeRunner()
+        let (_, running) = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil), .wait(ms: 1000)]))
+        let (_, queued) = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
+        runner.cancelAll()
+        scheduler.run()
+        #expect(running.error?.reason == .cancelled)
+        #expect(queued.error?.reason == .cancelled)
+        #expect(runner.activeCount == 0)
+    }
+
+    // MARK: - Scheduling
+
+    @Test func chainsForOneDeviceRunInArrivalOrderWithoutInterleaving() {
+        let (runner, backend, scheduler) = makeRunner()
+        for _ in 0..<3 {
+            backend.script("Connect AA:BB:CC:DD:EE:01", .delay(.milliseconds(10)))
+            backend.script("ReadValue AA:BB:CC:DD:EE:01 2a19", .delay(.milliseconds(10)))
+        }
+        let chains = (0..<3).map { _ in
+            start(
+                runner,
+                RunParams(
+                    address: first,
+                    steps: [.connect(timeoutMs: nil), .read(characteristic: battery, timeoutMs: nil), .disconnect]))
+        }
+        scheduler.run()
+        #expect(chains.allSatisfy { $0.1.isCompleted })
+        let oneChain = [
+            "Connect AA:BB:CC:DD:EE:01", "ReadValue AA:BB:CC:DD:EE:01 2a19", "Disconnect AA:BB:CC:DD:EE:01",
+        ]
+        #expect(calls(backend) == oneChain + oneChain + oneChain)
+    }
+
+    @Test func chainsForDifferentDevicesRunConcurrently() {
+        let (runner, backend, scheduler) = makeRunner()
+        let steps: [ChainStep] = [.connect(timeoutMs: nil), .wait(ms: 100), .disconnect]
+        let (_, a) = start(runner, RunParams(address: first, steps: steps))
+        let (_, b) = start(runner, RunParams(address: second, steps: steps))
+        #expect(calls(backend) == ["Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02"])
+        scheduler.advance(by: .milliseconds(100))
+        #expect(a.isCompleted && b.isCompleted)
+        #expect(scheduler.now == .zero + .milliseconds(100))
+    }
+
+    @Test func connectionSetUpIsSerialisedPerAdapter() {
+        let (runner, backend, scheduler) = makeRunner()
+        backend.script("Connect AA:BB:CC:DD:EE:01", .delay(.milliseconds(50)))
+        backend.script("Connect AA:BB:CC:DD:EE:02", .delay(.milliseconds(50)))
+        _ = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
+        _ = start(runner, RunParams(address: second, steps: [.connect(timeoutMs: nil)]))
+        #expect(backend.log == ["Connect AA:BB:CC:DD:EE:01"])
+        scheduler.advance(by: .milliseconds(50))
+        #expect(
+            backend.log == [
+                "Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:01 done", "Connect AA:BB:CC:DD:EE:02",
+            ])
+    }
+
+    @Test func globalSerializationRunsOneChainAtATimeAcrossDevices() {
+        var settings = ChainSettings()
+        settings.serialization = .global
+        let (runner, backend, scheduler) = makeRunner(settings: settings)
+        let steps: [ChainStep] = [.connect(timeoutMs: nil), .wait(ms: 100), .disconnect]
+        let (_, a) = start(runner, RunParams(address: first, steps: steps))
+        let (_, b) = start(runner, RunParams(address: second, steps: steps))
+        #expect(calls(backend) == ["Connect AA:BB:CC:DD:EE:01"])
+        scheduler.advance(by: .milliseconds(100))
+        #expect(a.isCompleted && !b.hasEnded)
+        scheduler.advance(by: .milliseconds(100))
+        #expect(b.isCompleted)
+    }
+
+    @Test func maxConcurrentCapsHowManyDevicesRunAtOnce() {
+        var settings = ChainSettings()
+        settings.maxConcurrent = 2
+        let (runner, backend, scheduler) = makeRunner(settings: settings)
+        let steps: [ChainStep] = [.connect(timeoutMs: nil), .wait(ms: 100)]
+        let all = [first, second, third].map { start(runner, RunParams(address: $0, steps: steps)) }
+        #expect(calls(backend).count == 2)
+        scheduler.advance(by: .milliseconds(100))
+        #expect(calls(backend).last == "Connect AA:BB:CC:DD:EE:03")
+        scheduler.advance(by: .milliseconds(100))
+        #expect(all.allSatisfy { $0.1.isCompleted })
+    }
+}

@@ -1,0 +1,77 @@
+import Testing
+
+@testable import devicesvc
+
+@Suite struct DeviceServiceConfigurationTests {
+    func parse(_ arguments: [String], environment: [String: String] = [:]) throws -> DeviceServiceConfiguration {
+        guard
+            case .run(let configuration) = try DeviceServiceConfiguration.parse(
+                arguments: arguments, environment: environment)
+        else { throw ConfigurationError.unexpectedArgument("help") }
+        return configuration
+    }
+
+    @Test func defaultsFollowTheProtocolsRuntimeDirectory() throws {
+        let fromRuntime = try parse([], environment: ["CTXBUS_RUNTIME_DIR": "/r", "XDG_RUNTIME_DIR": "/x"])
+        #expect(fromRuntime.socketPath == "/r/device.sock")
+        #expect(fromRuntime.storeSocketPath == "/r/store.sock")
+        #expect(try parse([], environment: ["XDG_RUNTIME_DIR": "/x"]).socketPath == "/x/ctxbus/device.sock")
+        let bare = try parse([])
+        #expect(bare.socketPath == "./run/device.sock")
+        #expect(bare.chains.adapter == "hci0")
+        #expect(bare.chains.maxConcurrent == 4)
+        #expect(bare.chains.serialization == .device)
+        #expect(bare.busAddress == "unix:path=/run/dbus/system_bus_socket")
+    }
+
+    @Test func readsEveryFlag() throws {
+        let configuration = try parse(
+            [
+                "--socket", "/s", "--store=/t", "--adapter", "hci1", "--max-concurrent", "8", "--serialize", "global",
+                "--retry", "0", "--retry-delay-ms", "20", "--step-timeout-ms", "500", "--chain-timeout-ms", "900",
+                "--resolve-timeout-ms", "300", "--log-level", "debug", "--bus", "unix:path=/b",
+            ], environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/ignored"])
+        #expect(configuration.socketPath == "/s")
+        #expect(configuration.storeSocketPath == "/t")
+        #expect(configuration.busAddress == "unix:path=/b")
+        #expect(configuration.chains.adapter == "hci1")
+        #expect(configuration.chains.maxConcurrent == 8)
+        #expect(configuration.chains.serialization == .global)
+        #expect(configuration.chains.retry == RetryPolicy(retries: 0, initialDelay: .milliseconds(20)))
+        #expect(configuration.chains.stepTimeout == .milliseconds(500))
+        #expect(configuration.chains.chainTimeout == .milliseconds(900))
+        #expect(configuration.resolveTimeout == .milliseconds(300))
+        #expect(configuration.logLevel == .debug)
+    }
+
+    @Test func theSystemBusComesFromTheEnvironment() throws {
+        #expect(
+            try parse([], environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/sim"]).busAddress == "unix:path=/sim")
+    }
+
+    @Test func helpWinsOverEverything() throws {
+        #expect(
+            try DeviceServiceConfiguration.parse(arguments: ["--adapter", "hci0", "-h"], environment: [:]) == .help)
+    }
+
+    @Test(arguments: [
+        (
+            ["--max-concurrent", "0"],
+            ConfigurationError.invalidValue(flag: "--max-concurrent", value: "0", expected: "an integer from 1 to 1024")
+        ),
+        (
+            ["--serialize", "adapter"],
+            .invalidValue(flag: "--serialize", value: "adapter", expected: "device or global")
+        ),
+        (
+            ["--adapter", "../hci0"],
+            .invalidValue(flag: "--adapter", value: "../hci0", expected: "an adapter name such as hci0")
+        ),
+        (["--retry"], .missingValue(flag: "--retry")),
+        (["--frobnicate"], .unknownFlag("--frobnicate")),
+        (["hci0"], .unexpectedArgument("hci0")),
+    ])
+    func rejectsBadCommandLines(_ arguments: [String], _ expected: ConfigurationError) {
+        #expect(throws: expected) { try DeviceServiceConfiguration.parse(arguments: arguments, environment: [:]) }
+    }
+}

@@ -1,0 +1,431 @@
+import BusProtocol
+import Foundation
+@preconcurrency import Glibc
+import Shared
+import Testing
+
+@testable import devicesvc
+
+/// The real `devicesvc` process against the simulated BlueZ (scripts/bluez-sim), one simulator per test.
+@Suite(.serialized, .enabled(if: BlueZSimulator.isSupported, "needs dbus-daemon and python3-dbus"))
+struct DeviceServiceSimulatorTests {
+    static let first = BluetoothAddress("AA:BB:CC:DD:EE:01")!
+    static let second = BluetoothAddress("AA:BB:CC:DD:EE:02")!
+    static let battery = BluetoothUUID("2a19")!
+    static let echoIn = BluetoothUUID("c0defeed-0001-4000-8000-000000000000")!
+    /// Faster notifications than the default 100 ms, so notify steps do not dominate the run time.
+    static let quickNotifications = ["--timing", "notify_ms=20"]
+
+    static let readWriteChain: [ChainStep] = [
+        .connect(timeoutMs: nil), .read(characteristic: battery, timeoutMs: nil),
+        .write(characteristic: echoIn, value: Data([1, 2]), response: true, timeoutMs: nil), .disconnect,
+    ]
+
+    /// The calls for `address` that a chain makes (property reads and introspection left out).
+    func chainCalls(_ simulator: BlueZSimulator, for address: BluetoothAddress) async throws -> [String] {
+        let ignored: Set<String> = ["Get", "GetAll", "GetManagedObjects", "Introspect"]
+        return try await simulator.callLog().filter { $0.address == address.string && !ignored.contains($0.method) }
+            .map(\.method)
+    }
+
+    /// Collects `device.step` events.
+    func recordSteps(_ client: BusClient) -> (Locked<[StepEvent]>, any Disposable) {
+        let steps = Locked([StepEvent]())
+        let disposable = client.events(StepEvent.self).startWithValues { event in steps.withLock { $0.append(event) } }
+        return (steps, disposable)
+    }
+
+    /// Waits until `condition` holds (a guard against hanging, not a timing assertion).
+    func eventually(_ condition: @Sendable () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else { throw StreamWaitError.nothingArrived }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    // MARK: - Chains
+
+    @Test func happyChainSendsEachStepsEventThenTheResult() async throws {
+        try await withSimulatedStack(simulatorOptions: Self.quickNotifications) { stack in
+            let (steps, observation) = recordSteps(stack.client)
+            defer { observation.dispose() }
+            let result = try await stack.service.run(
+                RunParams(
+                    address: Self.first,
+                    steps: [
+                        .connect(timeoutMs: nil), .read(characteristic: Self.battery, timeoutMs: nil),
+                        .write(characteristic: Self.echoIn, value: Data([1, 2]), response: true, timeoutMs: nil),
+                        .notify(characteristic: Self.battery, count: 2, timeoutMs: nil), .disconnect,
+                    ])
+            ).get()
+            let events = steps.withLock { $0 }
+            #expect(events.map(\.step) == [0, 1, 2, 3, 3, 3, 4])
+            #expect(events.map(\.operation) == [.connect, .read, .write, .notify, .notify, .notify, .disconnect])
+            #expect(events.map { $0.value != nil } == [false, true, false, true, true, false, false])
+            #expect(events[1].value == Data([87]))
+            #expect(Set(events.map(\.chain)) == [result.run.chain])
+            #expect(result.run.results.map(\.operation) == [.connect, .read, .write, .notify, .disconnect])
+            #expect(result.run.results[3].values == [events[3].value!, events[4].value!])
+            #expect(result.recording == nil)
+            #expect(
+                try await chainCalls(stack.simulator, for: Self.first) == [
+                    "Connect", "ReadValue", "WriteValue", "StartNotify", "StopNotify", "Disconnect",
+                ])
+        }
+    }
+
+    @Test func failureMidChainSkipsLaterStepsDisconnectsAndAnswers502WithTheBlueZError() async throws {
+        try await withSimulatedStack { stack in
+            try await stack.simulator.fail(
+                "AA:BB:CC:DD:EE:01/2a19", "ReadValue", with: "org.bluez.Error.Failed",
+                message: "Operation failed with ATT error: 0x0e")
+            let outcome = await stack.service.run(RunParams(address: Self.first, steps: Self.readWriteChain))
+            guard case .failure(let error) = outcome else {
+                Issue.record("the chain succeeded")
+                return
+            }
+            #expect(error.code == .deviceError)
+            #expect(error.message.contains("Operation failed with ATT error: 0x0e"))
+            let failure = try #require(error.chainFailure)
+            #expect(failure.step == 1)
+            #expect(failure.bluez == "org.bluez.Error.Failed")
+            #expect(failure.results == [StepResult(step: 0, operation: .connect)])
+            #expect(try await chainCalls(stack.simulator, for: Self.first) == ["Connect", "ReadValue", "Disconnect"])
+        }
+    }
+
+    @Test func hungCallTimesOutWith408AndTheNextChainOnTheDeviceRuns() async throws {
+        try await withSimulatedStack { stack in
+            try await stack.simulator.hang("AA:BB:CC:DD:EE:01/2a19", "ReadValue")
+            let steps: [ChainStep] = [
+                .connect(timeoutMs: nil), .read(characteristic: Self.battery, timeoutMs: 500), .disconnect,
+            ]
+            async let hung = stack.service.run(RunParams(address: Self.first, steps: steps))
+            async let next = stack.service.run(RunParams(address: Self.first, steps: steps))
+            let (first, second) = await (hung, next)
+            guard case .failure(let error) = first else {
+                Issue.record("the hung chain succeeded")
+                return
+            }
+            #expect(error.code == .timeout)
+            #expect(error.chainFailure?.step == 1)
+            #expect(try second.get().run.results.count == 3)
+            #expect(
+                try await chainCalls(stack.simulator, for: Self.first) == [
+                    "Connect", "ReadValue", "Disconnect", "Connect", "ReadValue", "Disconnect",
+                ])
+        }
+    }
+
+    @Test func cancelAnswers499AndDisconnects() async throws {
+        try await withSimulatedStack { stack in
+            let (steps, observation) = recordSteps(stack.client)
+            defer { observation.dispose() }
+            async let outcome = stack.service.run(
+                RunParams(
+                    address: Self.first,
+                    steps: [
+                        .connect(timeoutMs: nil), .wait(ms: 20_000),
+                        .read(characteristic: Self.battery, timeoutMs: nil),
+                    ]))
+            try await eventually { !steps.withLock { $0 }.isEmpty }
+            let chain = try #require(steps.withLock { $0.first?.chain })
+            _ = try await stack.client.call(DeviceCancel.self, ChainReference(chain: chain))
+            guard case .failure(let error) = await outcome else {
+                Issue.record("the cancelled chain succeeded")
+                return
+            }
+            #expect(error.code == .cancelled)
+            #expect(
+                error.chainFailure
+                    == ChainFailure(chain: chain, step: 1, results: [StepResult(step: 0, operation: .connect)]))
+            #expect(try await chainCalls(stack.simulator, for: Self.first) == ["Connect", "Disconnect"])
+            await #expect(throws: RPCError.self) {
+                _ = try await stack.client.call(DeviceCancel.self, ChainReference(chain: chain))
+            }
+        }
+    }
+
+    @Test func aClientThatDisconnectsCancelsItsChains() async throws {
+        try await withSimulatedStack { stack in
+            let leaving = try await stack.service.makeClient(name: "leaving")
+            let (steps, observation) = recordSteps(leaving)
+            defer { observation.dispose() }
+            let task = Task {
+                await stack.service.run(
+                    RunParams(address: Self.first, steps: [.connect(timeoutMs: nil), .wait(ms: 20_000)]), on: leaving)
+            }
+            try await eventually { !steps.withLock { $0 }.isEmpty }
+            leaving.close()
+            _ = await task.value
+            try await eventually {
+                try await chainCalls(stack.simulator, for: Self.first) == ["Connect", "Disconnect"]
+            }
+        }
+    }
+
+    @Test func twoClientsHammeringOneDeviceNeverInterleave() async throws {
+        try await withSimulatedStack { stack in
+            let other = try await stack.service.makeClient(name: "other")
+            defer { other.close() }
+            let outcomes = await withTaskGroup(of: Result<RecordedRunResult, RPCError>.self) { group in
+                for index in 0..<10 {
+                    group.addTask {
+                        await stack.service.run(
+                            RunParams(address: Self.first, steps: Self.readWriteChain), on: index % 2 == 0 ? nil : other
+                        )
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.allSatisfy { (try? $0.get()) != nil })
+            let calls = try await chainCalls(stack.simulator, for: Self.first)
+            #expect(
+                calls
+                    == Array(repeating: ["Connect", "ReadValue", "WriteValue", "Disconnect"], count: 10).flatMap { $0 })
+        }
+    }
+
+    @Test func twoDevicesRunConcurrently() async throws {
+        try await withSimulatedStack { stack in
+            let steps: [ChainStep] = [.connect(timeoutMs: nil), .wait(ms: 500), .disconnect]
+            async let a = stack.service.run(RunParams(address: Self.first, steps: steps))
+            async let b = stack.service.run(RunParams(address: Self.second, steps: steps))
+            let (resultA, resultB) = await (a, b)
+            #expect((try? resultA.get()) != nil && (try? resultB.get()) != nil)
+            let methods = try await stack.simulator.callLog().filter { ["Connect", "Disconnect"].contains($0.method) }
+                .map { "\($0.method) \($0.address ?? "")" }
+            // Both devices were connected before either was disconnected: the chains overlapped.
+            #expect(Array(methods.prefix(2)).sorted() == ["Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02"])
+        }
+    }
+
+    @Test func transientInProgressIsRetriedThenSucceeds() async throws {
+        try await withSimulatedStack(serviceArguments: ["--retry", "3", "--retry-delay-ms", "20"]) { stack in
+            try await stack.simulator.fail(
+                "AA:BB:CC:DD:EE:01", "Connect", with: "org.bluez.Error.InProgress", message: "In Progress", count: 2)
+            let result = try await stack.service.run(RunParams(address: Self.first, steps: Self.readWriteChain)).get()
+            #expect(result.run.results.count == 4)
+            let connects = try await stack.simulator.callLog().filter { $0.method == "Connect" }.map(\.outcome)
+            #expect(connects == ["org.bluez.Error.InProgress", "org.bluez.Error.InProgress", "ok"])
+        }
+    }
+
+    @Test func servicesThatNeverResolveAreDisconnectedAndRetried() async throws {
+        try await withSimulatedStack(serviceArguments: ["--resolve-timeout-ms", "300", "--retry-delay-ms", "20"]) {
+            stack in
+            try await stack.simulator.neverResolveServices("AA:BB:CC:DD:EE:01")
+            let result = try await stack.service.run(
+                RunParams(
+                    address: Self.first,
+                    steps: [.connect(timeoutMs: nil), .read(characteristic: Self.battery, timeoutMs: nil)])
+            ).get()
+            #expect(result.run.results.count == 2)
+            #expect(
+                try await chainCalls(stack.simulator, for: Self.first) == [
+                    "Connect", "Disconnect", "Connect", "ReadValue",
+                ])
+        }
+    }
+
+    @Test func linkLossMidNotifyFailsTheStepWith502AfterItsNotifications() async throws {
+        try await withSimulatedStack(simulatorOptions: Self.quickNotifications) { stack in
+            try await stack.simulator.dropDuringNotify("AA:BB:CC:DD:EE:01/2a19", after: 2)
+            let (steps, observation) = recordSteps(stack.client)
+            defer { observation.dispose() }
+            let outcome = await stack.service.run(
+                RunParams(
+                    address: Self.first,
+                    steps: [
+                        .connect(timeoutMs: nil), .notify(characteristic: Self.battery, count: 5, timeoutMs: nil),
+                        .disconnect,
+                    ]))
+            guard case .failure(let error) = outcome else {
+                Issue.record("the chain survived the link loss")
+                return
+            }
+            #expect(error.code == .deviceError)
+            #expect(error.chainFailure?.step == 1)
+            let notifications = steps.withLock { $0 }.filter { $0.operation == .notify }
+            #expect(notifications.count == 2)
+            #expect(notifications.allSatisfy { $0.value != nil })
+            #expect(try await chainCalls(stack.simulator, for: Self.first).last == "Disconnect")
+        }
+    }
+
+    @Test func blueZGoneAnswers503AndChainsWorkAgainWhenItReturns() async throws {
+        try await withSimulatedStack { stack in
+            try await stack.simulator.stopBluetoothd()
+            try await eventually {
+                do {
+                    _ = try await stack.client.call(DeviceAdapters.self)
+                    return false
+                } catch let error as RPCError {
+                    return error.code == .unavailable
+                }
+            }
+            guard
+                case .failure(let error) = await stack.service.run(
+                    RunParams(address: Self.first, steps: Self.readWriteChain))
+            else {
+                Issue.record("a chain ran without BlueZ")
+                return
+            }
+            #expect(error.code == .unavailable)
+            try await stack.simulator.startBluetoothd()
+            try await stack.service.waitUntilBlueZIsAvailable()
+            #expect(
+                try await stack.service.run(RunParams(address: Self.first, steps: Self.readWriteChain)).get().run
+                    .results.count == 4)
+        }
+    }
+
+    // MARK: - Devices, scans, subscriptions
+
+    @Test func adaptersAndListDescribeTheSimulatedTree() async throws {
+        try await withSimulatedStack { stack in
+            let adapters = try await stack.client.call(DeviceAdapters.self).adapters
+            #expect(adapters.map(\.name) == ["hci0"])
+            #expect(adapters.first?.powered == true)
+            let devices = try await stack.client.call(DeviceList.self, ListParams(adapter: "hci0")).devices
+            #expect(devices.map(\.address.string) == ["AA:BB:CC:DD:EE:01", "AA:BB:CC:DD:EE:02", "AA:BB:CC:DD:EE:03"])
+            #expect(devices.first?.name == "Thermo-1")
+            #expect(devices.first?.services.contains { $0.matches(BluetoothUUID("180f")!) } == true)
+            await #expect(throws: RPCError.self) {
+                _ = try await stack.client.call(DeviceList.self, ListParams(adapter: "hci9"))
+            }
+        }
+    }
+
+    @Test func concurrentScansShareOneDiscoveryAndFindTheUncachedDevice() async throws {
+        try await withSimulatedStack { stack in
+            async let wide = stack.client.call(DeviceScan.self, ScanParams(seconds: 0.6))
+            async let narrow = stack.client.call(
+                DeviceScan.self, ScanParams(seconds: 0.6, uuids: [BluetoothUUID("180d")!]))
+            let (all, heartRate) = try await (wide, narrow)
+            #expect(all.devices.contains { $0.address.string == "AA:BB:CC:DD:EE:04" })
+            #expect(all.devices.allSatisfy { $0.rssi != nil })
+            #expect(heartRate.devices.map(\.address.string) == ["AA:BB:CC:DD:EE:03"])
+            let log = try await stack.simulator.callLog()
+            #expect(log.filter { $0.method == "StartDiscovery" }.count == 1)
+            try await eventually { try await stack.simulator.callLog().contains { $0.method == "StopDiscovery" } }
+        }
+    }
+
+    @Test func subscribeSendsConnectionAndValueEvents() async throws {
+        try await withSimulatedStack { stack in
+            let events = Locked([DeviceEvent]())
+            let observation = stack.client.events(DeviceEvent.self).startWithValues { event in
+                events.withLock { $0.append(event) }
+            }
+            defer { observation.dispose() }
+            let subscription = try await stack.client.call(
+                DeviceSubscribe.self, DeviceSubscribeParams(address: Self.first))
+            _ = try await stack.service.run(
+                RunParams(
+                    address: Self.first,
+                    steps: [.connect(timeoutMs: nil), .read(characteristic: Self.battery, timeoutMs: nil), .disconnect])
+            ).get()
+            try await eventually { events.withLock { $0 }.count >= 3 }
+            let received = events.withLock { $0 }
+            #expect(received.allSatisfy { $0.subscription == subscription.subscription && $0.address == Self.first })
+            #expect(received.map(\.kind) == [.connected, .value, .disconnected])
+            #expect(received[1].characteristic?.matches(Self.battery) == true)
+            #expect(received[1].value == Data([87]))
+        }
+    }
+
+    // MARK: - Process
+
+    @Test func sigtermCancelsRunningChainsDisconnectsAndExitsZero() async throws {
+        let simulator = try await BlueZSimulator.start()
+        defer { simulator.stop() }
+        let service = try await DeviceServiceProcess.start(
+            bus: simulator.busAddress, in: simulator.directory, lifetimeSeconds: nil)
+        defer { service.stop() }
+        let (steps, observation) = recordSteps(service.client)
+        defer { observation.dispose() }
+        async let outcome = service.run(
+            RunParams(address: Self.first, steps: [.connect(timeoutMs: nil), .wait(ms: 20_000)]))
+        try await eventually { !steps.withLock { $0 }.isEmpty }
+        service.process.send(signal: SIGTERM)
+        guard case .failure(let error) = await outcome else {
+            Issue.record("the chain outlived SIGTERM")
+            return
+        }
+        #expect(error.code == .cancelled)
+        #expect(service.process.waitForExit())
+        #expect(service.process.exitStatus == 0)
+        #expect(try await chainCalls(simulator, for: Self.first) == ["Connect", "Disconnect"])
+    }
+}
+
+/// `record: true` with the real process: a fake store service on the `--store` socket.
+@Suite(.serialized, .enabled(if: BlueZSimulator.isSupported, "needs dbus-daemon and python3-dbus"))
+struct DeviceServiceRecordingTests {
+    @Test func recordTrueSavesTheDeviceAndItsReadingsInTheStore() async throws {
+        try await withSimulatedStack { stack in
+            let store = try FakeStoreService(socketPath: stack.simulator.directory + "/store.sock")
+            let result = try await stack.service.run(
+                RunParams(
+                    address: DeviceServiceSimulatorTests.first,
+                    steps: [
+                        .connect(timeoutMs: nil),
+                        .read(characteristic: DeviceServiceSimulatorTests.battery, timeoutMs: nil), .disconnect,
+                    ], record: true)
+            ).get()
+            await store.stop()
+            #expect(result.recording == RecordingOutcome(error: nil))
+            let save = try #require(store.saves.first)
+            let device = try #require(save.inserts.first { $0.entity == "Device" })
+            #expect(device.values["address"] == .string("AA:BB:CC:DD:EE:01"))
+            #expect(device.values["name"] == .string("Thermo-1"))
+            #expect(device.values["connected"] == .bool(false))
+            let readings = save.inserts.filter { $0.entity == "Reading" }
+            #expect(readings.count == 1)
+            #expect(readings.first?.values["value"] == .string(Data([87]).base64EncodedString()))
+            #expect(readings.first?.values["chain"] == .string(result.run.chain))
+        }
+    }
+
+    @Test func recordTrueWithoutAStoreStillRunsTheChainAndSaysTheRecordingFailed() async throws {
+        try await withSimulatedStack { stack in
+            let result = try await stack.service.run(
+                RunParams(
+                    address: DeviceServiceSimulatorTests.first,
+                    steps: [
+                        .connect(timeoutMs: nil),
+                        .read(characteristic: DeviceServiceSimulatorTests.battery, timeoutMs: nil),
+                    ],
+                    record: true)
+            ).get()
+            #expect(result.run.results.count == 2)
+            #expect(result.recording?.error != nil)
+            let raw = try await stack.client.call(
+                method: "device.run",
+                params: RunParams(address: DeviceServiceSimulatorTests.first, steps: [.disconnect], record: true).json)
+            #expect(raw["recorded"] == .bool(false))
+            #expect(raw["recordError"]?.stringValue?.isEmpty == false)
+        }
+    }
+
+    @Test func aFailedChainStillSaysWhetherItWasRecorded() async throws {
+        try await withSimulatedStack { stack in
+            try await stack.simulator.fail(
+                "AA:BB:CC:DD:EE:01/2a19", "ReadValue", with: "org.bluez.Error.Failed", message: "boom")
+            guard
+                case .failure(let error) = await stack.service.run(
+                    RunParams(
+                        address: DeviceServiceSimulatorTests.first, steps: DeviceServiceSimulatorTests.readWriteChain,
+                        record: true))
+            else {
+                Issue.record("the chain succeeded")
+                return
+            }
+            #expect(error.code == .deviceError)
+            #expect(error.data?["recorded"] == .bool(false))
+            #expect(error.chainFailure?.bluez == "org.bluez.Error.Failed")
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+@preconcurrency import Glibc
+
+@testable import devicesvc
+
+/// The simulated BlueZ of `scripts/bluez-sim` (docs/bluez-sim.md), started with `--background` for one test and
+/// stopped by its PID; its control interface is called over our own D-Bus client.
+final class BlueZSimulator: Sendable {
+    /// The repository root (this file is `Tests/devicesvcTests/Support/BlueZSimulator.swift`).
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    /// Whether the machine can run the simulator (dbus-daemon and Debian's python3-dbus).
+    static let isSupported = DBusTestEnvironment.hasDaemon && DBusTestEnvironment.hasPythonDBus
+
+    let busAddress: String
+    let pid: pid_t
+    let directory: String
+    let control: DBusConnection
+
+    private init(busAddress: String, pid: pid_t, directory: String, control: DBusConnection) {
+        self.busAddress = busAddress
+        self.pid = pid
+        self.directory = directory
+        self.control = control
+    }
+
+    /// Starts a simulator with `options` (`--timing NAME=MS`, `--devices N`, …).
+    static func start(_ options: [String] = []) async throws -> BlueZSimulator {
+        let work = makeTemporaryDirectory()
+        let launcher = try TestProcess(
+            executable: repositoryRoot + "/scripts/bluez-sim",
+            arguments: ["--background", "--ready-file", work + "/ready", "--output", work + "/sim.log"] + options,
+            lifetimeSeconds: 600)
+        defer { launcher.waitForExit(milliseconds: 5_000) }
+        var values: [String: String] = [:]
+        while values["BLUEZ_SIM_DIR"] == nil {
+            // The first run creates the simulator's venv, which may take a minute.
+            let line = try launcher.readLine(timeoutSeconds: 180)
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            values[String(line[..<equals])] = String(line[line.index(after: equals)...])
+        }
+        guard let address = values["DBUS_SYSTEM_BUS_ADDRESS"], let pid = values["BLUEZ_SIM_PID"].flatMap(Int32.init)
+        else { throw TestProcessError.noOutput(pid: launcher.pid) }
+        do {
+            let control = try await DBusConnection.connect(to: address, timeout: .seconds(20))
+            return BlueZSimulator(busAddress: address, pid: pid, directory: work, control: control)
+        } catch {
+            kill(pid, SIGTERM)
+            throw error
+        }
+    }
+
+    /// Stops the simulator (SIGTERM to its PID) and waits until it is gone.
+    func stop() {
+        control.close()
+        kill(pid, SIGTERM)
+        for _ in 0..<500 where kill(pid, 0) == 0 { usleep(10_000) }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    // MARK: - Control interface
+
+    @discardableResult
+    func callControl(_ member: String, _ body: [DBusValue] = []) async throws -> DBusMessage {
+        try await control.call(
+            destination: "org.contextbus.BlueZSim", path: .root, interface: "org.contextbus.BlueZSim.Control",
+            member: member, body: body, timeout: .seconds(20))
+    }
+
+    /// The next `count` matching calls fail with `error` (`count` 0: until cleared).
+    func fail(_ target: String, _ method: String, with error: String, message: String, count: Int32 = 1) async throws {
+        try await callControl(
+            "FailMethod", [.string(target), .string(method), .string(error), .string(message), .int32(count)])
+    }
+
+    /// The next `count` matching calls never get a reply.
+    func hang(_ target: String, _ method: String, count: Int32 = 1) async throws {
+        try await callControl("HangMethod", [.string(target), .string(method), .int32(count)])
+    }
+
+    /// The next `count` connections never resolve their services.
+    func neverResolveServices(_ target: String, count: Int32 = 1) async throws {
+        try await callControl("NeverResolveServices", [.string(target), .int32(count)])
+    }
+
+    /// The link drops right after the `notifications`-th notification on `target` (`ADDRESS/UUID`).
+    func dropDuringNotify(_ target: String, after notifications: UInt32, count: Int32 = 1) async throws {
+        try await callControl("DropDuringNotify", [.string(target), .uint32(notifications), .int32(count)])
+    }
+
+    func setTiming(_ name: String, milliseconds: UInt32) async throws {
+        try await callControl("SetTiming", [.string(name), .uint32(milliseconds)])
+    }
+
+    func stopBluetoothd() async throws { try await callControl("StopBluetoothd") }
+    func startBluetoothd() async throws { try await callControl("StartBluetoothd") }
+    func clearCallLog() async throws { try await callControl("ClearCallLog") }
+
+    /// One entry of the call log.
+    struct Call: Sendable, Hashable, CustomStringConvertible {
+        var path: String
+        var method: String
+        var outcome: String
+
+        /// The device the call was for (`AA:BB:CC:DD:EE:01`), from its path.
+        var address: String? {
+            guard let range = path.range(of: "dev_") else { return nil }
+            return String(path[range.upperBound...].prefix(17)).replacingOccurrences(of: "_", with: ":")
+        }
+
+        var description: String { "\(method) \(path) -> \(outcome)" }
+    }
+
+    /// Every call to bluetoothd since the log was last cleared, in arrival order.
+    func callLog() async throws -> [Call] {
+        let reply = try await callControl("GetCallLog")
+        return (reply.body.first?.arrayValue ?? []).compactMap { entry in
+            guard let fields = entry.structureValue, fields.count == 7, let path = fields[2].stringValue,
+                let method = fields[4].stringValue, let outcome = fields[6].stringValue
+            else { return nil }
+            return Call(path: path, method: method, outcome: outcome)
+        }
+    }
+}
