@@ -22,7 +22,9 @@ extension BusClient {
     ///     client sends `bus.cancel`.
     /// - Returns: The typed result.
     /// - Throws: The service's `RPCError`, `BusClientError`, or `CancellationError`.
-    public func call<M: RPCMethod>(_ method: M.Type, _ params: M.Params, timeout: Duration? = nil) async throws
+    public func call<M: RPCMethod>(
+        _ method: M.Type, _ params: M.Params, timeout: Duration? = nil
+    ) async throws
         -> M.Result
     {
         try Self.decode(M.self, try await call(method: M.name, params: params.json, timeout: timeout))
@@ -73,7 +75,9 @@ extension BusClient {
     ///     .deliver(on: context.scheduler)
     ///     .startWithValues { result in … }
     /// ```
-    public func request<M: RPCMethod & SendableMetatype>(_ method: M.Type, _ params: M.Params, timeout: Duration? = nil)
+    public func request<M: RPCMethod & SendableMetatype>(
+        _ method: M.Type, _ params: M.Params, timeout: Duration? = nil
+    )
         -> Signal<M.Result, RPCError>
     {
         let json = params.json
@@ -98,7 +102,9 @@ extension BusClient {
     ///
     /// - Throws: `BusClientError.wouldBlockEventLoop` at once when called on the client's own loop thread (the
     ///   thread that would have to deliver the answer); otherwise like `call`.
-    public func callAndWait<M: RPCMethod>(_ method: M.Type, _ params: M.Params, timeout: Duration? = nil) throws
+    public func callAndWait<M: RPCMethod>(
+        _ method: M.Type, _ params: M.Params, timeout: Duration? = nil
+    ) throws
         -> M.Result
     {
         guard !loop.inEventLoop else { throw BusClientError.wouldBlockEventLoop(method: M.name) }

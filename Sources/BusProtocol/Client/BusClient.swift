@@ -210,15 +210,26 @@ public final class BusClient: Sendable, CustomStringConvertible {
     /// The connection's state, then every change, in order; completes after a final state.
     public var stateChanges: Signal<ConnectionState, Never> {
         Signal { [self] observer, lifetime in
+            // A change published while this observer was being added can be seen twice: pass each state once.
+            let last = Locked<ConnectionState?>(nil)
+            let deduplicated = Observer<ConnectionState, Never>(
+                value: { state in
+                    let isNew = last.withLock { last -> Bool in
+                        defer { last = state }
+                        return last != state
+                    }
+                    if isNew { observer.send(value: state) }
+                },
+                completed: { observer.sendCompleted() })
             stateQueue.async { [self] in
                 guard !lifetime.hasEnded else { return }
                 let current = connectionState
-                observer.send(value: current)
+                deduplicated.send(value: current)
                 if current.isFinal {
-                    observer.sendCompleted()
+                    deduplicated.sendCompleted()
                     return
                 }
-                guard let key = stateObservers.add(observer) else { return }
+                guard let key = stateObservers.add(deduplicated) else { return }
                 lifetime.observeEnded { [self] in stateObservers.remove(key) }
             }
         }

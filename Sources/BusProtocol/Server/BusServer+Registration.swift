@@ -2,8 +2,9 @@ import Shared
 
 // Registering one handler per method. Two styles:
 //
-// - async: `{ request, params in … return result }`, run as a task; throw to fail. Do not block in it (it runs
-//   on Swift's cooperative pool); hand blocking work to a queue and await it.
+// - async: `{ request, params in … return result }`, run as a task whose executor preference is the handler
+//   queue (not Swift's cooperative pool), so a handler that blocks starves neither the process's other tasks
+//   nor other handlers; throw to fail.
 // - responder: `{ request, params, responder in … }`, run on the server's handler queue, where it may block;
 //   it answers through the `Responder`, now or later, from any thread.
 //
@@ -27,10 +28,11 @@ extension BusServer {
         _ method: M.Type, ordering: HandlerOrdering = .concurrent, cancellation: CancellationMode = .immediate,
         _ handler: @escaping @Sendable (_ request: BusRequest, _ params: M.Params) async throws -> M.Result
     ) {
+        let executor = core.executor
         core.register(
             M.name,
             MethodHandler(ordering: ordering, cancellation: cancellation) { request, params, finished in
-                let task = Task {
+                let task = Task(executorPreference: executor) {
                     defer { finished() }
                     guard request.markStarted() else { return }
                     let outcome: Result<JSONValue, any Error>
@@ -63,7 +65,8 @@ extension BusServer {
     ///   - handler: Called with the request, its typed params and the responder.
     public func register<M: RPCMethod & SendableMetatype>(
         _ method: M.Type, ordering: HandlerOrdering = .concurrent, cancellation: CancellationMode = .immediate,
-        responder handler: @escaping @Sendable (_ request: BusRequest, _ params: M.Params, _ responder: Responder<M>)
+        responder handler:
+            @escaping @Sendable (_ request: BusRequest, _ params: M.Params, _ responder: Responder<M>)
             -> Void
     ) {
         let queue = core.handlerQueue

@@ -123,8 +123,9 @@ public final class BusServer: Sendable, CustomStringConvertible {
             }
             return (state.listener, state.ownedGroup)
         }
-        listener?.close()
+        // Draining first: once the socket file is gone, every new request is answered 503.
         core.beginDraining()
+        listener?.close()
         let connections = core.connections
         if gracefully {
             await Self.waitForAll(connections, timeout: timeout) { connection, done in connection.whenIdle(done) }
@@ -156,7 +157,9 @@ public final class BusServer: Sendable, CustomStringConvertible {
                     if remaining.withLock({ count -> Int in
                         count -= 1
                         return count
-                    }) == 0 { resume() }
+                    }) == 0 {
+                        resume()
+                    }
                 }
             }
         }

@@ -31,6 +31,7 @@ struct MethodHandler: Sendable {
     var cancellation: CancellationMode
     /// Starts the request without blocking the caller (a task, or a block on the handler queue) and calls
     /// `finished` when the handler has returned, to let the connection's next `.inOrder` request run.
-    var start: @Sendable (_ request: BusRequest, _ params: JSONValue?, _ finished: @escaping @Sendable () -> Void)
-        -> Void
+    var start:
+        @Sendable (_ request: BusRequest, _ params: JSONValue?, _ finished: @escaping @Sendable () -> Void)
+            -> Void
 }

@@ -6,6 +6,8 @@ import Shared
 final class ServerCore: Sendable {
     let configuration: BusServer.Configuration
     let handlerQueue: DispatchQueue
+    /// Where async handlers' tasks run: the handler queue.
+    let executor: HandlerExecutor
     /// Frames answers and events, refusing any larger than `maxFrame` (answered `-32603` instead).
     let frameEncoder: FrameEncoder
     private let handlers = Locked<[String: MethodHandler]>([:])
@@ -23,6 +25,7 @@ final class ServerCore: Sendable {
             configuration.handlerQueue
             ?? DispatchQueue(label: "\(configuration.name).bus-handlers", attributes: .concurrent)
         frameEncoder = FrameEncoder(maximumLength: configuration.maxFrame)
+        executor = HandlerExecutor(queue: handlerQueue)
     }
 
     // MARK: - Handlers

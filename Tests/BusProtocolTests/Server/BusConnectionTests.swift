@@ -1,0 +1,133 @@
+import BusProtocol
+import Dispatch
+import Foundation
+import Shared
+import Testing
+
+/// What handlers do with a connection: events, overflow of a peer that stops reading, paced sending.
+@Suite struct BusConnectionTests {
+    @Test func sendsEventsBeforeTheResultInTheOrderTheyWereSent() throws {
+        let bus = try TestBus()
+        let peer = try RawBusPeer(path: bus.socketPath)
+        #expect(peer.greet())
+        peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.flood","params":{"value":3,"text":"t"}}"#)
+        let messages = (0..<4).compactMap { _ in peer.readMessage() }
+        #expect(messages.count == 4)
+        #expect(messages.prefix(3).map { $0["method"] } == Array(repeating: .string("test.tick"), count: 3))
+        #expect(messages.prefix(3).map { $0["params"]?["value"] } == [.int(0), .int(1), .int(2)])
+        #expect(messages.prefix(3).allSatisfy { $0["id"] == nil })
+        #expect(messages.last?["result"]?["value"] == .int(3))
+    }
+
+    @Test func dropsAPeerThatStopsReadingWithOverflowWhileAnotherKeepsWorking() throws {
+        let bus = try TestBus {
+            $0.maxOutbound = 64 * 1024
+            $0.overflowGoodbyeTimeout = .seconds(20)  // the stalled peer gets time to read the goodbye
+        }
+        let stalled = try RawBusPeer(path: bus.socketPath)
+        #expect(stalled.greet())
+        let lively = try RawBusPeer(path: bus.socketPath)
+        #expect(lively.greet())
+        let closed = Gate()
+        bus.server.connections.first?.onClose { _ in closed.open() }
+        // Far more than the socket buffers and the queue hold; the handler never blocks on the full queue.
+        let text = String(repeating: "x", count: 1000)
+        stalled.send(#"{"jsonrpc":"2.0","id":1,"method":"test.flood","params":{"value":100000,"text":"\#(text)"}}"#)
+        // Meanwhile the other client is served as usual.
+        for id in 1...100 {
+            lively.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"test.echo","params":{"value":\#(id)}}"#)
+            #expect(lively.readMessage()?["result"]?["value"] == .int(Int64(id)))
+        }
+        let messages = stalled.readToEnd()
+        #expect(closed.wait())
+        let ticks = messages.filter { $0["method"] == .string("test.tick") }
+        #expect(ticks.count > 10 && ticks.count < 100000)
+        #expect(ticks.map { $0["params"]?["value"]?.intValue } == (0..<ticks.count).map { Int64($0) })
+        let goodbye = try #require(messages.last)
+        #expect(goodbye["method"] == .string("bus.overflow"))
+        #expect((goodbye["params"]?["dropped"]?.intValue ?? 0) >= 1)
+        #expect(!messages.contains { $0["id"] == .int(1) }, "the flood's own answer was dropped with the rest")
+        #expect(bus.server.connectionCount == 1)
+    }
+
+    @Test func pacesALongReplaySoAPeerThatKeepsReadingIsNeverDropped() throws {
+        let bus = try TestBus {
+            $0.maxOutbound = 64 * 1024
+            $0.pacingThreshold = 16 * 1024
+        }
+        let peer = try RawBusPeer(path: bus.socketPath)
+        #expect(peer.greet())
+        // 4 MB through a 64 KiB queue: 60 times what would overflow it without pacing.
+        let text = String(repeating: "r", count: 1000)
+        let count = 4000
+        peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.replay","params":{"value":\#(count),"text":"\#(text)"}}"#)
+        var values: [Int64] = []
+        while values.count < count {
+            let message = try #require(peer.readMessage())
+            try #require(message["method"] == .string("test.tick"), "got \(message) instead of an event")
+            values.append(message["params"]?["value"]?.intValue ?? -1)
+            if values.count % 500 == 0 { usleep(2000) }  // a reader that is sometimes slow
+        }
+        #expect(values == (0..<count).map { Int64($0) })
+        #expect(peer.readMessage()?["result"]?["value"] == .int(Int64(count)))
+    }
+
+    @Test func pacesEventsPulledFromASource() throws {
+        let bus = try TestBus {
+            $0.maxOutbound = 32 * 1024
+            $0.pacingThreshold = 8 * 1024
+        }
+        let count = 3000
+        let finished = Recorder<Bool>()
+        bus.server.register(
+            TestReplay.self,
+            responder: { request, params, responder in
+                let next = Locked(0)
+                let text = params.text
+                responder.succeed(NumberParams(value: params.value))
+                request.connection.sendPaced(
+                    from: {
+                        let value = next.withLock { value -> Int in
+                            defer { value += 1 }
+                            return value
+                        }
+                        return value < params.value ? RPCEvent(TickEvent(value: value, text: text)) : nil
+                    },
+                    completion: { finished.append($0) })
+            })
+        let peer = try RawBusPeer(path: bus.socketPath)
+        #expect(peer.greet())
+        let text = String(repeating: "p", count: 500)
+        peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.replay","params":{"value":\#(count),"text":"\#(text)"}}"#)
+        #expect(peer.readMessage()?["result"]?["value"] == .int(Int64(count)), "the result comes before the events")
+        let values = (0..<count).compactMap { _ in peer.readMessage()?["params"]?["value"]?.intValue }
+        #expect(values == (0..<count).map { Int64($0) })
+        #expect(finished.wait(forCount: 1))
+        #expect(finished.all == [true])
+    }
+
+    @Test func toldAWaitingPacedSenderThatTheConnectionClosed() throws {
+        let bus = try TestBus {
+            $0.maxOutbound = 32 * 1024
+            $0.pacingThreshold = 1024
+        }
+        let outcome = Recorder<Bool>()
+        bus.server.register(
+            TestReplay.self,
+            responder: { request, params, responder in
+                responder.succeed(params)
+                let text = String(repeating: "z", count: 2000)
+                request.connection.sendPaced(
+                    from: { RPCEvent(TickEvent(value: 0, text: text)) },  // endless
+                    completion: { outcome.append($0) })
+            })
+        do {
+            let peer = try RawBusPeer(path: bus.socketPath)
+            #expect(peer.greet())
+            peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.replay","params":{"value":1}}"#)
+            #expect(peer.readMessage()?["id"] == .int(1))
+        }  // goes away without reading the events
+        #expect(outcome.wait(forCount: 1))
+        #expect(outcome.all == [false])
+    }
+}
