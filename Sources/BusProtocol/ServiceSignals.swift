@@ -12,7 +12,10 @@ import Shared
 ///
 /// Call `blockInEveryNewThread()` at the very start of `main`, before any thread exists: a
 /// thread that does not block the signals would take (and, the action being "ignore", lose)
-/// them. Tested through the services' SIGTERM integration tests (a test runner process already
+/// them. Make the `ServiceSignals` before anyone can know the process is there (before binding
+/// a socket): making it sets the action to "ignore", which discards a signal already pending.
+/// Do not park the main thread in `dispatchMain()`, which waits in `sigsuspend` with an empty
+/// mask and so takes the signals itself; wait on a semaphore instead. Tested through the services' SIGTERM integration tests (a test runner process already
 /// has threads that do not block them).
 ///
 /// ```swift

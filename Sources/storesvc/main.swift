@@ -21,6 +21,16 @@ guard case .run(let configuration) = outcome else {
 }
 
 let log = ServiceLog(level: configuration.logLevel)
+
+// Watch the signals before the socket exists: whoever sees the socket may signal at once. The
+// main thread waits with the signals still blocked (dispatchMain() would park it in sigsuspend
+// with an empty mask, where it could take a signal before the signal source sees it).
+let stopRequested = DispatchSemaphore(value: 0)
+let signals = ServiceSignals(queue: DispatchQueue(label: "ContextBus.storesvc.signals")) { signal in
+    log.info("signal \(signal): stopping")
+    stopRequested.signal()
+}
+
 let service: StoreService
 do {
     service = try StoreService(configuration: configuration, log: log)
@@ -30,15 +40,13 @@ do {
     exit(1)
 }
 
-let stopping = DispatchQueue(label: "ContextBus.storesvc.stop")
-let signals = ServiceSignals(queue: stopping) { signal in
-    log.info("signal \(signal): stopping")
-    let stopped = DispatchSemaphore(value: 0)
-    Task {
-        await service.stop()
-        stopped.signal()
-    }
-    stopped.wait()
-    exit(0)
+stopRequested.wait()
+// Detached: top-level code is main-actor isolated, and the main thread is about to block.
+let stopped = DispatchSemaphore(value: 0)
+Task.detached {
+    await service.stop()
+    stopped.signal()
 }
-withExtendedLifetime(signals) { dispatchMain() }
+stopped.wait()
+signals.cancel()
+exit(0)
