@@ -2,6 +2,7 @@
 enum BenchmarkSuites {
     static let all: [String: @Sendable () throws -> Void] = [
         "socket": SocketBenchmark.run,
+        "stack": StackBenchmark.run,
         "store": StoreBenchmark.run,
         "wire": WireBenchmark.run,
     ]
