@@ -219,11 +219,3 @@ extension ObjectContext {
         return device
     }
 }
-
-extension StackFixture {
-    /// Saves one device straight into the store; returns its ID.
-    func seedDevice(_ name: String, connected: Bool) throws -> ObjectID {
-        try store.insert(
-            "Device", ["address": .string("AA:\(name)"), "name": .string(name), "connected": .bool(connected)])
-    }
-}

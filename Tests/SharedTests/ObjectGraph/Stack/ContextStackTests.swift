@@ -221,9 +221,24 @@ import Testing
 }
 
 extension StackFixture {
-    /// Saves one device straight into the store; returns its ID.
-    func seedDevice(_ name: String) throws -> ObjectID {
-        try store.insert("Device", ["address": .string("AA:\(name)"), "name": .string(name)])
+    /// Saves one device through a worker and the root into the store; returns its ID.
+    ///
+    /// Seeding through the stack, not straight into the store: the root would merge a direct
+    /// store write whenever the store's notification arrives, possibly after a test's own
+    /// in-memory saves of the same object (same version), putting the old values back in the
+    /// children.
+    func seedDevice(_ name: String, connected: Bool = false) throws -> ObjectID {
+        let worker = stack.newWorker(name: "seed")
+        let id = try worker.performAndWait {
+            let device = worker.makeDevice(name)
+            device["connected", as: Bool.self] = connected
+            try worker.obtainPermanentIDs(for: [device])
+            try worker.save()
+            return device.objectID
+        }
+        try stack.saveRoot()
+        drain(stack.main)
+        return id
     }
 
     /// The device's name as committed in the store.
