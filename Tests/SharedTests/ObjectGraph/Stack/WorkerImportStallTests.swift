@@ -28,7 +28,12 @@ import Testing
         let mainDevice = stack.main.performAndWait { stack.main.object(with: deviceID).string("name") }
         #expect(mainDevice == "importing")
 
+        // The noise floor: the same ticker with nothing else running (the machine is shared).
         let meter = QueueStallMeter(queue: stack.main.queue)
+        meter.start()
+        Thread.sleep(forTimeInterval: 2)
+        let idle = meter.stop()
+
         meter.start()
         let started = ContinuousClock.now
         for batch in 0..<(Self.objects / Self.batch) {
@@ -48,7 +53,8 @@ import Testing
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         print(
             "worker import of \(Self.objects) readings in batches of \(Self.batch): "
-                + "\(Int(Double(Self.objects) / seconds)) objects/s; main queue \(report)")
+                + "\(Int(Double(Self.objects) / seconds)) objects/s; main queue \(report); "
+                + "idle main queue (noise floor) \(idle)")
 
         let stored = try testStore.fetch(FetchRequest(entity: "Reading", resultType: .count))
         #expect(stored.content == .count(Self.objects))
