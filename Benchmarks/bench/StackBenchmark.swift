@@ -4,7 +4,10 @@ import Shared
 
 /// `scripts/bench stack`: a long worker import through a `ContextStack` (worker → root → SQLite,
 /// background root saves) and how late a 1 ms ticker on the main context's queue runs meanwhile.
-/// The idle row is the machine's noise floor: the same ticker with nothing else running.
+/// The idle row is the machine's noise floor: the same ticker with nothing else running. The
+/// control columns come from the same ticker on a queue nothing else uses, during the same
+/// import: main stalls beyond the control's are main's own work (merges), the rest is the CPU
+/// being busy with the import.
 enum StackBenchmark {
     static let objects = 100_000
     static let batch = 1_000
@@ -21,21 +24,30 @@ enum StackBenchmark {
         idle.start()
         Thread.sleep(forTimeInterval: 2)
         let floor = idle.stop()
-        rows.append(["main queue idle, 2 s (noise floor)", "-", ms(floor.longest), ms(floor.p99)])
+        rows.append(["main queue idle, 2 s (noise floor)", "-", ms(floor.longest), ms(floor.p99), "-", "-"])
 
-        for durability in [Durability.disk, .memory] {
-            let (rate, report) = try importRun(durability: durability, mainQueue: mainQueue)
+        let runs: [(String, Durability, Bool)] = [
+            ("worker import, root saves durability disk", .disk, true),
+            ("worker import, root saves durability memory", .memory, true),
+            ("  same (memory), main not merging", .memory, false),
+        ]
+        for (label, durability, mainMerges) in runs {
+            let run = try importRun(durability: durability, mainMerges: mainMerges, mainQueue: mainQueue)
             rows.append([
-                "worker import, root saves durability \(durability.rawValue)", String(format: "%.0f", rate),
-                ms(report.longest), ms(report.p99),
+                label, String(format: "%.0f", run.rate),
+                ms(run.main.longest), ms(run.main.p99), ms(run.control.longest), ms(run.control.p99),
             ])
         }
-        printTable(["workload", "import objects/s", "main longest stall", "main p99 stall"], rows)
+        printTable(
+            [
+                "workload", "import objects/s", "main longest stall", "main p99 stall", "control longest",
+                "control p99",
+            ], rows)
     }
 
     private static func importRun(
-        durability: Durability, mainQueue: DispatchQueue
-    ) throws -> (rate: Double, report: QueueStallMeter.Report) {
+        durability: Durability, mainMerges: Bool, mainQueue: DispatchQueue
+    ) throws -> (rate: Double, main: QueueStallMeter.Report, control: QueueStallMeter.Report) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "ctxbus-bench-stack-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -44,12 +56,17 @@ enum StackBenchmark {
         defer { store.close() }
         let stack = ContextStack(
             store: store, configuration: .init(rootSaveDelay: .milliseconds(50), durability: durability))
+        stack.main.automaticallyMergesChanges = mainMerges
         let failures = Locked<[String]>([])
-        let watching = stack.saveErrors.startWithValues { failure in failures.withLock { $0.append(failure.description) } }
+        let watching = stack.saveErrors.startWithValues { failure in
+            failures.withLock { $0.append(failure.description) }
+        }
         defer { watching.dispose() }
 
         let meter = QueueStallMeter(queue: stack.main.queue)
+        let control = QueueStallMeter(queue: DispatchQueue(label: "bench control queue"))
         meter.start()
+        control.start()
         let started = ContinuousClock.now
         for batchIndex in 0..<(objects / batch) {
             let worker = stack.newWorker(name: "import")
@@ -68,9 +85,10 @@ enum StackBenchmark {
         let elapsed = ContinuousClock.now - started
         mainQueue.sync {}
         let report = meter.stop()
+        let controlReport = control.stop()
         if let failure = failures.withLock({ $0.first }) { throw BenchFailure(message: failure) }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return (Double(objects) / seconds, report)
+        return (Double(objects) / seconds, report, controlReport)
     }
 
     private struct BenchFailure: Error, CustomStringConvertible {

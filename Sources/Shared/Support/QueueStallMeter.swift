@@ -55,7 +55,8 @@ public final class QueueStallMeter: Sendable {
     /// Starts ticking (again from zero).
     public func start() {
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        let nanoseconds = Int(interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000)
+        let nanoseconds = Int(
+            interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000)
         timer.schedule(deadline: .now(), repeating: .nanoseconds(nanoseconds), leeway: .nanoseconds(0))
         let expected = UInt64(nanoseconds)
         timer.setEventHandler { [state] in

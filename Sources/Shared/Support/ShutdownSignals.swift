@@ -1,5 +1,5 @@
-@preconcurrency import Glibc
 import Dispatch
+@preconcurrency import Glibc
 import Synchronization
 
 /// Runs a shutdown handler once when the process is asked to stop (SIGTERM from systemd or
@@ -38,7 +38,8 @@ public enum ShutdownSignals {
         _ signals: [Int32] = [SIGTERM, SIGINT], exitsAfterHandler: Bool = true,
         handler: @escaping @Sendable (Int32) -> Void
     ) -> ShutdownSignalHandler {
-        let installation = ShutdownSignalHandler(signals: signals, exitsAfterHandler: exitsAfterHandler, handler: handler)
+        let installation = ShutdownSignalHandler(
+            signals: signals, exitsAfterHandler: exitsAfterHandler, handler: handler)
         SignalPipe.shared.add(installation)
         return installation
     }

@@ -1,6 +1,6 @@
-@preconcurrency import Glibc
 import Dispatch
 import Foundation
+@preconcurrency import Glibc
 import Shared
 import Testing
 

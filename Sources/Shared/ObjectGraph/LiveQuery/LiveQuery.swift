@@ -87,7 +87,8 @@ public enum LiveQueryError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .sectionKeyNotFirstSortKey(let sectionKey, let first):
-            return "section key '\(sectionKey)' must be the first sort key (it is \(first.map { "'\($0)'" } ?? "missing"))"
+            return
+                "section key '\(sectionKey)' must be the first sort key (it is \(first.map { "'\($0)'" } ?? "missing"))"
         }
     }
 }

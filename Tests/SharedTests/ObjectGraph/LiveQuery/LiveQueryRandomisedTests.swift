@@ -141,7 +141,8 @@ import Testing
     private func rows(of snapshot: LiveQuerySnapshot, in main: ObjectContext) -> [Section] {
         main.performAndWait {
             snapshot.sections.map { section in
-                Section(value: section.value, rows: section.objectIDs.map { Row(id: $0, values: values(of: $0, in: main)) })
+                Section(
+                    value: section.value, rows: section.objectIDs.map { Row(id: $0, values: values(of: $0, in: main)) })
             }
         }
     }
@@ -150,7 +151,11 @@ import Testing
         main.performAndWait {
             let objects = try! main.fetch(request)
             guard let sectionKey else {
-                return [Section(value: .null, rows: objects.map { Row(id: $0.objectID, values: values(of: $0.objectID, in: main)) })]
+                return [
+                    Section(
+                        value: .null,
+                        rows: objects.map { Row(id: $0.objectID, values: values(of: $0.objectID, in: main)) })
+                ]
             }
             var sections: [Section] = []
             for object in objects {

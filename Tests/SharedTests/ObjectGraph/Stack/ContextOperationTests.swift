@@ -19,7 +19,8 @@ import Testing
         }
 
         func storedDeviceCount() throws -> Int {
-            guard case .count(let count) = try testStore.fetch(FetchRequest(entity: "Device", resultType: .count)).content
+            guard
+                case .count(let count) = try testStore.fetch(FetchRequest(entity: "Device", resultType: .count)).content
             else { return -1 }
             return count
         }
@@ -170,7 +171,9 @@ import Testing
                 parent: fixture.root, name: "op\(i)",
                 steps: [
                     { context in
-                        inFlight.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+                        inFlight.withLock {
+                            $0.now += 1; $0.most = max($0.most, $0.now)
+                        }
                         started.signal()
                         release.wait()
                         context.makeDevice("d\(i)")
@@ -209,7 +212,9 @@ import Testing
                 parent: fixture.root,
                 steps: [
                     { _ in
-                        inFlight.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+                        inFlight.withLock {
+                            $0.now += 1; $0.most = max($0.most, $0.now)
+                        }
                         log.append(i)
                         inFlight.withLock { $0.now -= 1 }
                     }

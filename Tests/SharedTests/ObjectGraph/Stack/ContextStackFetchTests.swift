@@ -10,7 +10,8 @@ import Testing
         let worker = stack.newWorker(name: "seed")
         try worker.performAndWait {
             for i in 0..<40 {
-                let reading = worker.makeReading(device: nil, characteristic: i % 2 == 0 ? "2a19" : "2a37", time: Double(i))
+                let reading = worker.makeReading(
+                    device: nil, characteristic: i % 2 == 0 ? "2a19" : "2a37", time: Double(i))
                 reading["chain", as: String.self] = "chain-\(i)"
             }
             try worker.save()

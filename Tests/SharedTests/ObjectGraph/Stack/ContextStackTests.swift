@@ -220,6 +220,36 @@ import Testing
     }
 }
 
+extension ContextStackTests {
+    @Test func mainResolvesATemporaryIDItNeverSawAfterTheRootSaved() throws {
+        let fixture = try StackFixture()
+        let stack = fixture.stack
+        // Main shows a device; a worker adds a reading to it, unseen by main.
+        let deviceID = try fixture.seedDevice("shown")
+        _ = try stack.main.performAndWait { try stack.main.existingObject(with: deviceID) }
+        let worker = stack.newWorker()
+        let readingID = try worker.performAndWait {
+            let reading = worker.makeReading(device: try worker.existingObject(with: deviceID))
+            try worker.save()
+            return reading.objectID
+        }
+        #expect(readingID.isTemporary)
+        fixture.fireBackgroundSave()
+        drain(stack.main)
+        let (resolved, characteristic, related) = stack.main.performAndWait {
+            let reading = stack.main.object(with: readingID)
+            let device = stack.main.registeredObject(for: deviceID)
+            return (
+                reading.objectID, reading.string("characteristic"),
+                device?.relatedObjects(forKey: "readings").map(\.objectID)
+            )
+        }
+        #expect(!resolved.isTemporary)
+        #expect(characteristic == "2a19")
+        #expect(related == [resolved])
+    }
+}
+
 extension StackFixture {
     /// Saves one device through a worker and the root into the store; returns its ID.
     ///

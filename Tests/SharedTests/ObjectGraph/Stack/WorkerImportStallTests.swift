@@ -34,13 +34,17 @@ import Testing
         Thread.sleep(forTimeInterval: 2)
         let idle = meter.stop()
 
+        // The control: the same ticker on a queue nothing else uses, during the same import.
+        let control = QueueStallMeter(queue: DispatchQueue(label: "control queue"))
         meter.start()
+        control.start()
         let started = ContinuousClock.now
         for batch in 0..<(Self.objects / Self.batch) {
             let worker = stack.newWorker(name: "import")
             try worker.performAndWait {
                 for i in 0..<Self.batch {
-                    worker.makeReading(device: nil, characteristic: "2a\(i % 100)", time: Double(batch * Self.batch + i))
+                    worker.makeReading(
+                        device: nil, characteristic: "2a\(i % 100)", time: Double(batch * Self.batch + i))
                 }
                 try worker.save()
             }
@@ -49,12 +53,13 @@ import Testing
         let elapsed = ContinuousClock.now - started
         drain(stack.main)
         let report = meter.stop()
+        let controlReport = control.stop()
 
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         print(
             "worker import of \(Self.objects) readings in batches of \(Self.batch): "
                 + "\(Int(Double(Self.objects) / seconds)) objects/s; main queue \(report); "
-                + "idle main queue (noise floor) \(idle)")
+                + "control queue during the import \(controlReport); idle main queue (noise floor) \(idle)")
 
         let stored = try testStore.fetch(FetchRequest(entity: "Reading", resultType: .count))
         #expect(stored.content == .count(Self.objects))
