@@ -26,8 +26,8 @@ public import Foundation
 ///    check `isCancelled` itself and return early);
 /// 2. `isCancelled` is checked once more, then `context.save()`: cancelled before this point
 ///    means nothing is saved, and the context's changes are rolled back;
-/// 3. the main context merges the save (or, when it already merges the parent's events by
-///    itself, the operation waits for it to have done so), on the main queue;
+/// 3. the main context merges the save (or, when the context is main's child or a sibling that
+///    main merges by itself, the operation waits for main's queue to have done so);
 /// 4. `saveBlock` with the saved change set, then `completion`, back on the context's queue;
 ///    then the operation finishes (`isFinished`), which starts operations depending on it.
 ///
@@ -160,8 +160,10 @@ public final class ContextOperation: Operation, @unchecked Sendable {
     /// with the save block on the context's queue.
     private func mergeIntoMain(_ changes: ChangeSet) {
         guard let main = mainContext, main !== context else { return afterMerge(changes) }
+        // The save went into main itself, or main merges its siblings' saves by itself.
         let mergesByItself =
-            main.automaticallyMergesChanges && main.parent != nil && main.parent === context.parent
+            context.parent === main
+            || (main.automaticallyMergesChanges && main.parent != nil && main.parent === context.parent)
         main.perform { [self] in
             // Blocks run in order: an automatic merge queued by the save has already run.
             if !mergesByItself && !changes.isEmpty { main.merge(changes) }
