@@ -5,6 +5,7 @@ enum BenchmarkSuites {
         "device": DeviceBenchmark.run,
         "reactive": ReactiveBenchmark.run,
         "socket": SocketBenchmark.run,
+        "stack": StackBenchmark.run,
         "store": StoreBenchmark.run,
         "wire": WireBenchmark.run,
     ]

@@ -109,7 +109,7 @@ extension ObjectContext {
 
     private func receive(_ event: ParentEvent) {
         let core = self.core
-        core.rekey(event.idMap)
+        core.rekey(core.relevantPart(of: event.idMap))
         core.merge(event.changes, mergePolicy: mergePolicy)
         childEvents.send(ParentEvent(changes: event.changes, idMap: event.idMap, origin: nil))
     }
