@@ -71,7 +71,7 @@ final class TestProcess: Sendable {
             var poller = pollfd(fd: outputDescriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, seconds * 1000) > 0 else { throw TestProcessError.noOutput(pid: pid) }
             var byte: UInt8 = 0
-            guard read(outputDescriptor, &byte, 1) == 1 else { throw TestProcessError.noOutput(pid: pid) }
+            guard read(outputDescriptor, &byte, 1) == 1 else { throw TestProcessError.closedOutput(pid: pid) }
             if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
             line.append(byte)
         }
@@ -127,11 +127,13 @@ final class TestProcess: Sendable {
 
 enum TestProcessError: Error, CustomStringConvertible {
     case noOutput(pid: Int32)
+    case closedOutput(pid: Int32)
     case spawnFailed(Int32)
 
     var description: String {
         switch self {
         case .noOutput(let pid): return "process \(pid) printed no line in time"
+        case .closedOutput(let pid): return "process \(pid) closed its output (exited?) before printing a line"
         case .spawnFailed(let code): return "posix_spawn failed: \(String(cString: strerror(code)))"
         }
     }

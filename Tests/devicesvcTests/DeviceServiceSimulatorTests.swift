@@ -95,14 +95,17 @@ struct DeviceServiceSimulatorTests {
         }
     }
 
-    @Test(.disabled("flaky in the full parallel suite (passes alone); see the session note"))
-    func hungCallTimesOutWith408AndTheNextChainOnTheDeviceRuns() async throws {
+    @Test func hungCallTimesOutWith408AndTheNextChainOnTheDeviceRuns() async throws {
         try await withSimulatedStack { stack in
             try await stack.simulator.hang("AA:BB:CC:DD:EE:01/2a19", "ReadValue")
             let steps: [ChainStep] = [
                 .connect(timeoutMs: nil), .read(characteristic: Self.battery, timeoutMs: 500), .disconnect,
             ]
+            let (events, observation) = recordSteps(stack.client)
+            defer { observation.dispose() }
             async let hung = stack.service.run(RunParams(address: Self.first, steps: steps))
+            // The second chain is sent once the first has connected, so it is the one queued behind the hang.
+            try await eventually { !events.withLock { $0 }.isEmpty }
             async let next = stack.service.run(RunParams(address: Self.first, steps: steps))
             let (first, second) = await (hung, next)
             guard case .failure(let error) = first else {
@@ -341,7 +344,7 @@ struct DeviceServiceSimulatorTests {
 
     @Test func sigtermCancelsRunningChainsDisconnectsAndExitsZero() async throws {
         let simulator = try await BlueZSimulator.start()
-        defer { simulator.stop() }
+        defer { simulator.stopNow() }
         let service = try await DeviceServiceProcess.start(
             bus: simulator.busAddress, in: simulator.directory, lifetimeSeconds: nil)
         defer { service.stop() }

@@ -14,22 +14,18 @@ import Testing
         }
     }
 
-    @Test(
-        .disabled(
-            "flaky when the whole suite runs in parallel: the started Task waits for a cooperative thread; see the session note"
-        )) func cancellingTheAwaitingTaskDisposesTheSignal() async
-    {
-        let cleaned = DispatchSemaphore(value: 0)
-        let started = DispatchSemaphore(value: 0)
+    @Test(.timeLimit(.minutes(3))) func cancellingTheAwaitingTaskDisposesTheSignal() async {
+        let cleaned = AsyncGate()
+        let started = AsyncGate()
         let signal = Signal<Int, TestError> { _, lifetime in
-            lifetime.observeEnded { cleaned.signal() }
-            started.signal()
+            lifetime.observeEnded { cleaned.open() }
+            started.open()
         }
         let task = Task { try await signal.value }
-        #expect(await waitAsync(started))
+        await started.wait()
         task.cancel()
         await #expect(throws: SignalWaitError<TestError>.interrupted) { try await task.value }
-        #expect(await waitAsync(cleaned))
+        await cleaned.wait()
     }
 
     @Test func asyncOperationRunsPerStartAndSendsItsResult() async throws {
@@ -49,26 +45,22 @@ import Testing
         await #expect(throws: SignalWaitError<TestError>.failed(.boom)) { try await signal.value }
     }
 
-    @Test(
-        .disabled(
-            "flaky when the whole suite runs in parallel: the operation Task waits for a cooperative thread; see the session note"
-        )) func disposingCancelsTheOperationsTask() async
-    {
-        let cancelled = DispatchSemaphore(value: 0)
-        let entered = DispatchSemaphore(value: 0)
+    @Test(.timeLimit(.minutes(3))) func disposingCancelsTheOperationsTask() async {
+        let cancelled = AsyncGate()
+        let entered = AsyncGate()
         let recorder = EventRecorder<Int, Never>()
         let disposable = Signal<Int, Never> { () async -> Int in
-            entered.signal()
+            entered.open()
             await withTaskCancellationHandler {
                 while !Task.isCancelled { await Task.yield() }
             } onCancel: {
-                cancelled.signal()
+                cancelled.open()
             }
             return 1
         }.start(recorder.observer)
-        #expect(await waitAsync(entered))
+        await entered.wait()
         disposable.dispose()
-        #expect(await waitAsync(cancelled))
+        await cancelled.wait()
         #expect(recorder.events == [.interrupted])
     }
 

@@ -32,13 +32,16 @@ final class BlueZSimulator: Sendable {
             executable: repositoryRoot + "/scripts/bluez-sim",
             arguments: ["--background", "--ready-file", work + "/ready", "--output", work + "/sim.log"] + options,
             lifetimeSeconds: 600)
-        defer { launcher.waitForExit(milliseconds: 5_000) }
-        var values: [String: String] = [:]
-        while values["BLUEZ_SIM_DIR"] == nil {
-            // The first run creates the simulator's venv, which may take a minute.
-            let line = try launcher.readLine(timeoutSeconds: 180)
-            guard let equals = line.firstIndex(of: "=") else { continue }
-            values[String(line[..<equals])] = String(line[line.index(after: equals)...])
+        // The first run creates the simulator's venv, which may take a minute.
+        let values = try await offThePool { () throws -> [String: String] in
+            defer { launcher.waitForExit(milliseconds: 5_000) }
+            var values: [String: String] = [:]
+            while values["BLUEZ_SIM_DIR"] == nil {
+                let line = try launcher.readLine(timeoutSeconds: 180)
+                guard let equals = line.firstIndex(of: "=") else { continue }
+                values[String(line[..<equals])] = String(line[line.index(after: equals)...])
+            }
+            return values
         }
         guard let address = values["DBUS_SYSTEM_BUS_ADDRESS"], let pid = values["BLUEZ_SIM_PID"].flatMap(Int32.init)
         else { throw TestProcessError.noOutput(pid: launcher.pid) }
@@ -51,8 +54,13 @@ final class BlueZSimulator: Sendable {
         }
     }
 
-    /// Stops the simulator (SIGTERM to its PID) and waits until it is gone.
-    func stop() {
+    /// Stops the simulator (SIGTERM to its PID) and waits until it is gone, on a thread of its own.
+    func stop() async {
+        await offThePool { self.stopNow() }
+    }
+
+    /// Stops the simulator and waits until it is gone, blocking the calling thread.
+    func stopNow() {
         control.close()
         kill(pid, SIGTERM)
         for _ in 0..<500 where kill(pid, 0) == 0 { usleep(10_000) }

@@ -123,14 +123,22 @@ func withSimulatedStack(
     _ body: (SimulatedStack) async throws -> Void
 ) async throws {
     let simulator = try await BlueZSimulator.start(simulatorOptions)
-    defer { simulator.stop() }
-    let service = try await DeviceServiceProcess.start(
-        bus: simulator.busAddress, in: simulator.directory, arguments: serviceArguments)
-    defer { service.stop() }
+    let service: DeviceServiceProcess
+    do {
+        service = try await DeviceServiceProcess.start(
+            bus: simulator.busAddress, in: simulator.directory, arguments: serviceArguments)
+    } catch {
+        await simulator.stop()
+        throw error
+    }
     do {
         try await body(SimulatedStack(simulator: simulator, service: service))
     } catch {
         print("devicesvc log:\n\(service.log)")
+        await offThePool { service.stop() }
+        await simulator.stop()
         throw error
     }
+    await offThePool { service.stop() }
+    await simulator.stop()
 }
