@@ -13,7 +13,7 @@ do {
     outcome = try DeviceServiceConfiguration.parse(
         arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
 } catch {
-    ServiceLog.printError("\(error)")
+    ServiceLog.printError("\(error)", program: "devicesvc")
     exit(ConfigurationError.exitStatus)
 }
 guard case .run(let configuration) = outcome else {
@@ -21,7 +21,7 @@ guard case .run(let configuration) = outcome else {
     exit(0)
 }
 
-let log = ServiceLog(level: configuration.logLevel)
+let log = ServiceLog(program: "devicesvc", level: configuration.logLevel)
 let stopping = DispatchQueue(label: "devicesvc.stop")
 let service = Locked<DeviceService?>(nil)
 let signals = ServiceSignals(queue: stopping) { signal in

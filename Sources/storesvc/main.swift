@@ -12,7 +12,7 @@ do {
     outcome = try StoreServiceConfiguration.parse(
         arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
 } catch {
-    ServiceLog.printError("\(error)")
+    ServiceLog.printError("\(error)", program: "storesvc")
     exit(ConfigurationError.exitStatus)
 }
 guard case .run(let configuration) = outcome else {
@@ -20,7 +20,7 @@ guard case .run(let configuration) = outcome else {
     exit(0)
 }
 
-let log = ServiceLog(level: configuration.logLevel)
+let log = ServiceLog(program: "storesvc", level: configuration.logLevel)
 
 // Watch the signals before the socket exists: whoever sees the socket may signal at once. The
 // main thread waits with the signals still blocked (dispatchMain() would park it in sigsuspend

@@ -1,3 +1,4 @@
+import BusProtocol
 import Testing
 
 @testable import storesvc

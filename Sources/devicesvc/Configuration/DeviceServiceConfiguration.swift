@@ -1,3 +1,5 @@
+import BusProtocol
+
 /// Everything `devicesvc` is told on its command line, with the defaults filled in.
 ///
 /// Parsed by `DeviceServiceConfiguration.parse(arguments:environment:)`; `--help`
@@ -37,40 +39,4 @@ struct DeviceServiceConfiguration: Sendable, Equatable {
             socketPath: runtime + "/device.sock", storeSocketPath: runtime + "/store.sock",
             busAddress: DBusAddress.systemBus(environment: environment))
     }
-}
-
-/// How much `devicesvc` writes to standard error.
-enum LogLevel: String, Sendable, Equatable, CaseIterable, Comparable {
-    case error, warning, info, debug
-
-    private var rank: Int {
-        switch self {
-        case .error: return 0
-        case .warning: return 1
-        case .info: return 2
-        case .debug: return 3
-        }
-    }
-
-    static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rank < rhs.rank }
-}
-
-/// A command line `devicesvc` cannot run with; the process exits with status 64 (`EX_USAGE`).
-enum ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
-    case unknownFlag(String)
-    case missingValue(flag: String)
-    case invalidValue(flag: String, value: String, expected: String)
-    case unexpectedArgument(String)
-
-    var description: String {
-        switch self {
-        case .unknownFlag(let flag): return "unknown option '\(flag)' (see --help)"
-        case .missingValue(let flag): return "\(flag) needs a value"
-        case .invalidValue(let flag, let value, let expected): return "\(flag) '\(value)': expected \(expected)"
-        case .unexpectedArgument(let argument): return "unexpected argument '\(argument)' (see --help)"
-        }
-    }
-
-    /// `EX_USAGE` from sysexits.h.
-    static let exitStatus: Int32 = 64
 }

@@ -1,3 +1,4 @@
+import BusProtocol
 @preconcurrency import Glibc
 
 /// Everything `storesvc` is told on its command line, with the defaults filled in.
@@ -73,20 +74,4 @@ struct StoreServiceConfiguration: Sendable, Equatable {
     func allows(uid: UInt32, gid: UInt32) -> Bool {
         allowedUIDs.contains(uid) || allowedGIDs.contains(gid)
     }
-}
-
-/// How much `storesvc` writes to standard error.
-enum LogLevel: String, Sendable, Equatable, CaseIterable, Comparable {
-    case error, warning, info, debug
-
-    private var rank: Int {
-        switch self {
-        case .error: return 0
-        case .warning: return 1
-        case .info: return 2
-        case .debug: return 3
-        }
-    }
-
-    static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rank < rhs.rank }
 }
