@@ -5,9 +5,6 @@ import Shared
 
 /// `devicesvc`: parse the command line, start the service, serve until SIGTERM/SIGINT.
 
-// Before any thread exists, so that every thread inherits the mask and the signals reach the dispatch sources.
-ServiceSignals.blockInEveryNewThread()
-
 let outcome: DeviceServiceConfiguration.Outcome
 do {
     outcome = try DeviceServiceConfiguration.parse(
@@ -22,17 +19,16 @@ guard case .run(let configuration) = outcome else {
 }
 
 let log = ServiceLog(program: "devicesvc", level: configuration.logLevel)
-let stopping = DispatchQueue(label: "devicesvc.stop")
 let service = Locked<DeviceService?>(nil)
-let signals = ServiceSignals(queue: stopping) { signal in
-    log.info("signal \(signal == ServiceSignals.terminate ? "TERM" : "INT"): cancelling chains and stopping")
+// The handler runs once, on a queue of its own; the process exits 0 when it returns.
+ShutdownSignals.install { signal in
+    log.info("signal \(signal == SIGTERM ? "TERM" : "INT"): cancelling chains and stopping")
     let stopped = DispatchSemaphore(value: 0)
     Task {
         await service.withLock { $0 }?.stop()
         stopped.signal()
     }
     stopped.wait()
-    exit(0)
 }
 Task {
     do {
@@ -43,4 +39,4 @@ Task {
         exit(1)
     }
 }
-withExtendedLifetime(signals) { dispatchMain() }
+dispatchMain()

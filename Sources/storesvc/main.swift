@@ -1,11 +1,9 @@
 import BusProtocol
 import Dispatch
 import Foundation
+import Shared
 
 /// `storesvc`: parse the command line, open the service, serve until SIGTERM/SIGINT.
-
-// Before any thread exists, so that every thread inherits the mask (see ServiceSignals).
-ServiceSignals.blockInEveryNewThread()
 
 let outcome: StoreServiceConfiguration.Outcome
 do {
@@ -22,11 +20,9 @@ guard case .run(let configuration) = outcome else {
 
 let log = ServiceLog(program: "storesvc", level: configuration.logLevel)
 
-// Watch the signals before the socket exists: whoever sees the socket may signal at once. The
-// main thread waits with the signals still blocked (dispatchMain() would park it in sigsuspend
-// with an empty mask, where it could take a signal before the signal source sees it).
+// Watch the signals before the socket exists: whoever sees the socket may signal at once.
 let stopRequested = DispatchSemaphore(value: 0)
-let signals = ServiceSignals(queue: DispatchQueue(label: "ContextBus.storesvc.signals")) { signal in
+let signals = ShutdownSignals.install(exitsAfterHandler: false) { signal in
     log.info("signal \(signal): stopping")
     stopRequested.signal()
 }

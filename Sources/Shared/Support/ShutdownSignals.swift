@@ -26,7 +26,8 @@ import Synchronization
 /// concurrency pool, a test runner) cannot block it everywhere, so an ignored signal would be
 /// discarded by whichever thread the kernel picks.
 public enum ShutdownSignals {
-    /// Starts handling `signals`.
+    /// Starts handling `signals`, and unblocks them in the calling thread: call it from the main thread, which
+    /// must live as long as the process (it may wait on a semaphore or in `dispatchMain()`).
     ///
     /// - Parameters:
     ///   - signals: the signals that mean "stop"; SIGTERM and SIGINT by default.
@@ -41,6 +42,12 @@ public enum ShutdownSignals {
         let installation = ShutdownSignalHandler(
             signals: signals, exitsAfterHandler: exitsAfterHandler, handler: handler)
         SignalPipe.shared.add(installation)
+        // A process started by one that blocks the signals (a test runner, some supervisors) inherits the mask,
+        // and a signal every thread blocks is never delivered: this thread (call from `main`) takes them.
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in signals { sigaddset(&set, number) }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
         return installation
     }
 }
