@@ -286,7 +286,11 @@ def dockerignore_patterns(context: Path) -> list[str]:
 def compose_variants() -> list[tuple[list[Path], list[str]]]:
     """The base file alone and with each override in compose/, each without and with every profile."""
     overrides = sorted(path for path in (ROOT / "compose").glob("*.yml") if path != COMPOSE)
-    profiles = sorted({profile for service in yaml.safe_load(COMPOSE.read_text())["services"].values()
+    try:
+        services = (yaml.safe_load(COMPOSE.read_text()) or {}).get("services") or {}
+    except yaml.YAMLError:
+        services = {}  # docker-compose config reports it
+    profiles = sorted({profile for service in services.values() if isinstance(service, dict)
                        for profile in service.get("profiles", [])})
     variants = []
     for files in [[COMPOSE]] + [[COMPOSE, override] for override in overrides]:
