@@ -1,11 +1,12 @@
 # syntax=docker/dockerfile:1
 # ContextBus images (docs/operations.md, "Docker Compose"). Build from the repository root:
-#   docker build -t contextbus .                          # the services (target runtime)
+#   docker build --target runtime -t contextbus .         # the services
 #   docker build --target bluez-sim -t contextbus-bluez-sim .
 # Stages:
 #   build      the Swift toolchain image; release binaries of storesvc, devicesvc and ctxbus with the Swift
 #              runtime and Foundation linked statically, so that the runtime image needs no toolchain
-#   runtime    Debian slim with libsqlite3 (and the sqlite3 shell for online backups); user contextbus;
+#   runtime    Debian slim with libsqlite3 and libstdc++ (what the static-stdlib binaries still link; checked
+#              with ldd) and the sqlite3 shell for online backups; user contextbus;
 #              sockets in /run/ctxbus, the database in /var/lib/ctxbus
 #   bluez-sim  runtime plus dbus-daemon, python3-dbus, python3-gi and scripts/bluezsim with its pinned
 #              requirements: the simulated BlueZ for machines without a Bluetooth adapter
@@ -32,7 +33,7 @@ RUN for product in storesvc devicesvc ctxbus; do \
 
 FROM ${DEBIAN_IMAGE} AS runtime
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-0 sqlite3 \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-0 libstdc++6 sqlite3 \
     && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system contextbus \
     && useradd --system --gid contextbus --home-dir /var/lib/ctxbus --shell /usr/sbin/nologin contextbus \
