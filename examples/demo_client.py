@@ -1,76 +1,219 @@
 #!/usr/bin/env python3
-"""The demo behind scripts/run: runs BLE chains with record: true on devicesvc and prints the
-readings storesvc streams back. Standard library only: any language that can open a Unix socket
-and write length-prefixed JSON can be a ContextBus client."""
-import base64, json, os, socket, struct, sys, threading, time
+"""The demo behind scripts/run: runs BLE chains with "record": true on devicesvc and prints the readings
+storesvc streams back as it commits them. Standard library only: any language that can open a Unix socket
+and write length-prefixed JSON can be a ContextBus client.
 
-def connect(path, name):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(path)
-    c = {"sock": s, "next": 1}
-    reply = call(c, "bus.hello", {"protocol": 1, "client": name})
-    return c
+    demo_client.py STORE_SOCKET DEVICE_SOCKET [--seconds N] [--rounds N] [--no-watch]
 
-def send(c, message):
-    body = json.dumps(message).encode()
-    c["sock"].sendall(struct.pack(">I", len(body)) + body)
+--seconds N / --rounds N end the demo after N seconds / N rounds over every device (0, the default: never).
+--no-watch leaves printing the readings to another watcher (`ctxbus store watch Reading`).
+Lines it prints: `demo: ...` for chains and the summary, `reading ...` for every reading committed."""
 
-def receive(c):
-    header = read_exactly(c["sock"], 4)
-    return json.loads(read_exactly(c["sock"], struct.unpack(">I", header)[0]))
+import argparse
+import base64
+import json
+import socket
+import struct
+import sys
+import threading
+import time
 
-def read_exactly(s, n):
-    data = b""
-    while len(data) < n:
-        chunk = s.recv(n - len(data))
-        if not chunk:
-            raise ConnectionError("service closed the connection")
-        data += chunk
-    return data
+_output = threading.Lock()
 
-def call(c, method, params):
-    request_id = c["next"]; c["next"] += 1
-    send(c, {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+
+def say(line):
+    """Prints one whole line: the chain loop and the watcher thread print concurrently."""
+    with _output:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+class Connection:
+    """One connection to a ContextBus service: bus.hello, then calls; events go to on_event."""
+
+    def __init__(self, path, name, on_event=None):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)
+        self.next_id = 1
+        self.on_event = on_event
+        self.call("bus.hello", {"protocol": 1, "client": name})
+
+    def send(self, message):
+        body = json.dumps(message).encode()
+        self.sock.sendall(struct.pack(">I", len(body)) + body)
+
+    def receive(self):
+        (length,) = struct.unpack(">I", self._read_exactly(4))
+        return json.loads(self._read_exactly(length))
+
+    def _read_exactly(self, n):
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            if not chunk:
+                raise ConnectionError("the service closed the connection")
+            data += chunk
+        return data
+
+    def call(self, method, params=None):
+        """Sends a request and returns its result; events that arrive meanwhile go to on_event."""
+        request_id = self.next_id
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        while True:
+            reply = self.receive()
+            if reply.get("id") == request_id:
+                if "error" in reply:
+                    raise RPCError(method, reply["error"])
+                return reply["result"]
+            if "method" in reply and self.on_event:
+                self.on_event(reply)
+
+    def close(self):
+        self.sock.close()
+
+
+class RPCError(Exception):
+    def __init__(self, method, error):
+        super().__init__(f"{method}: {error.get('code')} {error.get('message')}")
+        self.code = error.get("code")
+
+
+# Characteristics the simulated sensors have, and how to show their values.
+def describe(characteristic, raw):
+    short = characteristic.lower().split("-")[0][-4:]
+    if short == "2a19" and len(raw) == 1:
+        return f"battery {raw[0]} %"
+    if short == "2a6e" and len(raw) == 2:
+        return f"temperature {int.from_bytes(raw, 'little', signed=True) / 100:.2f} °C"
+    if short == "2a37" and raw:
+        rate = int.from_bytes(raw[1:3], "little") if raw[0] & 1 else raw[1] if len(raw) > 1 else 0
+        return f"heart rate {rate} bpm"
+    return f"{characteristic} = {raw.hex()}"
+
+
+def watch_readings(store_path, ready, counters):
+    """Subscribes to Reading and prints each inserted reading with its device's name."""
+    names = {}
+    lookup = Connection(store_path, "demo-lookup")
+
+    def device_name(device_id):
+        if device_id and device_id not in names:
+            objects = lookup.call("store.get", {"ids": [device_id]}).get("objects", [])
+            values = objects[0]["values"] if objects else {}
+            names[device_id] = f"{values.get('name') or '?'} {values.get('address', '')}".strip()
+        return names.get(device_id, "?")
+
+    watcher = Connection(store_path, "demo-watch")
+    watcher.call("store.subscribe", {"entity": "Reading"})
+    ready.set()
     while True:
-        message = receive(c)
-        if message.get("id") == request_id:
-            if "error" in message:
-                raise RuntimeError(f"{method}: {message['error']}")
-            return message["result"]
+        try:
+            event = watcher.receive()
+        except (ConnectionError, OSError):
+            return
+        if event.get("method") != "store.changed":
+            continue
+        params = event["params"]
+        for obj in params.get("inserted", []):
+            values = obj["values"]
+            raw = base64.b64decode(values.get("value") or "")
+            say(f"reading {obj['id']} txn {params['txn']}: {device_name(values.get('device'))}: "
+                f"{describe(values.get('characteristic', '?'), raw)}")
+            with counters["lock"]:
+                counters["printed"] += 1
 
-def watch_readings(store_path, stop):
-    c = connect(store_path, "demo-watch")
-    call(c, "store.subscribe", {"entity": "Reading"})
-    while not stop.is_set():
-        event = receive(c)
-        for obj in event.get("params", {}).get("inserted", []):
-            v = obj["values"]
-            raw = base64.b64decode(v.get("value") or "")
-            print(f"  store.changed txn {event['params']['txn']}: {obj['id']} {v['characteristic']} = "
-                  f"{raw.hex()} ({int.from_bytes(raw, 'little') if raw else '-'})", flush=True)
+
+def chain_for(device):
+    """connect, read the battery, read or listen to the sensor the device has, disconnect."""
+    services = [uuid.lower() for uuid in device.get("services", [])]
+    steps = [{"op": "connect"}, {"op": "read", "characteristic": "2a19"}]
+    if any(uuid.startswith("0000181a") for uuid in services):
+        steps.append({"op": "read", "characteristic": "2a6e"})
+    if any(uuid.startswith("0000180d") for uuid in services):
+        steps.append({"op": "notify", "characteristic": "2a37", "count": 2, "timeoutMs": 5000})
+    steps.append({"op": "disconnect"})
+    return steps
+
+
+def list_devices(devices, deadline):
+    """device.list, retried while devicesvc answers 503 (BlueZ not on the bus yet, or its tree loading)."""
+    while True:
+        try:
+            found = devices.call("device.list", {})["devices"]
+            if found:
+                return found
+        except RPCError as error:
+            if error.code != 503:
+                raise
+        if time.monotonic() > deadline:
+            raise SystemExit("demo: devicesvc lists no device after 60 s (is BlueZ running?)")
+        time.sleep(0.5)
+
 
 def main():
-    store_path, device_path = sys.argv[1], sys.argv[2]
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 0
-    stop = threading.Event()
-    threading.Thread(target=watch_readings, args=(store_path, stop), daemon=True).start()
-    devices = connect(device_path, "demo")
-    addresses = [d["address"] for d in call(devices, "device.list", {})["devices"]]
-    print(f"demo: devices {', '.join(addresses)}", flush=True)
-    n = 0
-    while rounds == 0 or n < rounds:
-        for address in addresses:
-            steps = [{"op": "connect"}, {"op": "read", "characteristic": "2a19"}, {"op": "disconnect"}]
+    parser = argparse.ArgumentParser(description="ContextBus demo: recorded BLE chains and the readings they store")
+    parser.add_argument("store_socket")
+    parser.add_argument("device_socket")
+    parser.add_argument("--seconds", type=float, default=0, help="end after this long (0: never)")
+    parser.add_argument("--rounds", type=int, default=0, help="end after this many rounds (0: never)")
+    parser.add_argument("--no-watch", action="store_true", help="do not print readings (another watcher does)")
+    args = parser.parse_args()
+
+    counters = {"printed": 0, "recorded": 0, "lock": threading.Lock()}
+    if not args.no_watch:
+        ready = threading.Event()
+        threading.Thread(target=watch_readings, args=(args.store_socket, ready, counters), daemon=True).start()
+        if not ready.wait(60):
+            raise SystemExit("demo: could not subscribe to storesvc")
+
+    baseline = devices_reading_count(args.store_socket)  # readings stored before this demo (--keep-data)
+    devices = Connection(args.device_socket, "demo")
+    listed = list_devices(devices, time.monotonic() + 60)
+    say("demo: devices " + ", ".join(f"{d['address']} ({d.get('name') or '?'})" for d in listed))
+    start = time.monotonic()
+    chains = rounds = 0
+    while (args.rounds == 0 or rounds < args.rounds) and (args.seconds == 0 or time.monotonic() - start < args.seconds):
+        for device in listed:
+            steps = chain_for(device)
             try:
-                result = call(devices, "device.run", {"address": address, "steps": steps, "record": True})
-                print(f"demo: chain {result['chain']} on {address}: battery "
-                      f"{base64.b64decode(result['results'][1]['value']).hex()}", flush=True)
-            except RuntimeError as error:
-                print(f"demo: chain on {address} failed: {error}", flush=True)
-        n += 1
+                result = devices.call("device.run", {"address": device["address"], "steps": steps, "record": True})
+                chains += 1
+                recorded = "recorded" if result.get("recorded") else f"NOT recorded: {result.get('recordError')}"
+                operations = " ".join(step["op"] + (":" + step["characteristic"] if "characteristic" in step else "")
+                                      for step in steps)
+                say(f"demo: chain {result['chain']} on {device['address']}: {operations}: {recorded}")
+            except RPCError as error:
+                say(f"demo: chain on {device['address']} failed: {error}")
+        rounds += 1
         time.sleep(1)
-    time.sleep(0.5)
-    stop.set()
+
+    if not args.no_watch:
+        # The last recordings are committed right after their chains answer: give the watcher a moment.
+        count = devices_reading_count(args.store_socket) - baseline
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with counters["lock"]:
+                if counters["printed"] >= count:
+                    break
+            time.sleep(0.1)
+    with counters["lock"]:
+        printed = counters["printed"]
+    say(f"demo: done: {chains} chains in {rounds} rounds; {printed} readings printed as committed")
+    devices.close()
+
+
+def devices_reading_count(store_path):
+    """How many Readings storesvc holds."""
+    store = Connection(store_path, "demo-count")
+    try:
+        return store.call("store.fetch", {"entity": "Reading", "result": "count"})["count"]
+    finally:
+        store.close()
+
 
 if __name__ == "__main__":
     main()
