@@ -342,7 +342,8 @@ enum StoreBusBenchmark {
         publish(count: fanOutMessages) { _, stamp in
             var payload = "T=\(stamp);"
             payload += String(repeating: "x", count: max(0, payloadSize - payload.utf8.count))
-            publisher.write(Array("*3\r\n$7\r\nPUBLISH\r\n$5\r\nbench\r\n$\(payload.utf8.count)\r\n\(payload)\r\n".utf8))
+            publisher.write(
+                Array("*3\r\n$7\r\nPUBLISH\r\n$5\r\nbench\r\n$\(payload.utf8.count)\r\n\(payload)\r\n".utf8))
             _ = publisher.readRESPMessage()
         }
         return try collected()

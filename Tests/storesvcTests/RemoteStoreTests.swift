@@ -31,7 +31,8 @@ import Testing
                 #expect(device.version == 1)
                 let readings = try context.fetch(
                     FetchRequest(
-                        entity: "Reading", predicate: try ObjectPredicate(format: "time > $after AND device.name BEGINSWITH 'therm'"),
+                        entity: "Reading",
+                        predicate: try ObjectPredicate(format: "time > $after AND device.name BEGINSWITH 'therm'"),
                         arguments: ["after": .date(Date(timeIntervalSince1970: 2))],
                         sortDescriptors: [ObjectSortDescriptor("time", ascending: false)]))
                 return readings.map { $0.data("value").map { String($0[0]) } ?? "?" }
@@ -297,7 +298,11 @@ import Testing
                 return error as? StoreError
             }
         }
-        #expect(unknownKey == .invalidRequest(field: "insert[0].values.warpFactor", message: "Device has no attribute or relationship 'warpFactor'"))
+        #expect(
+            unknownKey
+                == .invalidRequest(
+                    field: "insert[0].values.warpFactor",
+                    message: "Device has no attribute or relationship 'warpFactor'"))
 
         // Nothing was half-saved, and the store still serves the same connection.
         let devices = try await onThread { try store.fetch(FetchRequest(entity: "Device", resultType: .count)) }

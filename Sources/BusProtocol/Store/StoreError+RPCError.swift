@@ -105,10 +105,12 @@ extension StoreError {
         guard case .array(let items)? = data?["errors"] else { return [] }
         return items.compactMap { item -> ValidationFailure? in
             guard let issue = try? ValidationIssue(json: item) else { return nil }
-            let id: ObjectID? = issue.id ?? issue.ref.map { ref in
-                // The entity of an insert is not on the wire; the reference is what names it.
-                ObjectID(entity: "", temporaryReference: ref)
-            }
+            let id: ObjectID? =
+                issue.id
+                ?? issue.ref.map { ref in
+                    // The entity of an insert is not on the wire; the reference is what names it.
+                    ObjectID(entity: "", temporaryReference: ref)
+                }
             return ValidationFailure(id: id, key: issue.key, reason: issue.reason)
         }
     }

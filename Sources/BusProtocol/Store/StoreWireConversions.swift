@@ -44,7 +44,11 @@ extension Model {
                 guard let typed = PropertyValue(json: value, toMany: relationship.isToMany) else {
                     throw .invalidParams(field: field, message: "expected object IDs like \"Entity/12\"")
                 }
-                if case .references(let ids) = typed { values[key] = .references(ids.sorted()) } else { values[key] = typed }
+                if case .references(let ids) = typed {
+                    values[key] = .references(ids.sorted())
+                } else {
+                    values[key] = typed
+                }
             } else {
                 throw .invalidParams(field: field, message: "\(entityName) has no attribute or relationship '\(key)'")
             }

@@ -3,7 +3,6 @@ import Foundation
 import Shared
 import Testing
 
-
 @Suite struct SaveRequestDecoderTests {
     let decoder = SaveRequestDecoder(model: .deviceReadings)
 

@@ -37,9 +37,10 @@ import Testing
 
     @Test func aPermanentInsertIDCannotBeSent() {
         let request = SaveRequest(inserts: [.init(id: ObjectID(entity: "Device", number: 1), values: [:])])
-        #expect(throws: RPCError.invalidParams(
-            field: "insert[0].id",
-            message: "Device/1 is permanent; storesvc assigns IDs to inserts, which must be temporary")
+        #expect(
+            throws: RPCError.invalidParams(
+                field: "insert[0].id",
+                message: "Device/1 is permanent; storesvc assigns IDs to inserts, which must be temporary")
         ) {
             try SaveParams(request)
         }
@@ -51,7 +52,9 @@ import Testing
             values: [
                 "address": .string("AA:02"), "name": .null, "connected": .bool(false),
                 "lastSeen": .date(Date(timeIntervalSince1970: 1_700_000_000.5)),
-                "readings": .references([ObjectID(entity: "Reading", number: 9), ObjectID(entity: "Reading", number: 3)]),
+                "readings": .references([
+                    ObjectID(entity: "Reading", number: 9), ObjectID(entity: "Reading", number: 3),
+                ]),
             ])
         let back = try StoreObject(snapshot).snapshot(in: model)
         var sorted = snapshot
@@ -64,14 +67,18 @@ import Testing
     @Test func aValueOfTheWrongTypeNamesItsField() {
         let object = StoreObject(
             id: ObjectID(entity: "Device", number: 2), version: 1, values: ["connected": .string("yes")])
-        #expect(throws: RPCError.invalidParams(field: "objects[0].values.connected", message: "expected true or false or null")) {
+        #expect(
+            throws: RPCError.invalidParams(
+                field: "objects[0].values.connected", message: "expected true or false or null")
+        ) {
             try object.snapshot(in: model, path: "objects[0]")
         }
     }
 
     @Test func aFetchRequestSurvivesTheWire() throws {
         let request = FetchRequest(
-            entity: "Reading", predicate: try ObjectPredicate(format: "value != nil AND device.name BEGINSWITH[c] $prefix"),
+            entity: "Reading",
+            predicate: try ObjectPredicate(format: "value != nil AND device.name BEGINSWITH[c] $prefix"),
             arguments: ["prefix": .string("th")], sortDescriptors: [ObjectSortDescriptor("time", ascending: false)],
             fetchLimit: 10, fetchOffset: 5, resultType: .ids)
         let back = try FetchParams(json: FetchParams(request).json).fetchRequest()
