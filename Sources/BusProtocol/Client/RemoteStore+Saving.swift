@@ -9,7 +9,9 @@ extension RemoteStore {
     ///
     /// The change set is rebuilt from the service's answer: the objects the transaction wrote are read back with
     /// `store.get` (one round trip), and when the request deletes anything, `store.history` tells which objects
-    /// the transaction deleted (cascades included). Blocks the calling thread: see the type's notes on threads.
+    /// the transaction deleted (cascades included). When that read-back fails (the connection was lost right
+    /// after the commit), the save still succeeds, with an empty change set: the saved objects become faults.
+    /// Blocks the calling thread: see the type's notes on threads.
     ///
     /// - Throws: `StoreError.conflict` with the service's per-object details (policy `error`), `.notFound`,
     ///   `.validation` (inserts named by their temporary IDs), `.invalidRequest` naming the field,
@@ -39,7 +41,11 @@ extension RemoteStore {
         for insert in request.inserts {
             if let ref = insert.id.temporaryReference, let permanent = answer.ids[ref] { ids[insert.id] = permanent }
         }
-        let changes = try committedChanges(of: request, answer: answer, insertedIDs: Set(ids.values))
+        // The save is committed: a failure to read it back must not make the caller save it again. Without the
+        // snapshots the context keeps its saved objects as faults, which load when touched.
+        let changes =
+            (try? committedChanges(of: request, answer: answer, insertedIDs: Set(ids.values)))
+            ?? ChangeSet(txn: answer.txn, time: Date(), author: request.author, inserted: [], updated: [], deleted: [])
         return Shared.SaveResult(txn: answer.txn, ids: ids, versions: answer.versions, changes: changes)
     }
 
