@@ -1,6 +1,7 @@
 /// The registry of benchmark suites; each suite adds one line.
 enum BenchmarkSuites {
     static let all: [String: @Sendable () throws -> Void] = [
+        "bus": StoreBusBenchmark.run,
         "busecho": BusBenchmark.run,
         "device": DeviceBenchmark.run,
         "reactive": ReactiveBenchmark.run,

@@ -43,22 +43,13 @@ final class StoreRequestHandlers: Sendable {
 
     /// `store.fetch`.
     func fetch(_ params: FetchParams) throws(RPCError) -> FetchResult {
-        let request = FetchRequest(
-            entity: params.entity, predicate: try PredicateInput.predicate(params.predicate),
-            arguments: PredicateInput.arguments(params.arguments), sortDescriptors: params.sort,
-            fetchLimit: params.limit, fetchOffset: params.offset, resultType: params.resultType)
-        let result = try perform { try store.fetch(request) }
-        switch result.content {
-        case .objects(let snapshots): return FetchResult(txn: result.txn, content: .objects(snapshots.map(Self.object)))
-        case .ids(let ids): return FetchResult(txn: result.txn, content: .ids(ids))
-        case .count(let count): return FetchResult(txn: result.txn, content: .count(count))
-        }
+        let request = try params.fetchRequest()
+        return FetchResult(try perform { try store.fetch(request) })
     }
 
     /// `store.get`.
     func get(_ params: GetParams) throws(RPCError) -> GetResult {
-        let result = try perform { try store.objects(with: params.ids) }
-        return GetResult(txn: result.txn, objects: result.objects.map(Self.object), missing: result.missing)
+        GetResult(try perform { try store.objects(with: params.ids) })
     }
 
     /// `store.history`: transactions after `since`, oldest first, at most `limit` (default and
@@ -109,7 +100,7 @@ final class StoreRequestHandlers: Sendable {
         counters.withLock { $0.inFlight += 1 }
         let log = self.log
         let answer: @Sendable (Result<Shared.SaveResult, any Error>) -> Void = { [self] outcome in
-            let response = outcome.map { Self.wireResult($0, names: decoded.names) }
+            let response = outcome.map { BusProtocol.SaveResult($0, names: decoded.names) }
                 .mapError { StoreErrorMapping.rpcError(for: $0, log: log) }
             count(failed: (try? response.get()) == nil)
             completion(response)
@@ -133,14 +124,6 @@ final class StoreRequestHandlers: Sendable {
             counters.saves += 1
             if failed { counters.failedSaves += 1 }
         }
-    }
-
-    static func wireResult(_ result: Shared.SaveResult, names: [ObjectID: String]) -> BusProtocol.SaveResult {
-        var ids: [String: ObjectID] = [:]
-        for (temporary, permanent) in result.ids {
-            ids[names[temporary] ?? temporary.temporaryReference ?? temporary.description] = permanent
-        }
-        return BusProtocol.SaveResult(txn: result.txn, ids: ids, versions: result.versions)
     }
 
     // MARK: - Statistics
@@ -191,9 +174,5 @@ final class StoreRequestHandlers: Sendable {
         } catch {
             throw StoreErrorMapping.rpcError(for: error, log: log)
         }
-    }
-
-    static func object(_ snapshot: ObjectSnapshot) -> StoreObject {
-        StoreObject(id: snapshot.id, version: snapshot.version, values: snapshot.values.mapValues(\.jsonValue))
     }
 }

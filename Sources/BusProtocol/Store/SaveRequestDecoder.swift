@@ -1,4 +1,3 @@
-import BusProtocol
 import Shared
 
 /// Turns `store.save`'s wire params into a store `SaveRequest`, reading every value with the
@@ -11,17 +10,22 @@ import Shared
 ///
 /// Failures are `-32602` with `data.field` the path of the offending field, such as
 /// `insert[0].entity`, `update[2].values.name` or `delete[1].id`.
-struct SaveRequestDecoder {
-    let model: Model
+public struct SaveRequestDecoder: Sendable {
+    public let model: Model
 
-    /// The decoded request and the name under which each insert appears in the result's `ids`.
-    struct Decoded {
-        var request: SaveRequest
-        /// Temporary ID of each insert → its name (`ref`, or `insert[i]`).
-        var names: [ObjectID: String]
+    public init(model: Model) {
+        self.model = model
     }
 
-    func decode(_ params: SaveParams) throws(RPCError) -> Decoded {
+    /// The decoded request and the name under which each insert appears in the result's `ids`.
+    public struct Decoded: Sendable {
+        public var request: SaveRequest
+        /// Temporary ID of each insert → its name (`ref`, or `insert[i]`).
+        public var names: [ObjectID: String]
+    }
+
+    /// Reads `params` with the model's types.
+    public func decode(_ params: SaveParams) throws(RPCError) -> Decoded {
         let refs = try insertIDs(params.inserts)
         var request = SaveRequest(
             mergePolicy: params.mergePolicy, durability: params.durability, author: params.author)
@@ -171,7 +175,8 @@ struct SaveRequestDecoder {
         return id
     }
 
-    static func describe(_ type: AttributeType) -> String {
+    /// How the wire spells a value of `type`, for error messages.
+    public static func describe(_ type: AttributeType) -> String {
         switch type {
         case .string: return "a string"
         case .int: return "a 64-bit integer"

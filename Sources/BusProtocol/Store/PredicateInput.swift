@@ -1,13 +1,12 @@
-import BusProtocol
 import Shared
 
 /// Reads a request's `where` and `args` (`store.fetch`, `store.subscribe`).
-enum PredicateInput {
+public enum PredicateInput {
     /// Parses `format`; `nil` when there is none.
     ///
     /// - Throws: `-32602` with `data.field` `"where"` and `data.position`, the 0-based offset
     ///   (in Unicode scalars) of the error in the format string.
-    static func predicate(_ format: String?) throws(RPCError) -> Shared.ObjectPredicate? {
+    public static func predicate(_ format: String?) throws(RPCError) -> Shared.ObjectPredicate? {
         guard let format else { return nil }
         do {
             return try Shared.ObjectPredicate(format: format)
@@ -20,7 +19,7 @@ enum PredicateInput {
 
     /// The `args` as predicate arguments: each JSON value as `.json`, which binding reads as the
     /// plain scalar (or, for an array, as the items of an `IN $list`).
-    static func arguments(_ json: [String: JSONValue]) -> [String: PropertyValue] {
+    public static func arguments(_ json: [String: JSONValue]) -> [String: PropertyValue] {
         json.mapValues { PropertyValue.json($0) }
     }
 }

@@ -3,8 +3,6 @@ import Foundation
 import Shared
 import Testing
 
-@testable import storesvc
-
 @Suite struct SaveRequestDecoderTests {
     let decoder = SaveRequestDecoder(model: .deviceReadings)
 

@@ -1,0 +1,627 @@
+import BusProtocol
+import Dispatch
+import Foundation
+@preconcurrency import Glibc
+import Shared
+import Synchronization
+
+/// `scripts/bench bus`: the store service over the bus next to Redis on the same machine, in one table.
+///
+/// It starts `storesvc` (release, beside this runner) on a temporary socket and database, and two
+/// `redis-server`s on temporary Unix sockets with `--port 0`: one without persistence (GET, pub/sub), one with
+/// `appendonly yes`, `appendfsync always` (durable SET). Every process is stopped by PID at the end, also when a
+/// case fails.
+///
+/// - `store.get` round trips/s: blocking clients (one thread each, one request in flight, a pre-encoded request
+///   like redis-benchmark's) and `BusClient.call` (one task per connection on the shared client loop), at 1 and
+///   50 connections, next to `redis-benchmark -t get -c 1` / `-c 50` on the unsocketed Redis.
+/// - Durable one-object saves/s: 8 child processes of this runner (`bench bus` with `CTXBUS_BENCH_SAVE_CLIENT`
+///   set), each one `BusClient` saving one `Device` at a time with `durability: disk`, next to
+///   `redis-benchmark -t set -c 8` on the appendfsync-always Redis.
+/// - Fan-out latency to 100 subscribers: a publisher sends one save (one `Reading`) per millisecond whose `chain`
+///   value holds the monotonic send time; 100 subscriber connections (`store.subscribe` `Reading`, one thread
+///   each, reading raw frames) take receive time − send time. The latency therefore includes the commit (with
+///   `durability: disk`, the fsync). Redis: the same publisher loop sends `PUBLISH` with a payload of the same
+///   size as the `store.changed` frame, to 100 `SUBSCRIBE`d connections read the same way.
+enum StoreBusBenchmark {
+    static let duration: Duration = .seconds(2)
+    static let saveClients = 8
+    static let subscribers = 100
+    static let fanOutMessages = 2_000
+
+    static func run() throws {
+        if let socket = ProcessInfo.processInfo.environment["CTXBUS_BENCH_SAVE_CLIENT"] {
+            try runSaveClient(socket: socket)
+            return
+        }
+        let processes = ProcessGroup()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "ctxbus-bench-bus-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer {
+            processes.stopAll()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        print(
+            "bus: storesvc vs redis over Unix sockets, \(ProcessInfo.processInfo.activeProcessorCount) CPUs, "
+                + "load before: \(loadAverage())")
+        let store = directory.appendingPathComponent("store.sock").path
+        let redis = directory.appendingPathComponent("redis.sock").path
+        let durableRedis = directory.appendingPathComponent("redis-aof.sock").path
+        try startServices(directory: directory, store: store, redis: redis, durableRedis: durableRedis, in: processes)
+
+        var rows: [[String]] = []
+        let seeded = try seedDevice(socket: store)
+        let getFrame = frame(#"{"jsonrpc":"2.0","id":1,"method":"store.get","params":{"ids":["\#(seeded)"]}}"#)
+        let redisGet1 = try redisBenchmark(socket: redis, tests: "set,get", clients: 1, requests: 100_000)
+        rows.append([
+            "GET, 1 connection", rate(try rawRoundTrips(socket: store, frame: getFrame, connections: 1)),
+            rate(try busClientGets(socket: store, id: seeded, connections: 1)), rate(redisGet1["GET"]), "",
+        ])
+        let redisGet50 = try redisBenchmark(socket: redis, tests: "set,get", clients: 50, requests: 400_000)
+        let raw50 = try rawRoundTrips(socket: store, frame: getFrame, connections: 50)
+        let bus50 = try busClientGets(socket: store, id: seeded, connections: 50)
+        rows.append([
+            "GET, 50 connections", rate(raw50), rate(bus50), rate(redisGet50["GET"]),
+            ratio(max(raw50, bus50), redisGet50["GET"], goal: "≥ 0.5"),
+        ])
+        let saves = try durableSaves(socket: store, directory: directory, in: processes)
+        let redisSet = try redisBenchmark(socket: durableRedis, tests: "set", clients: 8, requests: 100_000)
+        rows.append([
+            "durable 1-object saves, 8 clients", "-", rate(saves), rate(redisSet["SET"]),
+            ratio(saves, redisSet["SET"], goal: "≥ 1"),
+        ])
+        let storeFanOut = try storeFanOut(socket: store)
+        let redisFanOut = try redisFanOut(socket: redis, payloadSize: storeFanOut.messageSize)
+        rows.append([
+            "fan-out to 100, p50 (ms)", "-", ms(storeFanOut.latencies.p50), ms(redisFanOut.p50), "",
+        ])
+        rows.append([
+            "fan-out to 100, p99 (ms)", "-", ms(storeFanOut.latencies.p99), ms(redisFanOut.p99),
+            ratio(redisFanOut.p99, storeFanOut.latencies.p99, goal: "≥ 0.5 (p99 within 2×)"),
+        ])
+        rows.append([
+            "  (publisher's save ack, p50 / p99 ms)", "-",
+            "\(ms(storeFanOut.acks.p50)) / \(ms(storeFanOut.acks.p99))", "-", "",
+        ])
+        printTable(["case", "storesvc raw client", "storesvc BusClient", "redis", "ratio vs redis (goal)"], rows)
+        print(
+            "  fan-out: \(fanOutMessages) messages at ~1000/s, \(storeFanOut.messageSize)-byte store.changed frames "
+                + "(redis payload the same size); storesvc latency = event received − save sent, commit included "
+                + "(durability disk); saves from \(saveClients) child processes of this runner, one BusClient each")
+        print("  load after: \(loadAverage())")
+    }
+
+    // MARK: - Services
+
+    private static func startServices(
+        directory: URL, store: String, redis: String, durableRedis: String, in processes: ProcessGroup
+    ) throws {
+        let binaryDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let storesvc = binaryDirectory.appendingPathComponent("storesvc").path
+        guard FileManager.default.isExecutableFile(atPath: storesvc) else {
+            throw BenchError("no storesvc beside the runner at \(storesvc); scripts/bench builds it")
+        }
+        try processes.start(
+            storesvc,
+            [
+                "--socket", store, "--database", directory.appendingPathComponent("store.sqlite").path, "--log-level",
+                "warning",
+            ])
+        let redisServer = try executable("redis-server")
+        let aof = directory.appendingPathComponent("aof")
+        try FileManager.default.createDirectory(at: aof, withIntermediateDirectories: true)
+        try processes.start(
+            redisServer,
+            [
+                "--port", "0", "--unixsocket", redis, "--unixsocketperm", "700", "--save", "", "--appendonly", "no",
+                "--dir", directory.path,
+            ])
+        try processes.start(
+            redisServer,
+            [
+                "--port", "0", "--unixsocket", durableRedis, "--unixsocketperm", "700", "--save", "", "--appendonly",
+                "yes", "--appendfsync", "always", "--dir", aof.path,
+            ])
+        for socket in [store, redis, durableRedis] {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while (try? BenchSocket(path: socket)) == nil {
+                guard ContinuousClock.now < deadline else { throw BenchError("nothing listens at \(socket)") }
+                usleep(20_000)
+            }
+        }
+    }
+
+    private static func executable(_ name: String) throws -> String {
+        for directory in ["/usr/bin", "/usr/local/bin", "/usr/sbin"] {
+            let path = directory + "/" + name
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        throw BenchError("\(name) is not installed (Debian: apt-get install redis-server redis-tools)")
+    }
+
+    /// Runs redis-benchmark with `--csv`; returns requests/s per test name.
+    private static func redisBenchmark(
+        socket: String, tests: String, clients: Int, requests: Int
+    ) throws -> [String: Double] {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("redis-bench-\(getpid()).csv").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let status = try ChildProcess.run(
+            try executable("redis-benchmark"),
+            ["-s", socket, "-c", "\(clients)", "-n", "\(requests)", "-t", tests, "-d", "100", "--csv"],
+            standardOutput: output)
+        guard status == 0 else { throw BenchError("redis-benchmark exited with \(status)") }
+        var rates: [String: Double] = [:]
+        for line in try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n") {
+            let fields = line.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            if fields.count >= 2, let value = Double(fields[1]) { rates[fields[0]] = value }
+        }
+        return rates
+    }
+
+    // MARK: - store.get
+
+    private static func seedDevice(socket: String) throws -> String {
+        let peer = try BenchSocket(path: socket)
+        try peer.hello()
+        peer.write(
+            frame(
+                #"{"jsonrpc":"2.0","id":2,"method":"store.save","params":{"insert":[{"entity":"Device","ref":"d","values":{"address":"AA:BB:CC:DD:EE:FF","name":"bench thermometer","connected":true}}]}}"#
+            ))
+        guard let answer = peer.readFrame(), let text = String(bytes: answer, encoding: .utf8),
+            let range = text.range(of: #""d":""#), let end = text[range.upperBound...].firstIndex(of: "\"")
+        else { throw BenchError("seeding a Device failed") }
+        return String(text[range.upperBound..<end])
+    }
+
+    /// Blocking peers, one thread each, one pre-encoded request in flight.
+    private static func rawRoundTrips(socket: String, frame: [UInt8], connections: Int) throws -> Double {
+        let peers = try (0..<connections).map { _ in try BenchSocket(path: socket) }
+        for peer in peers { try peer.hello() }
+        let total = Atomic<Int>(0)
+        let start = ContinuousClock.now
+        let end = start + duration
+        let finished = DispatchGroup()
+        for peer in peers {
+            finished.enter()
+            Thread {
+                defer { finished.leave() }
+                var count = 0
+                repeat {
+                    for _ in 0..<32 {
+                        peer.write(frame)
+                        guard peer.readFrame() != nil else { return }
+                    }
+                    count += 32
+                } while ContinuousClock.now < end
+                total.add(count, ordering: .relaxed)
+            }.start()
+        }
+        finished.wait()
+        return Double(total.load(ordering: .relaxed)) / (ContinuousClock.now - start).seconds
+    }
+
+    /// `BusClient.call(StoreGet.self, …)`, one task per client, on the shared client loop.
+    private static func busClientGets(socket: String, id: String, connections: Int) throws -> Double {
+        let objectID = ObjectID(string: id)!
+        return try DeviceBenchmark.blocking {
+            var clients: [BusClient] = []
+            for index in 0..<connections {
+                clients.append(try await BusClient.connect(to: socket, clientName: "bench-get-\(index)"))
+            }
+            defer { for client in clients { client.close() } }
+            let start = ContinuousClock.now
+            let end = start + duration
+            let total = try await withThrowingTaskGroup(of: Int.self) { group in
+                for client in clients {
+                    group.addTask {
+                        var count = 0
+                        repeat {
+                            for _ in 0..<32 { _ = try await client.call(StoreGet.self, GetParams(ids: [objectID])) }
+                            count += 32
+                        } while ContinuousClock.now < end
+                        return count
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            return Double(total) / (ContinuousClock.now - start).seconds
+        }
+    }
+
+    // MARK: - Durable saves from 8 processes
+
+    private static func durableSaves(socket: String, directory: URL, in processes: ProcessGroup) throws -> Double {
+        let outputs = (0..<saveClients).map { directory.appendingPathComponent("save-client-\($0).out").path }
+        setenv("CTXBUS_BENCH_SAVE_CLIENT", socket, 1)
+        defer { unsetenv("CTXBUS_BENCH_SAVE_CLIENT") }
+        let children = try outputs.map { output in
+            try processes.start(CommandLine.arguments[0], ["bus"], standardOutput: output)
+        }
+        var total = 0.0
+        for (child, output) in zip(children, outputs) {
+            let status = processes.wait(child)
+            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            guard status == 0, let rate = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw BenchError("save client \(child) exited with \(status): \(text)")
+            }
+            total += rate
+        }
+        return total
+    }
+
+    /// Child mode: one `BusClient`, one durable one-object save at a time for `duration`; prints saves/s.
+    private static func runSaveClient(socket: String) throws {
+        let client = try DeviceBenchmark.blocking {
+            try await BusClient.connect(to: socket, clientName: "bench-save-\(getpid())")
+        }
+        defer { client.close() }
+        let pid = getpid()
+        // Warm up (connection, first commit), then measure.
+        for i in 0..<20 { _ = try client.callAndWait(StoreSave.self, saveParams(pid: pid, index: -i - 1)) }
+        let start = ContinuousClock.now
+        let end = start + duration
+        var count = 0
+        repeat {
+            _ = try client.callAndWait(StoreSave.self, saveParams(pid: pid, index: count))
+            count += 1
+        } while ContinuousClock.now < end
+        print(Double(count) / (ContinuousClock.now - start).seconds)
+    }
+
+    private static func saveParams(pid: Int32, index: Int) -> SaveParams {
+        SaveParams(
+            inserts: [
+                .init(
+                    entity: "Device", ref: "d",
+                    values: ["address": .string("\(pid):\(index)"), "name": .string("bench device")])
+            ], durability: .disk)
+    }
+
+    // MARK: - Fan-out
+
+    private static func storeFanOut(
+        socket: String
+    ) throws -> (latencies: Percentiles, acks: Percentiles, messageSize: Int) {
+        let peers = try (0..<subscribers).map { _ in try BenchSocket(path: socket) }
+        for peer in peers {
+            try peer.hello()
+            peer.write(
+                frame(#"{"jsonrpc":"2.0","id":2,"method":"store.subscribe","params":{"entity":"Reading"}}"#))
+            guard peer.readFrame() != nil else { throw BenchError("store.subscribe failed") }
+        }
+        let publisher = try BenchSocket(path: socket)
+        try publisher.hello()
+        let sizes = Atomic<Int>(0)
+        let collected = collectLatencies(peers: peers, expected: fanOutMessages) { peer in
+            guard let bytes = peer.readFrame() else { return nil }
+            sizes.store(bytes.count + 4, ordering: .relaxed)
+            return bytes
+        }
+        // Answers are drained on a thread of their own so that the publisher never waits for a commit.
+        // Answers come in order (one connection's saves are applied in order): the i-th is save i's.
+        let stamps = Mutex<[UInt64]>([])
+        let acks = Mutex<[UInt64]>([])
+        let drained = DispatchGroup()
+        drained.enter()
+        Thread {
+            defer { drained.leave() }
+            for index in 0..<fanOutMessages {
+                guard publisher.readFrame() != nil else { return }
+                let now = monotonicNanoseconds()
+                while stamps.withLock({ $0.count }) <= index { usleep(100) }
+                let sent = stamps.withLock { $0[index] }
+                acks.withLock { $0.append(now - sent) }
+            }
+        }.start()
+        publish(count: fanOutMessages) { index, stamp in
+            stamps.withLock { $0.append(stamp) }
+            publisher.write(
+                frame(
+                    #"{"jsonrpc":"2.0","id":\#(index + 10),"method":"store.save","params":{"insert":[{"entity":"Reading","ref":"r","values":{"characteristic":"00002a19-0000-1000-8000-00805f9b34fb","value":"ZA==","time":"2026-11-22T03:00:00.000Z","chain":"T=\#(stamp);"}}]}}"#
+                ))
+        }
+        drained.wait()
+        let latencies = try collected()
+        let ackTimes = acks.withLock { $0 }.sorted()
+        guard !ackTimes.isEmpty else { throw BenchError("no save was answered") }
+        let ackPercentiles = Percentiles(
+            p50: Double(ackTimes[ackTimes.count / 2]) / 1e6,
+            p99: Double(ackTimes[min(ackTimes.count - 1, ackTimes.count * 99 / 100)]) / 1e6, count: ackTimes.count)
+        return (latencies, ackPercentiles, sizes.load(ordering: .relaxed))
+    }
+
+    private static func redisFanOut(socket: String, payloadSize: Int) throws -> Percentiles {
+        let peers = try (0..<subscribers).map { _ in try BenchSocket(path: socket) }
+        for peer in peers {
+            peer.write(Array("*2\r\n$9\r\nSUBSCRIBE\r\n$5\r\nbench\r\n".utf8))
+            guard peer.readRESPMessage() != nil else { throw BenchError("SUBSCRIBE failed") }
+        }
+        let publisher = try BenchSocket(path: socket)
+        let collected = collectLatencies(peers: peers, expected: fanOutMessages) { $0.readRESPMessage() }
+        publish(count: fanOutMessages) { _, stamp in
+            var payload = "T=\(stamp);"
+            payload += String(repeating: "x", count: max(0, payloadSize - payload.utf8.count))
+            publisher.write(
+                Array("*3\r\n$7\r\nPUBLISH\r\n$5\r\nbench\r\n$\(payload.utf8.count)\r\n\(payload)\r\n".utf8))
+            _ = publisher.readRESPMessage()
+        }
+        return try collected()
+    }
+
+    /// Sends `count` messages, one per millisecond on a monotonic schedule; `send` gets the index and the
+    /// send time in nanoseconds.
+    private static func publish(count: Int, send: (Int, UInt64) -> Void) {
+        let start = monotonicNanoseconds()
+        for index in 0..<count {
+            let due = start + UInt64(index) * 1_000_000
+            while true {
+                let now = monotonicNanoseconds()
+                if now >= due { break }
+                usleep(UInt32(min(1_000, (due - now) / 1_000)))
+            }
+            send(index, monotonicNanoseconds())
+        }
+    }
+
+    /// Starts one reader thread per peer; the returned function waits for them and gives the percentiles of
+    /// receive time − the `T=<ns>;` stamp in each message.
+    private static func collectLatencies(
+        peers: [BenchSocket], expected: Int, read: @escaping @Sendable (BenchSocket) -> [UInt8]?
+    ) -> () throws -> Percentiles {
+        let samples = Mutex<[UInt64]>([])
+        let finished = DispatchGroup()
+        for peer in peers {
+            finished.enter()
+            Thread {
+                defer { finished.leave() }
+                var mine: [UInt64] = []
+                mine.reserveCapacity(expected)
+                while mine.count < expected, let message = read(peer) {
+                    let now = monotonicNanoseconds()
+                    if let stamp = stamp(in: message), now >= stamp { mine.append(now - stamp) }
+                }
+                samples.withLock { $0 += mine }
+            }.start()
+        }
+        return {
+            guard finished.wait(timeout: .now() + 60) == .success else {
+                throw BenchError("subscribers did not receive every message within 60 s")
+            }
+            let all = samples.withLock { $0 }.sorted()
+            guard !all.isEmpty else { throw BenchError("no fan-out samples") }
+            func at(_ fraction: Double) -> Double {
+                Double(all[min(all.count - 1, Int(Double(all.count) * fraction))]) / 1e6
+            }
+            return Percentiles(p50: at(0.5), p99: at(0.99), count: all.count)
+        }
+    }
+
+    /// The number after `T=` up to `;`.
+    private static func stamp(in message: [UInt8]) -> UInt64? {
+        var index = 0
+        while index + 2 < message.count {
+            if message[index] == UInt8(ascii: "T"), message[index + 1] == UInt8(ascii: "=") {
+                var value: UInt64 = 0
+                var cursor = index + 2
+                while cursor < message.count, message[cursor] >= 0x30, message[cursor] <= 0x39 {
+                    value = value * 10 + UInt64(message[cursor] - 0x30)
+                    cursor += 1
+                }
+                if cursor < message.count, message[cursor] == UInt8(ascii: ";") { return value }
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    struct Percentiles {
+        var p50: Double
+        var p99: Double
+        var count: Int
+    }
+
+    // MARK: - Formatting
+
+    private static func rate(_ value: Double?) -> String {
+        value.map { Int($0).formatted() + "/s" } ?? "?"
+    }
+
+    private static func ms(_ value: Double) -> String { String(format: "%.3f", value) }
+
+    private static func ratio(_ ours: Double, _ theirs: Double?, goal: String) -> String {
+        guard let theirs, theirs > 0 else { return "?" }
+        return String(format: "%.2f (%@)", ours / theirs, goal)
+    }
+
+    private static func loadAverage() -> String {
+        ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?")
+            .split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    static func frame(_ text: String) -> [UInt8] {
+        let payload = Array(text.utf8)
+        let n = UInt32(payload.count)
+        return [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + payload
+    }
+
+    private static func printTable(_ columns: [String], _ rows: [[String]]) {
+        let widths = columns.indices.map { i in ([columns[i]] + rows.map { $0[i] }).map(\.count).max() ?? 0 }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { i, cell in cell.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+                .joined(separator: " | ")
+        }
+        print(line(columns))
+        print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "-|-"))
+        for row in rows { print(line(row)) }
+    }
+
+    struct BenchError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+
+/// The processes a benchmark started, stopped by PID (SIGTERM, then SIGKILL after 5 s) when it ends.
+final class ProcessGroup: Sendable {
+    private let running = Mutex<[pid_t]>([])
+
+    @discardableResult
+    func start(_ executable: String, _ arguments: [String], standardOutput: String? = nil) throws -> pid_t {
+        let child = try ChildProcess(executable, arguments, standardOutput: standardOutput)
+        running.withLock { $0.append(child.pid) }
+        return child.pid
+    }
+
+    /// Waits for `pid` to exit and returns its status.
+    func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        running.withLock { $0.removeAll { $0 == pid } }
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    func stopAll() {
+        let pids = running.withLock { pids in
+            defer { pids = [] }
+            return pids
+        }
+        for pid in pids { kill(pid, SIGTERM) }
+        for pid in pids {
+            var status: Int32 = 0
+            let deadline = ContinuousClock.now + .seconds(5)
+            while waitpid(pid, &status, WNOHANG) == 0 {
+                if ContinuousClock.now > deadline {
+                    kill(pid, SIGKILL)
+                    _ = waitpid(pid, &status, 0)
+                    break
+                }
+                usleep(10_000)
+            }
+        }
+    }
+}
+
+/// A blocking Unix-socket client for the bus's frames and Redis's RESP, one thread per socket.
+final class BenchSocket: @unchecked Sendable {
+    // @unchecked Sendable: each socket is used by one thread at a time (a benchmark thread, or a writer thread
+    // and a reader thread that touch disjoint state: `write` uses no buffers).
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var chunk = [UInt8](repeating: 0, count: 65_536)
+
+    init(path: String) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: Array(path.utf8) + [0]) }
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard status == 0 else {
+            let code = errno
+            close(descriptor)
+            throw SystemError(errno: code, operation: "connect(\(path))")
+        }
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    func hello() throws {
+        write(
+            StoreBusBenchmark.frame(
+                #"{"jsonrpc":"2.0","id":0,"method":"bus.hello","params":{"protocol":1,"client":"bench"}}"#))
+        guard readFrame() != nil else { throw StoreBusBenchmark.BenchError("bus.hello got no answer") }
+    }
+
+    func write(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress! + offset, $0.count - offset, 0) }
+            if sent <= 0 { return }
+            offset += sent
+        }
+    }
+
+    /// One length-prefixed frame's payload.
+    func readFrame() -> [UInt8]? {
+        guard fill(4) else { return nil }
+        let length =
+            Int(buffer[start]) << 24 | Int(buffer[start + 1]) << 16 | Int(buffer[start + 2]) << 8
+            | Int(buffer[start + 3])
+        guard fill(4 + length) else { return nil }
+        defer { start += 4 + length }
+        return Array(buffer[(start + 4)..<(start + 4 + length)])
+    }
+
+    /// One RESP array message (`*N\r\n` then N bulk strings or integers), as its raw bytes.
+    func readRESPMessage() -> [UInt8]? {
+        guard let header = line() else { return nil }
+        guard header.first == UInt8(ascii: "*"), let count = Int(String(decoding: header.dropFirst(), as: UTF8.self))
+        else { return header }
+        var message = header
+        for _ in 0..<count {
+            guard let item = line() else { return nil }
+            message += item
+            if item.first == UInt8(ascii: "$"), let length = Int(String(decoding: item.dropFirst(), as: UTF8.self)),
+                length >= 0
+            {
+                guard fill(length + 2) else { return nil }
+                message += buffer[start..<(start + length)]
+                start += length + 2
+            }
+        }
+        return message
+    }
+
+    private func line() -> [UInt8]? {
+        var scanned = 0
+        while true {
+            if let end = buffer[(start + scanned)...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Array(buffer[start..<max(start, end - 1)])
+                start = end + 1
+                return line
+            }
+            scanned = buffer.count - start
+            guard readMore() else { return nil }
+        }
+    }
+
+    private func fill(_ count: Int) -> Bool {
+        while buffer.count - start < count {
+            guard readMore() else { return false }
+        }
+        return true
+    }
+
+    private func readMore() -> Bool {
+        if start > 0 && start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        } else if start > 1 << 20 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        let got = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress!, $0.count, 0) }
+        guard got > 0 else { return false }
+        buffer += chunk[0..<got]
+        return true
+    }
+}
+
+extension Duration {
+    fileprivate var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

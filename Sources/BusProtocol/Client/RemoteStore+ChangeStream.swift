@@ -1,0 +1,124 @@
+import Dispatch
+import Foundation
+import Shared
+
+// The change stream: one `store.subscribe` to every entity, its `store.changed` events turned into `ChangeSet`s
+// on `deliveryQueue`, and a new subscription with `since` after every reconnection.
+//
+// Everything that reads or moves `subscription` and `lastDeliveredTxn` runs on `deliveryQueue`, one item at a
+// time: the subscribe call blocks it, so events that arrive meanwhile (queued by the loop) are handled only once
+// the subscription's number is known.
+
+extension RemoteStore {
+    /// Subscribes (on the delivery queue) and starts listening; re-subscribes after every reconnection.
+    func startChangeStream() async throws {
+        let events = client.events(ChangedEvent.self).startWithValues { [weak self] event in
+            guard let self else { return }
+            deliveryQueue.async { self.receive(event) }
+        }
+        let hook = client.onReconnect { [weak self] _ in
+            guard let self else { return }
+            deliveryQueue.async { self.resubscribe() }
+        }
+        state.withLock { $0.disposables += [events, hook] }
+        let failure = await withCheckedContinuation { continuation in
+            deliveryQueue.async { [self] in
+                do throws(StoreError) {
+                    let result = try call(StoreSubscribe.self, SubscribeParams())
+                    state.withLock { state in
+                        state.subscription = result.subscription
+                        state.lastDeliveredTxn = result.txn
+                        state.lastTransaction = max(state.lastTransaction, result.txn)
+                    }
+                    continuation.resume(returning: StoreError?.none)
+                } catch {
+                    continuation.resume(returning: error)
+                }
+            }
+        }
+        if let failure {
+            close()
+            throw failure
+        }
+    }
+
+    /// Handles one event, on the delivery queue: converts it and delivers it, or marks the stream for a new
+    /// subscription (the event will be replayed).
+    private func receive(_ event: ChangedEvent) {
+        let isCurrent = state.withLock { state in
+            !state.isClosed && !state.needsResubscribe && event.subscription == state.subscription
+                && event.txn > state.lastDeliveredTxn
+        }
+        guard isCurrent else { return }
+        let changes: ChangeSet
+        do {
+            changes = try changeSet(for: event)
+        } catch {
+            state.withLock { $0.needsResubscribe = true }
+            // A lost connection resubscribes when it is back; otherwise try again shortly.
+            if client.connectionState.isConnected {
+                deliveryQueue.asyncAfter(deadline: .now() + .milliseconds(200)) { [weak self] in self?.resubscribe() }
+            }
+            return
+        }
+        let observers = state.withLock { state -> [@Sendable (ChangeSet) -> Void] in
+            state.lastDeliveredTxn = event.txn
+            state.lastTransaction = max(state.lastTransaction, event.txn)
+            return state.observers.keys.sorted().compactMap { state.observers[$0] }
+        }
+        for observer in observers { observer(changes) }
+    }
+
+    /// Subscribes again with `since` = the last delivered transaction, on the delivery queue.
+    func resubscribe() {
+        let (since, old, isClosed) = state.withLock { ($0.lastDeliveredTxn, $0.subscription, $0.isClosed) }
+        guard !isClosed else { return }
+        if let old, client.connectionState.isConnected {
+            // The old subscription may still live (an event could not be converted): stop it first. On a new
+            // connection it is gone already and this answers 404, which changes nothing.
+            _ = try? call(StoreUnsubscribe.self, UnsubscribeParams(subscription: old))
+        }
+        do {
+            let result = try call(StoreSubscribe.self, SubscribeParams(since: since))
+            state.withLock { state in
+                state.subscription = result.subscription
+                state.needsResubscribe = false
+            }
+        } catch .historyUnavailable(let asked, let oldest) {
+            state.withLock { state in
+                state.problem =
+                    "the store's history starts at transaction \(oldest); changes after \(asked) and before it were missed"
+                state.lastDeliveredTxn = max(state.lastDeliveredTxn, oldest - 1)
+            }
+            resubscribe()
+        } catch {
+            // Lost again: the next reconnection subscribes. Still connected: try again shortly.
+            state.withLock { $0.needsResubscribe = true }
+            if client.connectionState.isConnected {
+                deliveryQueue.asyncAfter(deadline: .now() + .milliseconds(200)) { [weak self] in self?.resubscribe() }
+            }
+        }
+    }
+
+    /// The change set of one event: inserted objects as sent, updated ones read back in full (`store.get`).
+    private func changeSet(for event: ChangedEvent) throws -> ChangeSet {
+        var inserted: [ObjectSnapshot] = []
+        for (i, object) in event.inserted.enumerated() {
+            inserted.append(try typed { () throws(RPCError) in try object.snapshot(in: model, path: "inserted[\(i)]") })
+        }
+        var updated: [ChangeSet.Update] = []
+        if !event.updated.isEmpty {
+            let current = try objects(with: event.updated.map(\.id))
+            let byID = Dictionary(current.objects.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            for object in event.updated {
+                // An object deleted since is `missing`: the later event that deleted it removes it.
+                guard let snapshot = byID[object.id] else { continue }
+                updated.append(
+                    ChangeSet.Update(snapshot: snapshot, changedKeys: Set(object.values.keys), previousValues: [:]))
+            }
+        }
+        return ChangeSet(
+            txn: event.txn, time: Date(), author: event.author, inserted: inserted, updated: updated,
+            deleted: event.deleted.map { ObjectSnapshot(id: $0, version: 0, values: [:]) })
+    }
+}

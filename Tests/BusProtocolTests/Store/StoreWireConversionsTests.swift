@@ -1,0 +1,115 @@
+import BusProtocol
+import Foundation
+import Shared
+import Testing
+
+/// The conversions between the store's wire types and Shared's store types, used by both `storesvc` and
+/// `RemoteStore`: what one end writes, the other reads back to the same value.
+@Suite struct StoreWireConversionsTests {
+    let model = Model.deviceReadings
+
+    @Test func aSaveRequestSurvivesTheWireAndTheServicesDecoder() throws {
+        let device = ObjectID(entity: "Device", temporaryReference: "t-1")
+        let existing = ObjectID(entity: "Device", number: 7)
+        let request = SaveRequest(
+            inserts: [
+                .init(id: device, values: ["address": .string("AA:01"), "connected": .bool(true)]),
+                .init(
+                    id: ObjectID(entity: "Reading", temporaryReference: "t-2"),
+                    values: [
+                        "characteristic": .string("2a19"), "value": .binary(Data([1, 2])),
+                        "time": .date(Date(timeIntervalSince1970: 1_700_000_000.25)), "device": .reference(device),
+                    ]),
+            ],
+            updates: [
+                .init(
+                    id: existing, version: 3, values: ["name": .string("new")], original: ["name": .string("old")])
+            ],
+            deletes: [.init(id: ObjectID(entity: "Reading", number: 4), version: nil)],
+            mergePolicy: .storeTrump, durability: .memory, author: "tester")
+        let params = try SaveParams(request)
+        // Through JSON text, as on the wire.
+        let text = try JSONWriter().string(params.json)
+        let decoded = try SaveRequestDecoder(model: model).decode(try SaveParams(json: try JSONParser().parse(text)))
+        #expect(decoded.request == request)
+        #expect(decoded.names[device] == "t-1")
+    }
+
+    @Test func aPermanentInsertIDCannotBeSent() {
+        let request = SaveRequest(inserts: [.init(id: ObjectID(entity: "Device", number: 1), values: [:])])
+        #expect(
+            throws: RPCError.invalidParams(
+                field: "insert[0].id",
+                message: "Device/1 is permanent; storesvc assigns IDs to inserts, which must be temporary")
+        ) {
+            try SaveParams(request)
+        }
+    }
+
+    @Test func snapshotsAreReadBackWithTheModelsTypes() throws {
+        let snapshot = ObjectSnapshot(
+            id: ObjectID(entity: "Device", number: 2), version: 5,
+            values: [
+                "address": .string("AA:02"), "name": .null, "connected": .bool(false),
+                "lastSeen": .date(Date(timeIntervalSince1970: 1_700_000_000.5)),
+                "readings": .references([
+                    ObjectID(entity: "Reading", number: 9), ObjectID(entity: "Reading", number: 3),
+                ]),
+            ])
+        let back = try StoreObject(snapshot).snapshot(in: model)
+        var sorted = snapshot
+        sorted.values["readings"] = .references([
+            ObjectID(entity: "Reading", number: 3), ObjectID(entity: "Reading", number: 9),
+        ])
+        #expect(back == sorted)
+    }
+
+    @Test func aValueOfTheWrongTypeNamesItsField() {
+        let object = StoreObject(
+            id: ObjectID(entity: "Device", number: 2), version: 1, values: ["connected": .string("yes")])
+        #expect(
+            throws: RPCError.invalidParams(
+                field: "objects[0].values.connected", message: "expected true or false or null")
+        ) {
+            try object.snapshot(in: model, path: "objects[0]")
+        }
+    }
+
+    @Test func aFetchRequestSurvivesTheWire() throws {
+        let request = FetchRequest(
+            entity: "Reading",
+            predicate: try ObjectPredicate(format: "value != nil AND device.name BEGINSWITH[c] $prefix"),
+            arguments: ["prefix": .string("th")], sortDescriptors: [ObjectSortDescriptor("time", ascending: false)],
+            fetchLimit: 10, fetchOffset: 5, resultType: .ids)
+        let back = try FetchParams(json: FetchParams(request).json).fetchRequest()
+        #expect(back.predicate == request.predicate)
+        #expect(back.arguments == ["prefix": .json(.string("th"))])
+        #expect(back.sortDescriptors == request.sortDescriptors)
+        #expect(back.fetchLimit == 10 && back.fetchOffset == 5 && back.resultType == .ids)
+    }
+
+    @Test func storeErrorsSurviveTheWireWithTheirDetails() {
+        let service = "storesvc at /tmp/s.sock"
+        let id = ObjectID(entity: "Device", number: 4)
+        let errors: [StoreError] = [
+            .conflict([
+                .init(id: id, version: 1, currentVersion: 2, currentValues: ["address": .string("A"), "name": .null]),
+                .init(id: ObjectID(entity: "Reading", number: 1), version: 3, currentVersion: nil, currentValues: [:]),
+            ]),
+            .notFound(id),
+            .invalidRequest(field: "insert[0].values.address", message: "expected a string or null"),
+            .historyUnavailable(since: 3, oldest: 10),
+            .validation([.init(id: id, key: "address", reason: "is required")]),
+        ]
+        for error in errors {
+            let wire = RPCError(error)
+            let back = StoreError(RPCError(json: wire.json)!, model: model, service: service)
+            #expect(back == error, "\(error) came back as \(back)")
+        }
+    }
+
+    @Test func codesThatAreNotStoreErrorsBecomeUnavailableNamingTheService() {
+        let back = StoreError(.internalError("internal error"), model: model, service: "storesvc at /tmp/s.sock")
+        #expect(back.description == "store unavailable: storesvc at /tmp/s.sock answered error -32603: internal error")
+    }
+}

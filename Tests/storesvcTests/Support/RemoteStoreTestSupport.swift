@@ -1,0 +1,60 @@
+import BusProtocol
+import Dispatch
+import Foundation
+import Shared
+
+/// Runs blocking work (a `RemoteStore`'s synchronous calls, a context's `performAndWait`, process waits) on a
+/// thread of its own and awaits it, so that no thread of the cooperative pool is blocked.
+func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}
+
+/// Waits (up to a generous guard, not a timing assertion) until `condition` holds, without blocking the pool.
+@discardableResult
+func eventuallyAsync(timeout: Duration = .seconds(60), _ condition: @Sendable () -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    return true
+}
+
+/// The change sets a store delivered to `observeChanges`, in order.
+final class ChangeRecorder: Sendable {
+    private let changes = Locked<[ChangeSet]>([])
+    private let observation: StoreObservation
+
+    init(_ store: any PersistentStore) {
+        let changes = self.changes
+        observation = store.observeChanges { change in changes.withLock { $0.append(change) } }
+    }
+
+    var all: [ChangeSet] { changes.withLock { $0 } }
+    var txns: [Int64] { all.map(\.txn) }
+}
+
+extension StoreServiceProcess {
+    /// A `RemoteStore` on this service.
+    func remoteStore(
+        _ name: String = "remote", reconnect: BusClient.ReconnectPolicy? = BusClient.ReconnectPolicy()
+    ) async throws -> RemoteStore {
+        try await RemoteStore.open(
+            socketPath: socketPath, options: RemoteStore.Options(clientName: name, reconnect: reconnect))
+    }
+}
+
+extension ObjectContext {
+    /// Inserts and saves one `Device`; returns its permanent ID.
+    func saveDevice(_ address: String, name: String? = nil) throws -> ObjectID {
+        try performAndWait {
+            let device = insert(entity: "Device")
+            device["address", as: String.self] = address
+            if let name { device["name", as: String.self] = name }
+            try save()
+            return device.objectID
+        }
+    }
+}
