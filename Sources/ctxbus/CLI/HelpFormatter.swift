@@ -8,7 +8,7 @@ struct HelpFormatter: Sendable {
     /// The help of one command; `path` is the words before its name (`ctxbus store`).
     func help(for configuration: CommandConfiguration, path: String) -> String {
         var sections: [String] = ["OVERVIEW: \(configuration.abstract)"]
-        if !configuration.discussion.isEmpty { sections.append(configuration.discussion) }
+        if !configuration.discussion.isEmpty { sections.append(wrapDiscussion(configuration.discussion)) }
         sections.append("USAGE: \(usage(for: configuration, path: path))")
         if !configuration.arguments.isEmpty {
             sections.append(
@@ -33,7 +33,7 @@ struct HelpFormatter: Sendable {
     /// The help of a group of commands.
     func help(for group: CommandGroup, path: String) -> String {
         var sections = ["OVERVIEW: \(group.abstract)"]
-        if !group.discussion.isEmpty { sections.append(group.discussion) }
+        if !group.discussion.isEmpty { sections.append(wrapDiscussion(group.discussion)) }
         sections.append("USAGE: \(path) \(group.name) <subcommand>")
         sections.append("OPTIONS:\n" + entry(OptionSpec.help.label, OptionSpec.help.help))
         sections.append(
@@ -70,6 +70,13 @@ struct HelpFormatter: Sendable {
         }
         lines.append(line)
         return lines.joined(separator: "\n")
+    }
+
+    /// Wraps the lines of a discussion at `lineWidth`; indented lines (tables) are kept as they are.
+    func wrapDiscussion(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).flatMap { line in
+            line.first == " " ? [String(line)] : wrapText(String(line), width: Self.lineWidth)
+        }.joined(separator: "\n")
     }
 
     /// Splits `text` into lines of at most `width` characters at spaces (keeping explicit line breaks).

@@ -36,7 +36,13 @@ struct ObjectRendering: Sendable {
                     return ValueText.text(value, type: description?.attribute(named: key)?.type)
                 }
         }
-        return Table(["id", "version"] + keys, rows: rows)
+        let numeric: Set<AttributeType> = [.int, .double]
+        let alignments: [Table.Alignment] =
+            [.left, .right]
+            + keys.map { key in
+                description?.attribute(named: key).map { numeric.contains($0.type) } == true ? .right : .left
+            }
+        return Table(["id", "version"] + keys, rows: rows, alignments: alignments)
     }
 
     /// The model's properties of `entity` in order, then any other keys the objects have, sorted.

@@ -19,15 +19,19 @@ struct Table: Sendable, Hashable {
 
     var titles: [String]
     var rows: [[String]]
+    /// Each column's alignment; `nil` decides from the cells (`detectedAlignments`).
+    var columnAlignments: [Alignment]?
 
-    init(_ titles: [String], rows: [[String]] = []) {
+    init(_ titles: [String], rows: [[String]] = [], alignments: [Alignment]? = nil) {
         self.titles = titles
         self.rows = rows
+        self.columnAlignments = alignments
     }
 
-    /// Right for a column whose every non-empty cell is a number, else left.
+    /// The given alignments, else right for a column whose every non-empty cell is a number.
     var alignments: [Alignment] {
-        titles.indices.map { column in
+        if let columnAlignments, columnAlignments.count == titles.count { return columnAlignments }
+        return titles.indices.map { column in
             let cells = rows.map { column < $0.count ? $0[column] : "" }.filter { !$0.isEmpty && $0 != "-" }
             return !cells.isEmpty && cells.allSatisfy(Self.isNumber) ? .right : .left
         }

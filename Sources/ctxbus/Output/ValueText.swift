@@ -20,6 +20,7 @@ enum ValueText {
         case .double(let number):
             return String(number)
         case .array(let items):
+            if items.isEmpty { return "[]" }
             if type == nil, items.allSatisfy({ $0.stringValue != nil }) {
                 return items.map { text($0) }.joined(separator: ",")
             }

@@ -19,9 +19,17 @@ enum DeviceCommands {
                 [
                     device.address.string, device.name ?? "-", device.rssi.map(String.init) ?? "-",
                     device.connected ? "yes" : "no", device.paired ? "yes" : "no",
-                    device.services.isEmpty ? "-" : device.services.map(\.string).joined(separator: ","),
+                    device.services.isEmpty ? "-" : device.services.map(shortForm).joined(separator: ","),
                 ]
             })
+    }
+
+    /// `180f` for a UUID built on the Bluetooth base UUID, else the full form.
+    static func shortForm(_ uuid: BluetoothUUID) -> String {
+        let canonical = uuid.canonical
+        let base = "-0000-1000-8000-00805f9b34fb"
+        guard canonical.hasPrefix("0000"), canonical.hasSuffix(base), canonical.count == 36 else { return uuid.string }
+        return String(canonical.dropFirst(4).prefix(4))
     }
 
     /// Reads an address argument.

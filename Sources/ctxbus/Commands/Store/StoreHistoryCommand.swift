@@ -35,7 +35,8 @@ struct StoreHistoryCommand: Command {
             ]
         }
         console.lines(Table(["txn", "time", "author", "inserted", "updated", "deleted"], rows: rows).lines)
-        console.line("(\(result.transactions.count) transactions after txn \(params.since))")
+        let noun = result.transactions.count == 1 ? "transaction" : "transactions"
+        console.line("(\(result.transactions.count) \(noun) after txn \(params.since))")
     }
 
     private static func list(_ ids: [ObjectID]) -> String {
