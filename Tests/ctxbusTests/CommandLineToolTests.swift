@@ -59,7 +59,7 @@ import Testing
         (["store", "fetch", "Reading", "--arg", "min"], "invalid --arg 'min': expected name=value"),
         (["store", "watch", "--where", "a == 1"], "--where needs an <entity>"),
         (["store", "get", "Device/x"], "invalid object ID 'Device/x'"),
-        (["device", "run", "AA:BB"], "invalid address 'AA:BB'"),
+        (["device", "run", "AA:BB", "connect"], "invalid address 'AA:BB'"),
         (["device", "run", "AA:BB:CC:DD:EE:01"], "missing <step>"),
         (["device", "run", "AA:BB:CC:DD:EE:01", "connect", "raed:2a19"], "invalid chain step 2 'raed:2a19'"),
         (["device", "scan", "--seconds", "0"], "invalid value '0' for '--seconds'"),

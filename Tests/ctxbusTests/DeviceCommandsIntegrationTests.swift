@@ -20,7 +20,7 @@ struct DeviceCommandsIntegrationTests {
             environment: environment)
         #expect(run.status == 0, "\(run.errors)")
         let lines = run.outputLines
-        #expect(lines.count == 7, "\(run.output)")
+        #expect(lines.count == 8, "\(run.output)")
         #expect(lines.first?.hasPrefix("[0] connect") == true)
         #expect(lines.filter { $0.contains("(notification ") }.count == 2)
         #expect(lines.last?.contains("recorded in the store") == true)

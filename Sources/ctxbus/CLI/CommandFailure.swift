@@ -1,12 +1,17 @@
+import BusProtocol
+
 /// A failure a command reports itself: its message lines and the exit status.
 struct CommandFailure: Error, Sendable, Hashable, CustomStringConvertible {
     var status: ExitStatus
     /// The lines printed to standard error, each prefixed with `ctxbus: `.
     var lines: [String]
+    /// The service's error behind the failure, printed as `{"error":…}` on standard output with `--json`.
+    var serviceError: RPCError?
 
-    init(_ status: ExitStatus, _ lines: [String]) {
+    init(_ status: ExitStatus, _ lines: [String], serviceError: RPCError? = nil) {
         self.status = status
         self.lines = lines
+        self.serviceError = serviceError
     }
 
     var description: String { lines.joined(separator: "\n") }

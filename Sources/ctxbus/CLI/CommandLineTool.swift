@@ -121,6 +121,7 @@ struct CommandLineTool: Sendable {
     static func report(_ error: any Error, on console: Console) -> ExitStatus {
         switch error {
         case let failure as CommandFailure:
+            if console.isJSON, let rpc = failure.serviceError { console.json(.object(["error": rpc.json])) }
             for line in failure.lines { console.error(line) }
             return failure.status
         case let usage as UsageError:

@@ -35,8 +35,7 @@ struct DeviceRunCommand: Command {
         service: .device,
         examples: [
             "ctxbus device run AA:BB:CC:DD:EE:01 connect read:2a19 disconnect",
-            "ctxbus device run AA:BB:CC:DD:EE:01 connect read:2a19 write:2a06=01 notify:2a19x3@5000 wait:500 "
-                + "disconnect --record",
+            "ctxbus device run AA:BB:CC:DD:EE:01 connect write:2a06=01 notify:2a19x3@5000 disconnect --record",
         ])
 
     let params: RunParams
@@ -91,7 +90,7 @@ struct DeviceRunCommand: Command {
             answer = try await client.call(method: DeviceRun.name, params: params.json)
         } catch let error as RPCError {
             console.progress(nil)
-            throw failure(for: error, console: console)
+            throw failure(for: error)
         }
         console.progress(nil)
         let result = try RunResult(json: answer)
@@ -111,9 +110,8 @@ struct DeviceRunCommand: Command {
     }
 
     /// The failure to report for an error answer: a failed chain (exit 4) names its step.
-    private func failure(for error: RPCError, console: Console) -> any Error {
+    private func failure(for error: RPCError) -> any Error {
         guard let chainFailure = error.chainFailure else { return error }
-        if console.isJSON { console.json(.object(["error": error.json])) }
         let step = chainFailure.step
         let stepText = step >= 0 && step < stepTexts.count ? " (\(stepTexts[step]))" : ""
         var lines = [
@@ -122,7 +120,7 @@ struct DeviceRunCommand: Command {
         ]
         if let bluez = chainFailure.bluez { lines.append("BlueZ error: \(bluez)") }
         lines.append("steps finished before it: \(chainFailure.results.count)")
-        return CommandFailure(.chainFailed, lines)
+        return CommandFailure(.chainFailed, lines, serviceError: error)
     }
 
     private func showProgress(running step: Int, console: Console) {

@@ -38,7 +38,7 @@ enum StoreCommands {
         do {
             return try await body()
         } catch let error as RPCError where error.code == .invalidParams && error.field == "where" {
-            throw CommandFailure(.serviceError, predicateErrorLines(error, predicate: predicate))
+            throw CommandFailure(.serviceError, predicateErrorLines(error, predicate: predicate), serviceError: error)
         }
     }
 

@@ -8,7 +8,8 @@ struct StoreSaveCommand: Command {
         name: "save", abstract: "Insert, update and delete objects in one transaction.",
         discussion: """
             Sends store.save. The save is given either as JSON in the protocol's store.save shape \
-            ({"insert":[{"entity","ref"?,"values"}],"update":[{"id","version"?,"values"}],"delete":[{"id","version"?}]}), \
+            ({"insert":[{"entity","ref"?,"values"}], "update":[{"id","version"?,"values"}], \
+            "delete":[{"id","version"?}]}), \
             inline or '-' to read it from standard input, or with --insert, --update and --delete, each \
             --insert/--update followed by its key=value words. key=value values are read like --arg values \
             of fetch: JSON when they parse (20, true, null, "text"), else a string (thermo, AA:BB:CC:DD:EE:01). \
@@ -19,7 +20,7 @@ struct StoreSaveCommand: Command {
             """,
         arguments: [
             ArgumentSpec(
-                "json-or-key=value", help: "The save as JSON, '-' for standard input, or key=value words of the "
+                "input", help: "The save as JSON, '-' for standard input, or key=value words of the "
                     + "preceding --insert/--update.", isRepeating: true, isOptional: true)
         ],
         options: [
