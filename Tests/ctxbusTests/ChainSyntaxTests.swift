@@ -27,11 +27,14 @@ import Testing
         #expect(steps[0] == .connect(timeoutMs: 10000))
         #expect(steps[1] == .read(characteristic: Self.battery, timeoutMs: 200))
         #expect(steps[2] == .notify(characteristic: Self.battery, count: 2, timeoutMs: 5000))
-        #expect(steps[3] == .write(characteristic: BluetoothUUID("2a06")!, value: Data([255]), response: true, timeoutMs: 9))
+        #expect(
+            steps[3] == .write(characteristic: BluetoothUUID("2a06")!, value: Data([255]), response: true, timeoutMs: 9)
+        )
     }
 
     @Test func notifyWithoutACountCollectsOneNotification() throws {
-        #expect(try ChainSyntax.parse(["notify:2a19"]) == [.notify(characteristic: Self.battery, count: 1, timeoutMs: nil)])
+        #expect(
+            try ChainSyntax.parse(["notify:2a19"]) == [.notify(characteristic: Self.battery, count: 1, timeoutMs: nil)])
     }
 
     @Test(arguments: [

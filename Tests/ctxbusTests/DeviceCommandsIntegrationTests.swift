@@ -16,7 +16,10 @@ struct DeviceCommandsIntegrationTests {
         let environment = ["CTXBUS_DEVICE_SOCKET": device.socketPath, "CTXBUS_STORE_SOCKET": store.socketPath]
 
         let run = try await Ctxbus.run(
-            ["device", "run", "AA:BB:CC:DD:EE:01", "connect", "read:2a19", "notify:2a19x2", "wait:10", "disconnect", "--record"],
+            [
+                "device", "run", "AA:BB:CC:DD:EE:01", "connect", "read:2a19", "notify:2a19x2", "wait:10", "disconnect",
+                "--record",
+            ],
             environment: environment)
         #expect(run.status == 0, "\(run.errors)")
         let lines = run.outputLines
@@ -25,7 +28,8 @@ struct DeviceCommandsIntegrationTests {
         #expect(lines.filter { $0.contains("(notification ") }.count == 2)
         #expect(lines.last?.contains("recorded in the store") == true)
 
-        let readings = try await Ctxbus.run(["store", "fetch", "Reading", "--count", "--json"], environment: environment)
+        let readings = try await Ctxbus.run(
+            ["store", "fetch", "Reading", "--count", "--json"], environment: environment)
         #expect(try JSONParser().parse(readings.output)["count"] == .int(3))
 
         let failed = try await Ctxbus.run(

@@ -31,6 +31,7 @@ import Testing
     }
 
     @Test func laterValuesOfTheSameNameWin() throws {
-        #expect(try KeyValueArgument.object(["a=1", "b=x", "a=2"], option: "--arg") == ["a": .int(2), "b": .string("x")])
+        #expect(
+            try KeyValueArgument.object(["a=1", "b=x", "a=2"], option: "--arg") == ["a": .int(2), "b": .string("x")])
     }
 }

@@ -28,7 +28,10 @@ import Testing
                     values: ["address": .string("AA:BB:CC:DD:EE:01"), "connected": .bool(true)]),
                 .init(entity: "Reading", ref: nil, values: ["device": .string("d1")]),
             ])
-        #expect(params.updates == [.init(id: ObjectID(entity: "Device", number: 3), version: 2, values: ["name": .string("lamp")])])
+        #expect(
+            params.updates == [
+                .init(id: ObjectID(entity: "Device", number: 3), version: 2, values: ["name": .string("lamp")])
+            ])
         #expect(
             params.deletes == [
                 .init(id: ObjectID(entity: "Reading", number: 4), version: 1),

@@ -31,7 +31,10 @@ import Testing
             let fetched = try await Ctxbus.run(["store", "fetch", "Device"], environment: environment)
             #expect(fetched.status == 0, "\(fetched.errors)")
             #expect(fetched.outputLines.first?.split(separator: " ", omittingEmptySubsequences: true).first == "id")
-            #expect(fetched.outputLines.contains { $0.hasPrefix("Device/1") && $0.contains("AA:BB:CC:DD:EE:01") && $0.contains("thermo") })
+            #expect(
+                fetched.outputLines.contains {
+                    $0.hasPrefix("Device/1") && $0.contains("AA:BB:CC:DD:EE:01") && $0.contains("thermo")
+                })
 
             let readings = try await Ctxbus.run(
                 ["store", "fetch", "Reading", "--where", "characteristic == $c", "--arg", "c=2a19", "--json"],
@@ -54,7 +57,10 @@ import Testing
     @Test func jsonOutputOfEveryReadCommandIsOneParsableLine() async throws {
         try await withStore { _, environment in
             _ = try await Ctxbus.run(
-                ["store", "save", "{\"insert\":[{\"entity\":\"Device\",\"values\":{\"address\":\"AA:BB:CC:DD:EE:02\"}}]}"],
+                [
+                    "store", "save",
+                    "{\"insert\":[{\"entity\":\"Device\",\"values\":{\"address\":\"AA:BB:CC:DD:EE:02\"}}]}",
+                ],
                 environment: environment)
             for command in [
                 ["store", "model"], ["store", "stats"], ["store", "history"], ["store", "fetch", "Device", "--count"],
@@ -65,7 +71,8 @@ import Testing
                 #expect(outcome.outputLines.count == 1, "\(command)")
                 #expect(throws: Never.self) { try JSONParser().parse(outcome.output) }
             }
-            let count = try await Ctxbus.run(["store", "fetch", "Device", "--count", "--json"], environment: environment)
+            let count = try await Ctxbus.run(
+                ["store", "fetch", "Device", "--count", "--json"], environment: environment)
             #expect(try json(count.output)["count"] == .int(1))
         }
     }
@@ -74,7 +81,9 @@ import Testing
         try await withStore { _, environment in
             let outcome = try await Ctxbus.run(
                 ["store", "save", "-", "--author", "stdin-test"], environment: environment,
-                standardInput: "{\"insert\":[{\"entity\":\"Device\",\"ref\":\"x\",\"values\":{\"address\":\"AA:BB:CC:DD:EE:03\"}}]}")
+                standardInput:
+                    "{\"insert\":[{\"entity\":\"Device\",\"ref\":\"x\",\"values\":{\"address\":\"AA:BB:CC:DD:EE:03\"}}]}"
+            )
             #expect(outcome.status == 0, "\(outcome.errors)")
             #expect(outcome.output.contains("Device/1"))
             let history = try await Ctxbus.run(["store", "history", "--json"], environment: environment)
@@ -91,12 +100,17 @@ import Testing
             defer { client.close() }
             let deadline = ContinuousClock.now + .seconds(60)
             while try await client.call(StoreStats.self).subscriptions < 1 {
-                guard ContinuousClock.now < deadline else { throw ChildProcessError.timedOut("the subscription", output: watch.standardOutput, errors: watch.standardError) }
+                guard ContinuousClock.now < deadline else {
+                    throw ChildProcessError.timedOut(
+                        "the subscription", output: watch.standardOutput, errors: watch.standardError)
+                }
                 try await Task.sleep(for: .milliseconds(20))
             }
             let saved = try await client.call(
                 StoreSave.self,
-                SaveParams(inserts: [.init(entity: "Device", ref: "d", values: ["address": .string("AA:BB:CC:DD:EE:04")])], author: "other"))
+                SaveParams(
+                    inserts: [.init(entity: "Device", ref: "d", values: ["address": .string("AA:BB:CC:DD:EE:04")])],
+                    author: "other"))
             try await watch.waitUntil("the change") { output, _ in output.contains("\n") }
             let event = try ChangedEvent(json: try json(watch.standardOutput.split(separator: "\n")[0].description))
             #expect(event.txn == saved.txn)
@@ -117,7 +131,8 @@ import Testing
         #expect(outcome.errors.contains("no service is listening at \(path)"))
         #expect(outcome.errors.contains("storesvc --socket \(path)"))
         #expect(outcome.output.isEmpty)
-        let fromRuntimeDirectory = try await Ctxbus.run(["store", "stats"], environment: ["CTXBUS_RUNTIME_DIR": directory])
+        let fromRuntimeDirectory = try await Ctxbus.run(
+            ["store", "stats"], environment: ["CTXBUS_RUNTIME_DIR": directory])
         #expect(fromRuntimeDirectory.status == 3)
         #expect(fromRuntimeDirectory.errors.contains("socket tried: \(path) (the default"))
     }

@@ -81,7 +81,9 @@ struct CommandLineTool: Sendable {
         }
     }
 
-    private func run(_ command: any Command, configuration: CommandConfiguration, arguments: ParsedArguments)
+    private func run(
+        _ command: any Command, configuration: CommandConfiguration, arguments: ParsedArguments
+    )
         -> Int32
     {
         let console = Console.standard(format: arguments.flag("json") ? .json : .table)

@@ -95,7 +95,9 @@ enum ChainSyntax {
         }
     }
 
-    private static func required(_ argument: ArraySlice<Character>?, after operation: String, at end: Int)
+    private static func required(
+        _ argument: ArraySlice<Character>?, after operation: String, at end: Int
+    )
         throws(WordError) -> ArraySlice<Character>
     {
         guard let argument, !argument.isEmpty else {

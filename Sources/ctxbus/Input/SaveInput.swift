@@ -89,7 +89,8 @@ enum SaveInput: Sendable, Hashable {
                 case .insert(let i): params.inserts[i].values[pair.key] = pair.value
                 case .update(let i): params.updates[i].values[pair.key] = pair.value
                 case nil:
-                    throw UsageError("'\(word)' does not follow an --insert or --update (key=value words belong to one)")
+                    throw UsageError(
+                        "'\(word)' does not follow an --insert or --update (key=value words belong to one)")
                 }
             case .option:
                 continue

@@ -67,7 +67,8 @@ struct DeviceRunCommand: Command {
         let observation = client.events(StepEvent.self).startWithValues { [stepTexts] event in
             guard event.step >= 0, event.step < stepTexts.count else { return }
             if !console.isJSON {
-                let label = "[\(event.step)] " + stepTexts[event.step].padding(toLength: width, withPad: " ", startingAt: 0)
+                let label =
+                    "[\(event.step)] " + stepTexts[event.step].padding(toLength: width, withPad: " ", startingAt: 0)
                 var outcome = "ok"
                 if let value = event.value {
                     outcome = ValueText.hex(value)

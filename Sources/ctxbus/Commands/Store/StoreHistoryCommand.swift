@@ -21,7 +21,8 @@ struct StoreHistoryCommand: Command {
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         params = HistoryParams(
-            since: Int64(try arguments.integer("since", atLeast: 0) ?? 0), limit: try arguments.integer("limit", atLeast: 1))
+            since: Int64(try arguments.integer("since", atLeast: 0) ?? 0),
+            limit: try arguments.integer("limit", atLeast: 1))
     }
 
     func run(in context: CommandContext) async throws {

@@ -20,12 +20,17 @@ struct StoreSaveCommand: Command {
             """,
         arguments: [
             ArgumentSpec(
-                "input", help: "The save as JSON, '-' for standard input, or key=value words of the "
+                "input",
+                help: "The save as JSON, '-' for standard input, or key=value words of the "
                     + "preceding --insert/--update.", isRepeating: true, isOptional: true)
         ],
         options: [
-            .repeating("insert", valueName: "entity[:ref]", help: "Insert an object; the key=value words that follow are its values."),
-            .repeating("update", valueName: "id[@version]", help: "Update an object; the key=value words that follow are the changed values."),
+            .repeating(
+                "insert", valueName: "entity[:ref]",
+                help: "Insert an object; the key=value words that follow are its values."),
+            .repeating(
+                "update", valueName: "id[@version]",
+                help: "Update an object; the key=value words that follow are the changed values."),
             .repeating("delete", valueName: "id[@version]", help: "Delete an object."),
             .value(
                 "merge-policy", valueName: "policy",
@@ -52,7 +57,8 @@ struct StoreSaveCommand: Command {
         input = try SaveInput.parse(arguments)
         if let text = arguments.value("merge-policy") {
             guard let policy = MergePolicy(rawValue: text) else {
-                throw .invalidValue(text, for: "merge-policy", expected: "error, objectTrump, storeTrump, overwrite or rollback")
+                throw .invalidValue(
+                    text, for: "merge-policy", expected: "error, objectTrump, storeTrump, overwrite or rollback")
             }
             mergePolicy = policy
         } else {
