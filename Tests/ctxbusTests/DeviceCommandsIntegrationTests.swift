@@ -28,6 +28,14 @@ struct DeviceCommandsIntegrationTests {
         #expect(lines.filter { $0.contains("(notification ") }.count == 2)
         #expect(lines.last?.contains("recorded in the store") == true)
 
+        let json = try await Ctxbus.run(
+            ["device", "run", "AA:BB:CC:DD:EE:02", "connect", "read:2a19", "disconnect", "--json"],
+            environment: environment)
+        #expect(json.status == 0, "\(json.errors)")
+        let result = try RunResult(json: try JSONParser().parse(json.output))
+        #expect(result.results.map(\.operation) == [.connect, .read, .disconnect])
+        #expect(result.results[1].value?.count == 1)
+
         let readings = try await Ctxbus.run(
             ["store", "fetch", "Reading", "--count", "--json"], environment: environment)
         #expect(try JSONParser().parse(readings.output)["count"] == .int(3))
