@@ -4,8 +4,9 @@ import Foundation
 import Shared
 import Testing
 
-/// The built `ctxbus` binary against a real `storesvc` started for each test.
-@Suite struct StoreCommandsIntegrationTests {
+/// The built `ctxbus` binary against a real `storesvc` started for each test (one test at a time: each starts
+/// processes, and the whole suite shares two cores with the rest of the tests).
+@Suite(.serialized) struct StoreCommandsIntegrationTests {
     func withStore(_ body: (TestStoreService, [String: String]) async throws -> Void) async throws {
         let store = try await TestStoreService.start()
         defer { store.stop() }

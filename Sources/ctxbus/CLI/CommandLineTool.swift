@@ -108,6 +108,8 @@ struct CommandLineTool: Sendable {
         Task.detached {
             do {
                 try await command.run(in: context)
+            } catch _ where streams && interruption.signal != nil {
+                // Interrupted while still connecting or subscribing: a stopped watch, not a failure.
             } catch {
                 let failed = Self.report(error, on: console)
                 status.withLock { $0 = failed }

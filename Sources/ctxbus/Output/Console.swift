@@ -59,6 +59,7 @@ final class Console: Sendable {
     func progress(_ text: String?) {
         guard showsProgress else { return }
         progressLine.withLock { line in
+            guard text != nil || line != nil else { return }
             line = text
             fputs("\r\u{1B}[K" + (text ?? ""), stderr)
             fflush(stderr)
