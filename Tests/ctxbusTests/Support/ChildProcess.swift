@@ -12,6 +12,8 @@ import Shared
 final class ChildProcess: Sendable {
     let pid: pid_t
     let directory: String
+    /// The command line it was started with, to recognise it in `/proc` before signalling it.
+    private let commandLine: [String]
     private let exitStatus = Locked<Int32?>(nil)
 
     var standardOutputPath: String { directory + "/stdout" }
@@ -56,6 +58,19 @@ final class ChildProcess: Sendable {
         let result = posix_spawn(&child, executable, &actions, &attributes, &cArguments, &cEnvironment)
         guard result == 0 else { throw ChildProcessError.spawnFailed(executable, result) }
         pid = child
+        commandLine = argv
+    }
+
+    /// Whether `pid` is still this process: its `/proc/PID/cmdline` is the command line it was started with.
+    ///
+    /// Other code in the test process may reap children it did not start (`waitpid(-1)`), after which the pid
+    /// can be reused by another test's process; a signal must never reach that one.
+    var isStillThisProcess: Bool {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+        let words = data.split(separator: 0, omittingEmptySubsequences: false).dropLast().map {
+            String(decoding: $0, as: UTF8.self)
+        }
+        return words == commandLine
     }
 
     /// What the process has written to standard output so far.
@@ -64,7 +79,7 @@ final class ChildProcess: Sendable {
     var standardError: String { (try? String(contentsOfFile: standardErrorPath, encoding: .utf8)) ?? "" }
 
     func send(signal: Int32) {
-        kill(pid, signal)
+        if isStillThisProcess { kill(pid, signal) }
     }
 
     /// Waits (on a thread of its own) for the process to end: its exit status, or 128 + the signal that ended it.
@@ -74,7 +89,10 @@ final class ChildProcess: Sendable {
         let status = await withCheckedContinuation { continuation in
             DispatchQueue(label: "ctxbus-tests.waitpid").async {
                 var status: Int32 = 0
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                var result = waitpid(pid, &status, 0)
+                while result < 0 && errno == EINTR { result = waitpid(pid, &status, 0) }
+                // -1: reaped by someone else, the status is unknown.
+                guard result == pid else { return continuation.resume(returning: -1) }
                 // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import.
                 continuation.resume(returning: status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f))
             }
@@ -98,7 +116,7 @@ final class ChildProcess: Sendable {
 
     /// Kills the process if it still runs (reaped on a thread of its own) and removes its directory.
     func stop() {
-        if exitStatus.withLock({ $0 }) == nil {
+        if exitStatus.withLock({ $0 }) == nil, isStillThisProcess {
             kill(pid, SIGKILL)
             let pid = self.pid
             DispatchQueue(label: "ctxbus-tests.reap").async {

@@ -94,6 +94,7 @@ final class TestBlueZSimulator: Sendable {
         try await launcher.waitUntil(seconds: 300, "the simulator's address") { output, _ in
             output.contains("BLUEZ_SIM_DIR=")
         }
+        _ = await launcher.waitForExit()  // it exits by itself once the simulator is ready
         var values: [String: String] = [:]
         for line in launcher.standardOutput.split(separator: "\n") {
             guard let equals = line.firstIndex(of: "=") else { continue }
