@@ -59,18 +59,16 @@ func waitForHello(at path: String, process: ChildProcess) async throws -> BusCli
 
 /// The simulated BlueZ of `scripts/bluez-sim --background` (docs/bluez-sim.md), stopped by PID.
 final class TestBlueZSimulator: Sendable {
-    /// Whether the machine can run it (dbus-daemon, python3 with dbus).
+    /// Whether the machine can run it: dbus-daemon, python3, and Debian's python3-dbus and python3-gi.
+    ///
+    /// Checked by looking for the files rather than by running python: a Foundation `Process` waited for
+    /// here would block whichever thread evaluates the trait.
     static let isSupported: Bool = {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon"),
-            FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
-        else { return false }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import dbus, dbus.mainloop.glib, gi.repository.GLib"]
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        let files = FileManager.default
+        return files.isExecutableFile(atPath: "/usr/bin/dbus-daemon")
+            && files.isExecutableFile(atPath: "/usr/bin/python3")
+            && files.fileExists(atPath: "/usr/lib/python3/dist-packages/dbus/__init__.py")
+            && files.fileExists(atPath: "/usr/lib/python3/dist-packages/gi/__init__.py")
     }()
 
     let busAddress: String
