@@ -1,10 +1,11 @@
-@preconcurrency import Glibc
+import BusProtocol
+import Foundation
 
-/// `ctxbus`, the command-line client (issue 7). Until then it only documents itself.
+/// `ctxbus`, the ContextBus command-line client. See `ctxbus --help` and docs/cli.md.
 
-if CommandLine.arguments.count < 2 || CommandLine.arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
-    print(CtxbusCommand.usage)
-    exit(CommandLine.arguments.count < 2 ? 64 : 0)
-}
-fputs("ctxbus: commands are not built yet; see --help\n", stderr)
-exit(64)
+// Before any thread exists, so that every thread inherits the mask and SIGINT/SIGTERM reach the
+// signal sources (see ServiceSignals).
+ServiceSignals.blockInEveryNewThread()
+
+let tool = CommandLineTool(environment: ProcessInfo.processInfo.environment)
+exit(tool.main(Array(CommandLine.arguments.dropFirst())))
