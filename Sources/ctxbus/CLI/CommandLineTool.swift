@@ -66,8 +66,8 @@ struct CommandLineTool: Sendable {
 
     // MARK: - Running
 
-    /// Runs the command line and returns the exit status. Blocks the calling thread (the main
-    /// thread, with SIGINT and SIGTERM blocked by `ServiceSignals.blockInEveryNewThread()`).
+    /// Runs the command line and returns the exit status. Blocks the calling thread, which must be the
+    /// main thread (it takes SIGINT and SIGTERM; see `ShutdownSignals`).
     func main(_ words: [String]) -> Int32 {
         switch invocation(for: words) {
         case .help(let text):
@@ -89,7 +89,7 @@ struct CommandLineTool: Sendable {
         let console = Console.standard(format: arguments.flag("json") ? .json : .table)
         let interruption = Interruption()
         let streams = configuration.streamsUntilInterrupted
-        let signals = ServiceSignals(queue: DispatchQueue(label: "ctxbus.signals")) { signal in
+        let signals = ShutdownSignals.install(exitsAfterHandler: false) { signal in
             interruption.trigger(signal)
             if !streams {
                 console.progress(nil)
