@@ -77,8 +77,9 @@ extension ContextCore {
             where relationship.isToMany && values[relationship.name] == nil {
                 let key = relationship.name
                 guard case .references(let members)? = old[key] else { continue }
-                if snapshot.version == object.committedVersion || changedKeys?.contains(key) == false
-                    && snapshot.version == object.committedVersion + 1
+                if snapshot.version == object.committedVersion
+                    || changedKeys?.contains(key) == false
+                        && snapshot.version == object.committedVersion + 1
                 {
                     values[key] = old[key]
                 } else if snapshot.version == object.committedVersion + 1, let delta = deltas?[key] {

@@ -20,7 +20,8 @@ extension ChangeSet {
         func record(
             _ owner: ObjectID, _ relationship: RelationshipDescription, before: [ObjectID], after: [ObjectID]
         ) {
-            guard let inverse = model.entity(named: relationship.destination)?.relationship(named: relationship.inverse),
+            guard
+                let inverse = model.entity(named: relationship.destination)?.relationship(named: relationship.inverse),
                 inverse.isToMany, before != after
             else { return }
             let (beforeSet, afterSet) = (Set(before), Set(after))

@@ -62,7 +62,8 @@ import Testing
         let moved = try #require(try store.snapshot(device)?.values["readings"]?.referencedIDs.first)
         _ = try store.save(SaveRequest(updates: [.init(id: moved, version: nil, values: ["device": .null])]))
         #expect(store.toManyMembersReadBySaves == before)
-        _ = try store.save(SaveRequest(updates: [.init(id: device, version: nil, values: ["readings": .references([])])]))
+        _ = try store.save(
+            SaveRequest(updates: [.init(id: device, version: nil, values: ["readings": .references([])])]))
         #expect(store.toManyMembersReadBySaves == before + Self.readingCount)
         #expect(try store.snapshot(device)?.values["readings"] == .references([]))
     }
@@ -72,7 +73,9 @@ import Testing
         let fixture = try ContextFixture(factory)
         let device = try Self.seedDevice(in: fixture.store)
         let sqlite = fixture.store as? SQLiteStore
-        let readBefore = (sqlite?.toManyMembersReadBySaves ?? 0, sqlite?.membersReadByGets.load(ordering: .relaxed) ?? 0)
+        let readBefore = (
+            sqlite?.toManyMembersReadBySaves ?? 0, sqlite?.membersReadByGets.load(ordering: .relaxed) ?? 0
+        )
         let context = fixture.makeContext()
         try context.performAndWait {
             let object = context.object(with: device)

@@ -81,7 +81,9 @@ struct ChangeSetPlanner {
                 for (key, value) in update.values {
                     guard let original = update.original[key] else { continue }
                     let committed = try committedValue(of: update.id, key: key)
-                    if Self.normalized(original, key: key, in: entity) == Self.normalized(committed, key: key, in: entity) {
+                    if Self.normalized(original, key: key, in: entity)
+                        == Self.normalized(committed, key: key, in: entity)
+                    {
                         unchangedByStore[key] = value
                     }
                 }
@@ -303,7 +305,9 @@ struct ChangeSetPlanner {
             guard let object = objects[id], var before = object.before else { continue }
             // Delete rules read every to-many in full: the deleted snapshot carries them, so that
             // the other sides' changes can be derived from the change set (`ChangeSet+ToManyDeltas`).
-            for (key, _) in object.toMany { before.values[key] = .references(object.committedMembers(of: key).sorted()) }
+            for (key, _) in object.toMany {
+                before.values[key] = .references(object.committedMembers(of: key).sorted())
+            }
             plan.deleted.append(before)
         }
         return plan

@@ -117,7 +117,9 @@ struct HistoryCodec {
         } else {
             let start = out.count
             out.append(contentsOf: d.description.utf8)
-            if !out[start...].contains(where: { $0 == JSONByte.period || $0 == JSONByte.lowerE || $0 == JSONByte.upperE }) {
+            if !out[start...].contains(where: {
+                $0 == JSONByte.period || $0 == JSONByte.lowerE || $0 == JSONByte.upperE
+            }) {
                 JSONWriter.appendLiteral(".0", into: &out)
             }
         }

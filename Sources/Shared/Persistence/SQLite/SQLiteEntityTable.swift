@@ -114,7 +114,9 @@ final class SQLiteEntityTable: Sendable {
         return try members(of: number, item, on: connection)
     }
 
-    private func members(of number: Int64, _ item: ToMany, on connection: SQLiteConnection) throws(SQLiteError)
+    private func members(
+        of number: Int64, _ item: ToMany, on connection: SQLiteConnection
+    ) throws(SQLiteError)
         -> [ObjectID]
     {
         let statement = try connection.statement(item.selectSQL)

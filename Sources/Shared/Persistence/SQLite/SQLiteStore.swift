@@ -114,7 +114,9 @@ public final class SQLiteStore: PersistentStore {
                     let snapshot = try table.snapshot(number: number, on: connection)
                 {
                     if !table.toMany.isEmpty {
-                        let members = table.toMany.reduce(0) { $0 + (snapshot.values[$1.relationship.name]?.referencedIDs.count ?? 0) }
+                        let members = table.toMany.reduce(0) {
+                            $0 + (snapshot.values[$1.relationship.name]?.referencedIDs.count ?? 0)
+                        }
                         membersReadByGets.add(members, ordering: .relaxed)
                     }
                     result.objects.append(snapshot)
