@@ -77,12 +77,14 @@ extension ContextCore {
             where relationship.isToMany && values[relationship.name] == nil {
                 let key = relationship.name
                 guard case .references(let members)? = old[key] else { continue }
-                if snapshot.version == object.committedVersion
-                    || changedKeys?.contains(key) == false
-                        && snapshot.version == object.committedVersion + 1
-                {
+                // The same version (a parent context's change set, or the merge of a save this
+                // context just applied) or the next one: nothing was missed in between.
+                let isNext = snapshot.version == object.committedVersion + 1
+                guard isNext || snapshot.version == object.committedVersion else { continue }
+                if changedKeys?.contains(key) != true {
                     values[key] = old[key]
-                } else if snapshot.version == object.committedVersion + 1, let delta = deltas?[key] {
+                } else if let delta = deltas?[key] {
+                    // Applying a delta twice changes nothing: set operations.
                     let resolvedDelta = ToManyDelta(
                         added: Set(delta.added.map(resolved)), removed: Set(delta.removed.map(resolved)))
                     values[key] = .references(resolvedDelta.applied(to: members))

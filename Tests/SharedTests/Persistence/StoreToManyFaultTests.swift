@@ -134,6 +134,34 @@ import Testing
     }
 
     @Test(arguments: StoreFactory.all)
+    func aSiblingsReadingReachesALoadedSetThroughTheParentsChangeSet(factory: StoreFactory) throws {
+        let fixture = try ContextFixture(factory)
+        let device = try fixture.seedDevices(1, readingsEach: 3)[0]
+        let parent = fixture.makeContext("parent")
+        let viewer = ObjectContext(parent: parent, name: "viewer")
+        let writer = ObjectContext(parent: parent, name: "writer")
+        #expect(viewer.performAndWait { viewer.object(with: device).relatedObjects(forKey: "readings").count } == 3)
+        let changes = try writer.performAndWait {
+            let object = writer.object(with: device)
+            writer.makeReading(device: object)
+            let saved = Locked<[ChangeSet]>([])
+            let observation = writer.observeSaves { changes in saved.withLock { $0.append(changes) } }
+            try writer.save()
+            observation.cancel()
+            return try #require(saved.withLock { $0.first })
+        }
+        // The writer's change set leaves the device's readings out (txn 0: versions do not move).
+        let update = try #require(changes.updated.first { $0.snapshot.id == device })
+        #expect(update.changedKeys == ["readings"] && update.snapshot.values["readings"] == nil)
+        viewer.performAndWait {
+            viewer.merge(changes)
+            let object = viewer.object(with: device)
+            #expect(!object.isToManyFault("readings"))
+            #expect(object.relatedObjects(forKey: "readings").count == 4)
+        }
+    }
+
+    @Test(arguments: StoreFactory.all)
     func completingToManyValuesFillsTheWholeSetAndThePreviousOne(factory: StoreFactory) throws {
         let store = try factory.make(Model.deviceReadings)
         let device = try store.insert("Device", ["address": .string("AA")])
