@@ -70,7 +70,7 @@ enum PeerAccessProbe {
 
     /// The entries of `/proc/net/<table>` (`tcp`, `tcp6`, `udp`, `udp6`, `unix`) whose inode is in `inodes`.
     static func entries(of table: String, withInodes inodes: Set<String>) -> [String] {
-        guard let text = try? String(contentsOfFile: "/proc/net/\(table)", encoding: .utf8) else { return [] }
+        let text = readProcFile("/proc/net/\(table)")
         let inodeColumn = table == "unix" ? 6 : 9
         return text.split(separator: "\n").dropFirst().compactMap { line in
             let columns = line.split(separator: " ", omittingEmptySubsequences: true)
@@ -84,5 +84,22 @@ enum PeerAccessProbe {
         var status = stat()
         guard lstat(path, &status) == 0 else { throw RawBusConnectionError.system("lstat", errno) }
         return UInt32(status.st_mode) & 0o7777
+    }
+
+    /// The whole text of a `/proc` file, read with `read(2)` until end of file (its reported size is 0, and
+    /// `String(contentsOfFile:)` may stop early on a long one).
+    static func readProcFile(_ path: String) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes += buffer[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
