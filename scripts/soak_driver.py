@@ -10,8 +10,9 @@ client per simulated device (every other chain with record: true). Every CHECK s
     duplicate, in order);
   - no chain failed, no client hung;
   - the services' RSS and open descriptors are sampled.
-At the end: RSS and descriptors must have levelled off (the last third of the run may not grow past
-the middle third by more than 25% + 16 MiB; descriptors by more than 16). Prints a table per check and a
+At the end: RSS and descriptors must have levelled off (the peak RSS of the last third of the run may
+not exceed the middle third's by more than 10% or 4 MiB, whichever is more; descriptors by more than 16).
+Run it for several minutes: in a short run, warming up (SQLite's page cache) looks like growth. Prints a table per check and a
 summary; exits 1 on any violation.
 
     soak_driver.py STORE_SOCK DEVICE_SOCK MINUTES STORE_PID DEVICE_PID
@@ -279,7 +280,7 @@ def main():
         middle, last = samples[third:2 * third] or samples[:1], samples[2 * third:]
         for column, name in ((0, "storesvc RSS"), (2, "devicesvc RSS")):
             before, after = max(s[column] for s in middle), max(s[column] for s in last)
-            if after > before * 1.25 + 16:
+            if after - before > max(4, before * 0.10):
                 violation(f"{name} still grows: {before} MiB in the middle third, {after} MiB in the last")
         for column, name in ((1, "storesvc descriptors"), (3, "devicesvc descriptors")):
             before, after = max(s[column] for s in middle), max(s[column] for s in last)
