@@ -66,12 +66,13 @@ struct DeviceServiceCrashTests {
                     }
                 }
             }
-            // Kill once some chain has started (a readiness guard), after a random extra moment.
+            // Kill at a random point of the chains' progress: after the k-th of their 48 step events (8 per chain),
+            // so that some are always still in flight (a readiness guard, not a timing check).
+            let killAfter = Int.random(in: 1...20, using: &random)
             let deadline = ContinuousClock.now + .seconds(60)
-            while steps.withLock({ $0 }) == 0, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
+            while steps.withLock({ $0 }) < killAfter, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
             }
-            try await Task.sleep(for: .milliseconds(Int.random(in: 0...400, using: &random)))
             service.process.send(signal: SIGKILL)
             await chains.value
             let results = outcomes.withLock { $0 }
