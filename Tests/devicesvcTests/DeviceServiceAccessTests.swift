@@ -99,7 +99,7 @@ struct DeviceServiceAccessTests {
 
     @Test func anotherUIDIsRefusedWith403AtHelloAndNothingListensOnTCP() async throws {
         let simulator = try await BlueZSimulator.start()
-        defer { simulator.stop() }
+        defer { simulator.stopNow() }
         let service = try await DeviceServiceProcess.start(
             bus: simulator.busAddress, in: simulator.directory, lifetimeSeconds: nil)
         defer { service.stop() }

@@ -32,7 +32,7 @@ struct DeviceServiceCrashTests {
         print("DeviceServiceCrashTests: seed \(seed), \(Self.rounds) rounds")
         var random = SeededRandom(seed: seed)
         let simulator = try await BlueZSimulator.start(["--timing", "notify_ms=20"])
-        defer { simulator.stop() }
+        defer { simulator.stopNow() }
         for round in 0..<Self.rounds {
             let service = try await DeviceServiceProcess.start(
                 bus: simulator.busAddress, in: simulator.directory, lifetimeSeconds: nil)
