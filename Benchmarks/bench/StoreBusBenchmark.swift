@@ -21,8 +21,9 @@ import Synchronization
 /// - Fan-out latency to 100 subscribers: a publisher sends one save (one `Reading`) per millisecond whose `chain`
 ///   value holds the monotonic send time; 100 subscriber connections (`store.subscribe` `Reading`, one thread
 ///   each, reading raw frames) take receive time − send time. The latency therefore includes the commit (with
-///   `durability: disk`, the fsync; a second run saves with `durability: memory`). Redis: the same publisher loop sends `PUBLISH` with a payload of the same
-///   size as the `store.changed` frame, to 100 `SUBSCRIBE`d connections read the same way.
+///   `durability: disk`, the fsync; a second run saves with `durability: memory`). Redis: the same publisher loop
+///   sends `PUBLISH` with a payload of the same size as the `store.changed` frame, to 100 `SUBSCRIBE`d
+///   connections read the same way.
 enum StoreBusBenchmark {
     static let duration: Duration = .seconds(2)
     static let saveClients = 8
@@ -71,10 +72,10 @@ enum StoreBusBenchmark {
             "durable 1-object saves, 8 clients", "-", rate(saves), rate(redisSet["SET"]),
             ratio(saves, redisSet["SET"], goal: "≥ 1"),
         ])
-        let storeFanOut = try storeFanOut(socket: store, durability: "disk")
-        let memoryFanOut = try storeFanOut(socket: store, durability: "memory")
-        let redisFanOut = try redisFanOut(socket: redis, payloadSize: storeFanOut.messageSize)
-        for (name, run) in [("disk", storeFanOut), ("memory", memoryFanOut)] {
+        let diskFanOut = try storeFanOut(socket: store, durability: "disk")
+        let memoryFanOut = try Self.storeFanOut(socket: store, durability: "memory")
+        let redisFanOut = try redisFanOut(socket: redis, payloadSize: diskFanOut.messageSize)
+        for (name, run) in [("disk", diskFanOut), ("memory", memoryFanOut)] {
             rows.append([
                 "fan-out to 100 (\(name)), p50 (ms)", "-", ms(run.latencies.p50), ms(redisFanOut.p50), "",
             ])
@@ -88,7 +89,7 @@ enum StoreBusBenchmark {
         }
         printTable(["case", "storesvc raw client", "storesvc BusClient", "redis", "ratio vs redis (goal)"], rows)
         print(
-            "  fan-out: \(fanOutMessages) messages at ~1000/s, \(storeFanOut.messageSize)-byte store.changed frames "
+            "  fan-out: \(fanOutMessages) messages at ~1000/s, \(diskFanOut.messageSize)-byte store.changed frames "
                 + "(redis payload the same size); storesvc latency = event received − save sent, commit included "
                 + "(saves with durability disk, then memory); saves from \(saveClients) child processes of this runner, one BusClient each"
         )
