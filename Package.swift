@@ -22,6 +22,7 @@ let package = Package(
         .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "Shared"]),
         .testTarget(name: "storesvcTests", dependencies: ["storesvc", "BusProtocol", "Shared"]),
         .testTarget(name: "devicesvcTests", dependencies: ["devicesvc", "BusProtocol", "Shared"]),
+        .testTarget(name: "ctxbusTests", dependencies: ["ctxbus", "BusProtocol", "Shared"]),
     ],
     swiftLanguageModes: [.v6]
 )

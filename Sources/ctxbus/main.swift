@@ -1,10 +1,6 @@
-@preconcurrency import Glibc
+import Foundation
 
-/// `ctxbus`, the command-line client (issue 7). Until then it only documents itself.
+/// `ctxbus`, the ContextBus command-line client. See `ctxbus --help` and docs/cli.md.
 
-if CommandLine.arguments.count < 2 || CommandLine.arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
-    print(CtxbusCommand.usage)
-    exit(CommandLine.arguments.count < 2 ? 64 : 0)
-}
-fputs("ctxbus: commands are not built yet; see --help\n", stderr)
-exit(64)
+let tool = CommandLineTool(environment: ProcessInfo.processInfo.environment)
+exit(tool.main(Array(CommandLine.arguments.dropFirst())))

@@ -18,7 +18,7 @@ import Testing
 
         init(socket: DBusSocket) {
             self.socket = socket
-            socket.setReceiveTimeout(.seconds(20))
+            socket.setReceiveTimeout(.seconds(60))
         }
 
         func nextMessage() async throws -> DBusMessage {
@@ -59,9 +59,9 @@ import Testing
             connection.close()
             peer.socket.close()
         }
-        let first = Task { try await connection.call(call("First"), timeout: .seconds(20)) }
+        let first = Task { try await connection.call(call("First"), timeout: .seconds(60)) }
         let firstCall = try await peer.nextMessage()
-        let second = Task { try await connection.call(call("Second"), timeout: .seconds(20)) }
+        let second = Task { try await connection.call(call("Second"), timeout: .seconds(60)) }
         let calls = [firstCall, try await peer.nextMessage()]
         for (index, incoming) in calls.reversed().enumerated() {
             try peer.send(
@@ -77,7 +77,7 @@ import Testing
             connection.close()
             peer.socket.close()
         }
-        let answered = Task { try await connection.call(call("Real"), timeout: .seconds(20)) }
+        let answered = Task { try await connection.call(call("Real"), timeout: .seconds(60)) }
         let incoming = try await peer.nextMessage()
         var stray = DBusMessage.methodReturn(to: incoming, body: [.string("stray")])
         stray.replySerial = 999
@@ -112,7 +112,7 @@ import Testing
             connection.close()
             peer.socket.close()
         }
-        let pending = Task { try await connection.call(call("Any"), timeout: .seconds(20)) }
+        let pending = Task { try await connection.call(call("Any"), timeout: .seconds(60)) }
         _ = try await peer.nextMessage()
         try peer.socket.send(Array("HTTP/1.1 400 Bad Request\r\n\r\n".utf8))
         await #expect(throws: DBusConnectionError.protocolViolation(.invalidByteOrder(UInt8(ascii: "H")))) {
@@ -124,7 +124,7 @@ import Testing
     @Test func aPeerThatHangsUpMidMessageFailsPendingCalls() async throws {
         let (connection, peer) = try makeConnection()
         defer { connection.close() }
-        let pending = Task { try await connection.call(call("Any"), timeout: .seconds(20)) }
+        let pending = Task { try await connection.call(call("Any"), timeout: .seconds(60)) }
         let incoming = try await peer.nextMessage()
         var reply = DBusMessage.methodReturn(to: incoming, body: [.string("cut short")])
         reply.serial = 1
@@ -145,7 +145,7 @@ import Testing
             destination: nil, path: .root, interface: "org.example.Peer", member: "Bad",
             body: [.array(.int32, [.string("not an int")])])
         await #expect(throws: DBusConnectionError.invalidMessage(.typeMismatch(expected: "i", actual: "s"))) {
-            _ = try await connection.call(bad, timeout: .seconds(20))
+            _ = try await connection.call(bad, timeout: .seconds(60))
         }
         #expect(connection.isConnected)
     }

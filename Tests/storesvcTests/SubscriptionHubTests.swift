@@ -38,6 +38,28 @@ import Testing
         #expect(events[0].inserted[0].values["address"] == .string("A0"))
     }
 
+    @Test func aDeviceUpdatedFromItsReadingsSideStillCarriesTheWholeReadingsArray() throws {
+        let device = try store.insertDevice("AA")
+        let connection = RecordingConnection()
+        _ = try liveSubscription(on: connection)
+        var readings: [ObjectID] = []
+        for i in 0..<2 {
+            let temporary = ObjectID(entity: "Reading", temporaryReference: "r")
+            let values: [String: PropertyValue] = [
+                "characteristic": .string("2a19"), "value": .binary(Data([UInt8(i)])),
+                "time": .date(Date(timeIntervalSince1970: Double(i))), "device": .reference(device),
+            ]
+            let result = try store.save(SaveRequest(inserts: [.init(id: temporary, values: values)]))
+            // The store's change set leaves the device's readings out; the event must not.
+            #expect(result.changes.updated.first?.snapshot.values["readings"] == nil)
+            readings.append(result.ids[temporary]!)
+        }
+        store.waitForObservers()
+        let updated = connection.changedEvents.flatMap(\.updated)
+        #expect(updated.map(\.id) == [device, device])
+        #expect(updated.last?.values == ["readings": .array(readings.map(\.jsonValue))])
+    }
+
     @Test func nothingIsSentBeforeActivationAndNothingCommittedMeanwhileIsLost() throws {
         let connection = RecordingConnection()
         try store.insertDevice("before")

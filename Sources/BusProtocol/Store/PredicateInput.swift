@@ -5,16 +5,20 @@ public enum PredicateInput {
     /// Parses `format`; `nil` when there is none.
     ///
     /// - Throws: `-32602` with `data.field` `"where"` and `data.position`, the 0-based offset
-    ///   (in Unicode scalars) of the error in the format string.
+    ///   (in Unicode scalars) of the error in the format string; `-32602` too for a predicate with more
+    ///   comparisons through relationships than `maximumRelationshipComparisons`.
     public static func predicate(_ format: String?) throws(RPCError) -> Shared.ObjectPredicate? {
         guard let format else { return nil }
+        let predicate: Shared.ObjectPredicate
         do {
-            return try Shared.ObjectPredicate(format: format)
+            predicate = try Shared.ObjectPredicate(format: format)
         } catch {
             throw RPCError(
                 code: .invalidParams, message: "invalid params: where: \(error)",
                 data: .object(["field": .string("where"), "position": .int(Int64(error.position))]))
         }
+        try checkCost(of: predicate)
+        return predicate
     }
 
     /// The `args` as predicate arguments: each JSON value as `.json`, which binding reads as the

@@ -6,11 +6,12 @@ extension ContextCore {
     /// the object's changes are dropped). Deleted objects leave the context and every reference
     /// to them is removed. Faults stay faults: they load the new values when touched.
     func merge(_ changes: ChangeSet, mergePolicy: MergePolicy) {
+        let deltas = changes.hasToManyFaults ? changes.derivedToManyDeltas(model: model) : [:]
         for snapshot in changes.inserted {
-            mergeSnapshot(snapshot, changedKeys: nil, mergePolicy: mergePolicy)
+            mergeSnapshot(snapshot, changedKeys: nil, deltas: deltas, mergePolicy: mergePolicy)
         }
         for update in changes.updated {
-            mergeSnapshot(update.snapshot, changedKeys: update.changedKeys, mergePolicy: mergePolicy)
+            mergeSnapshot(update.snapshot, changedKeys: update.changedKeys, deltas: deltas, mergePolicy: mergePolicy)
         }
         let gone = Set(changes.deleted.map { resolved($0.id) })
         guard !gone.isEmpty else { return }
@@ -28,18 +29,14 @@ extension ContextCore {
         }
     }
 
-    private func mergeSnapshot(_ snapshot: ObjectSnapshot, changedKeys: Set<String>?, mergePolicy: MergePolicy) {
+    private func mergeSnapshot(
+        _ snapshot: ObjectSnapshot, changedKeys: Set<String>?, deltas: [ObjectID: [String: ToManyDelta]],
+        mergePolicy: MergePolicy
+    ) {
         guard let object = registry[resolved(snapshot.id)], !object.insertedFlag, object.committed != nil,
             snapshot.version >= object.committedVersion
         else { return }
-        object.committed = snapshot.values.mapValues { value in
-            switch value {
-            case .reference(let id): return .reference(resolved(id))
-            case .references(let ids): return .references(ids.map(resolved).sorted())
-            default: return value
-            }
-        }
-        object.committedVersion = snapshot.version
+        adoptCommitted(snapshot, changedKeys: changedKeys, deltas: deltas[snapshot.id], into: object)
         if object.hasValueChanges {
             switch mergePolicy {
             case .storeTrump:
@@ -56,6 +53,46 @@ extension ContextCore {
             object.normalizeChanges()
         }
         noteChange(of: object)
+    }
+}
+
+extension ContextCore {
+    /// Makes `snapshot` the committed state of `object`. A to-many value the snapshot leaves out
+    /// (a change set that did not read it) stays loaded when the object's members are known at
+    /// the previous version: unchanged, or with the transaction's `deltas` applied; otherwise
+    /// the relationship becomes a fault, read from the parent when next used.
+    func adoptCommitted(
+        _ snapshot: ObjectSnapshot, changedKeys: Set<String>?, deltas: [String: ToManyDelta]?,
+        into object: ManagedObject
+    ) {
+        var values = snapshot.values.mapValues { value in
+            switch value {
+            case .reference(let id): return PropertyValue.reference(resolved(id))
+            case .references(let ids): return .references(ids.map(resolved).sorted())
+            default: return value
+            }
+        }
+        if let old = object.committed {
+            for relationship in object.entity.relationships
+            where relationship.isToMany && values[relationship.name] == nil {
+                let key = relationship.name
+                guard case .references(let members)? = old[key] else { continue }
+                // The same version (a parent context's change set, or the merge of a save this
+                // context just applied) or the next one: nothing was missed in between.
+                let isNext = snapshot.version == object.committedVersion + 1
+                guard isNext || snapshot.version == object.committedVersion else { continue }
+                if changedKeys?.contains(key) != true {
+                    values[key] = old[key]
+                } else if let delta = deltas?[key] {
+                    // Applying a delta twice changes nothing: set operations.
+                    let resolvedDelta = ToManyDelta(
+                        added: Set(delta.added.map(resolved)), removed: Set(delta.removed.map(resolved)))
+                    values[key] = .references(resolvedDelta.applied(to: members))
+                }
+            }
+        }
+        object.committed = values
+        object.committedVersion = snapshot.version
     }
 }
 

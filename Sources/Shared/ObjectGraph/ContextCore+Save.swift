@@ -62,15 +62,14 @@ extension ContextCore {
         for object in batch.updated {
             var values: [String: PropertyValue] = [:]
             var original: [String: PropertyValue] = [:]
-            let committed = object.committed ?? [:]
             for key in Set(object.changes.keys).union(object.toManyChanges.keys).sorted() {
                 if let relationship = object.entity.relationship(named: key),
                     !sendsSide(relationship, of: object.entity.name)
                 {
                     continue
                 }
-                values[key] = object.currentValue(forKey: key)
-                original[key] = committed[key] ?? object.emptyValue(forKey: key)
+                values[key] = object.currentValue(forKey: key)  // fires the faults `original` reads
+                original[key] = object.committed?[key] ?? object.emptyValue(forKey: key)
             }
             guard !values.isEmpty else { continue }
             request.updates.append(
@@ -103,15 +102,23 @@ extension ContextCore {
     func apply(_ result: SaveResult, of batch: SaveBatch, mergePolicy: MergePolicy) {
         rekey(result.ids)
         let inserted = Dictionary(result.changes.inserted.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        let updated = Dictionary(
-            result.changes.updated.map { ($0.snapshot.id, $0.snapshot) }, uniquingKeysWith: { a, _ in a })
+        let updated = Dictionary(result.changes.updated.map { ($0.snapshot.id, $0) }, uniquingKeysWith: { a, _ in a })
         let deleted = Set(result.changes.deleted.map(\.id))
+        let deltas = result.changes.hasToManyFaults ? result.changes.derivedToManyDeltas(model: model) : [:]
         for object in batch.inserted {
             object.insertedFlag = false
-            clearChanges(of: object, committed: inserted[object.objectID] ?? updated[object.objectID])
+            clearChanges(of: object, committed: inserted[object.objectID] ?? updated[object.objectID]?.snapshot)
         }
         for object in batch.updated {
-            clearChanges(of: object, committed: updated[object.objectID])
+            object.changes = [:]
+            object.toManyChanges = [:]
+            if let update = updated[object.objectID] {
+                // Keeps loaded to-many members the store did not read (`adoptCommitted`).
+                adoptCommitted(
+                    update.snapshot, changedKeys: update.changedKeys, deltas: deltas[update.snapshot.id], into: object)
+            } else {
+                object.committed = nil
+            }
         }
         for object in batch.deleted {
             if !deleted.contains(object.objectID) && mergePolicy == .rollback {
@@ -158,11 +165,16 @@ extension ContextCore {
         ChangeSet(
             txn: 0, time: Date(), author: author, inserted: batch.inserted.map(\.snapshot),
             updated: batch.updated.map { object in
+                // To-many faults stay faults: their keys are changed, their values left out, as
+                // in a store's change set (`ChangeSet+ToManyFaults.swift`).
                 let keys = Set(object.changes.keys).union(object.toManyChanges.keys)
+                let snapshot = object.snapshotKeepingToManyFaults  // fires the object's fault
                 let committed = object.committed ?? [:]
                 var previous: [String: PropertyValue] = [:]
-                for key in keys { previous[key] = committed[key] ?? object.emptyValue(forKey: key) }
-                return .init(snapshot: object.snapshot, changedKeys: keys, previousValues: previous)
+                for key in keys where !object.isToManyFault(key) {
+                    previous[key] = committed[key] ?? object.emptyValue(forKey: key)
+                }
+                return .init(snapshot: snapshot, changedKeys: keys, previousValues: previous)
             },
             deleted: batch.deleted.map { object in
                 ObjectSnapshot(id: object.objectID, version: object.committedVersion, values: object.committed ?? [:])
@@ -220,7 +232,8 @@ extension ContextCore {
             parentTemporaryIDs.insert(object.objectID)
         }
         for object in batch.inserted + batch.updated {
-            let values = object.snapshot.values
+            // A to-many fault stays one: the parent now holds the members and the change.
+            let values = object.snapshotKeepingToManyFaults.values
             object.insertedFlag = false
             object.changes = [:]
             object.toManyChanges = [:]

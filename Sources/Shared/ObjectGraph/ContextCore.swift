@@ -135,25 +135,47 @@ final class ContextCore {
 
     /// Loads a fault's values from the parent; a missing object reads as empty (all `null`).
     func fulfill(_ object: ManagedObject) {
-        let snapshot = try? parentSnapshots(of: [object.objectID])[object.objectID]
+        let snapshot = try? parentSnapshots(of: [object.objectID], leavingOutToMany: true)[object.objectID]
         object.committed = snapshot?.values ?? [:]
         object.committedVersion = snapshot?.version ?? 0
         object.missingFlag = snapshot == nil
         object.normalizeChanges()
     }
 
+    /// Loads the members of to-many `key` of an object whose other values are loaded (the
+    /// relationship's own fault): the parent's current members; none when the object is gone.
+    func fulfillToMany(_ object: ManagedObject, key: String) {
+        let snapshot = try? parentSnapshots(of: [object.objectID])[object.objectID]
+        let members = snapshot?.values[key]?.referencedIDs ?? []
+        object.committed?[key] = .references(members.map(resolved).sorted())
+        object.normalizeChanges()
+    }
+
     /// The current values of `ids` as the parent sees them; missing or deleted objects are absent.
-    func parentSnapshots(of ids: [ObjectID]) throws -> [ObjectID: ObjectSnapshot] {
+    ///
+    /// With `leavingOutToMany`, to-many values may be left out (where the parent can do so
+    /// without reading them): the object's to-many relationships are then faults of their own.
+    func parentSnapshots(
+        of ids: [ObjectID], leavingOutToMany: Bool = false
+    ) throws -> [ObjectID: ObjectSnapshot] {
         guard !ids.isEmpty else { return [:] }
         switch source {
         case .store(let store):
-            let result = try store.objects(with: ids)
+            let result =
+                if leavingOutToMany, let store = store as? any ToManyFaultingStore {
+                    try store.objectsLeavingOutToMany(with: ids)
+                } else {
+                    try store.objects(with: ids)
+                }
             return Dictionary(result.objects.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         case .parent(let parent):
             let (snapshots, mapping) = try parent.performAndWait {
                 let core = parent.core
                 let mapping = core.resolvedMapping(for: ids)
-                return (try core.viewSnapshots(of: ids.map { mapping[$0] ?? $0 }), mapping)
+                return (
+                    try core.viewSnapshots(of: ids.map { mapping[$0] ?? $0 }, leavingOutToMany: leavingOutToMany),
+                    mapping
+                )
             }
             var result: [ObjectID: ObjectSnapshot] = [:]
             for id in ids {
@@ -169,18 +191,22 @@ final class ContextCore {
 
     /// Snapshots of `ids` in this context's view: registered objects with their pending changes,
     /// the others from the parent. Deleted objects are absent.
-    func viewSnapshots(of ids: [ObjectID]) throws -> [ObjectID: ObjectSnapshot] {
+    func viewSnapshots(of ids: [ObjectID], leavingOutToMany: Bool = false) throws -> [ObjectID: ObjectSnapshot] {
         var result: [ObjectID: ObjectSnapshot] = [:]
         var missing: [ObjectID] = []
         for id in ids {
             let id = resolved(id)
             if let object = registry[id], object.committed != nil || object.insertedFlag || object.deletedFlag {
-                if !object.deletedFlag && !object.missingFlag { result[id] = object.snapshot }
+                if !object.deletedFlag && !object.missingFlag {
+                    result[id] = leavingOutToMany ? object.snapshotKeepingToManyFaults : object.snapshot
+                }
             } else {
                 missing.append(id)
             }
         }
-        for (id, snapshot) in try parentSnapshots(of: missing) { result[id] = snapshot }
+        for (id, snapshot) in try parentSnapshots(of: missing, leavingOutToMany: leavingOutToMany) {
+            result[id] = snapshot
+        }
         return result
     }
 
@@ -227,6 +253,15 @@ extension ManagedObject {
     var snapshot: ObjectSnapshot {
         var values: [String: PropertyValue] = [:]
         for key in entity.propertyNames { values[key] = currentValue(forKey: key) }
+        return ObjectSnapshot(id: objectID, version: version, values: values)
+    }
+
+    /// The object's current values without the to-many relationships that are faults (whose
+    /// members are not in memory): what a save hands on without reading them.
+    var snapshotKeepingToManyFaults: ObjectSnapshot {
+        loadIfNeeded()
+        var values: [String: PropertyValue] = [:]
+        for key in entity.propertyNames where !isToManyFault(key) { values[key] = currentValue(forKey: key) }
         return ObjectSnapshot(id: objectID, version: version, values: values)
     }
 }

@@ -88,34 +88,42 @@ extension ManagedObject {
     }
 
     /// Adds `id` to the to-many `key` without touching inverses.
+    ///
+    /// Neither the object's fault nor the relationship's fires: when the committed members are
+    /// not in memory the change is recorded as is, and checked against them once they are loaded
+    /// (`normalizeChanges`), as Core Data does for a to-many fault.
     func addPrimitive(_ id: ObjectID, toKey key: String) {
-        loadIfNeeded()
         var delta = toManyChanges[key] ?? ToManyDelta()
-        if delta.removed.remove(id) == nil, !committedSet(forKey: key).contains(id) {
+        if delta.removed.remove(id) == nil,
+            !hasLoadedMembers(of: key) || committed?[key]?.referencedIDs.contains(id) != true
+        {
             delta.added.insert(id)
         }
         toManyChanges[key] = delta.isEmpty ? nil : delta
         core?.noteChange(of: self)
     }
 
-    /// Removes `id` from the to-many `key` without touching inverses.
+    /// Removes `id` from the to-many `key` without touching inverses (no fault fires; see
+    /// `addPrimitive`).
     func removePrimitive(_ id: ObjectID, fromKey key: String) {
-        loadIfNeeded()
         var delta = toManyChanges[key] ?? ToManyDelta()
-        if delta.added.remove(id) == nil, committedSet(forKey: key).contains(id) {
+        if delta.added.remove(id) == nil,
+            !hasLoadedMembers(of: key) || committed?[key]?.referencedIDs.contains(id) == true
+        {
             delta.removed.insert(id)
         }
         toManyChanges[key] = delta.isEmpty ? nil : delta
         core?.noteChange(of: self)
     }
 
-    /// Drops pending changes that equal the committed values (after the committed values moved).
+    /// Drops pending changes that equal the committed values (after the committed values moved);
+    /// to-many changes only where the members are loaded.
     func normalizeChanges() {
         guard let committed else { return }
         for (key, value) in changes where (committed[key] ?? .null) == value {
             changes.removeValue(forKey: key)
         }
-        for (key, var delta) in toManyChanges {
+        for (key, var delta) in toManyChanges where !isToManyFault(key) {
             let base = committedSet(forKey: key)
             delta.added.subtract(base)
             delta.removed.formIntersection(base)

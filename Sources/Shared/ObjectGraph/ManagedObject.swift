@@ -97,10 +97,10 @@ public final class ManagedObject {
     public func committedValues(forKeys keys: [String]? = nil) -> [String: PropertyValue] {
         checkQueue()
         loadIfNeeded()
-        let base = committed ?? [:]
         var result: [String: PropertyValue] = [:]
         for key in keys ?? entity.propertyNames {
-            result[key] = base[key] ?? emptyValue(forKey: key)
+            if isToManyFault(key) { loadToMany(key) }
+            result[key] = committed?[key] ?? emptyValue(forKey: key)
         }
         return result
     }
@@ -154,10 +154,11 @@ public final class ManagedObject {
         return committed?[key] ?? .null
     }
 
-    /// The current members of the to-many relationship `key`.
+    /// The current members of the to-many relationship `key` (fires the object's fault and the
+    /// relationship's).
     func currentSet(forKey key: String) -> Set<ObjectID> {
         loadIfNeeded()
-        var set = Set(committed?[key]?.referencedIDs ?? [])
+        var set = committedSet(forKey: key)
         if let delta = toManyChanges[key] {
             set.subtract(delta.removed)
             set.formUnion(delta.added)
@@ -165,8 +166,31 @@ public final class ManagedObject {
         return set
     }
 
+    /// The committed members of the to-many relationship `key` (fires the relationship's fault).
     func committedSet(forKey key: String) -> Set<ObjectID> {
-        Set(committed?[key]?.referencedIDs ?? [])
+        if isToManyFault(key) { loadToMany(key) }
+        return Set(committed?[key]?.referencedIDs ?? [])
+    }
+
+    /// Whether to-many `key` is a fault of its own: the object's values are loaded, but that
+    /// relationship's members are not (a change set updated the object without reading them).
+    func isToManyFault(_ key: String) -> Bool {
+        guard let committed, committed[key] == nil, !insertedFlag, !missingFlag else { return false }
+        return entity.relationship(named: key)?.isToMany == true
+    }
+
+    /// Whether the committed members of to-many `key` are in memory.
+    func hasLoadedMembers(of key: String) -> Bool {
+        committed != nil && !isToManyFault(key)
+    }
+
+    /// Fires the fault of to-many `key`: reads its members from the parent.
+    func loadToMany(_ key: String) {
+        if let core {
+            core.fulfillToMany(self, key: key)
+        } else {
+            committed?[key] = .references([])
+        }
     }
 }
 

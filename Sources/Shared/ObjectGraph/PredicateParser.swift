@@ -67,7 +67,7 @@ struct PredicateParser {
         let predicate = try parseOr()
         guard current.kind == .end else {
             if isSymbol(")") { throw error("unbalanced ')'") }
-            throw error("unexpected \(current.quoted) after a complete predicate")
+            throw error("found \(current.quoted) after a complete predicate")
         }
         return predicate
     }

@@ -30,7 +30,8 @@ public enum ShutdownSignals {
     /// must live as long as the process (it may wait on a semaphore or in `dispatchMain()`).
     ///
     /// - Parameters:
-    ///   - signals: the signals that mean "stop"; SIGTERM and SIGINT by default.
+    ///   - signals: the signals that mean "stop"; SIGTERM and SIGINT by default. A SIGINT that is ignored
+    ///     when `install` runs (inherited from the parent, as shells do for background jobs) stays ignored.
     ///   - exitsAfterHandler: whether to `exit(0)` when the handler returns.
     ///   - handler: called once, with the signal received, on a private serial queue.
     /// - Returns: the installation; `cancel()` stops handling and restores the default actions.
@@ -140,12 +141,24 @@ private final class SignalPipe: Sendable {
         _ = Self.handlerIsRunning.load(ordering: .relaxed)  // initialise before a handler can read it
         installations.withLock { $0.append(installation) }
         for number in installation.signals {
+            // The shell convention: a SIGINT ignored at start (a background job of a non-interactive shell,
+            // `nohup`) stays ignored, so Ctrl-C in the terminal does not stop it behind its parent's back.
+            if number == SIGINT && Self.isIgnored(number) { continue }
             var action = sigaction()
             action.__sigaction_handler.sa_handler = signalPipeHandler
             sigemptyset(&action.sa_mask)
             action.sa_flags = SA_RESTART
             sigaction(number, &action, nil)
         }
+    }
+
+    /// Whether `number`'s action is currently "ignore" (`SIG_IGN`).
+    private static func isIgnored(_ number: Int32) -> Bool {
+        var current = sigaction()
+        guard sigaction(number, nil, &current) == 0, let handler = current.__sigaction_handler.sa_handler else {
+            return false
+        }
+        return unsafeBitCast(handler, to: Int.self) == 1  // SIG_IGN is the handler address 1
     }
 
     func remove(_ installation: ShutdownSignalHandler) {

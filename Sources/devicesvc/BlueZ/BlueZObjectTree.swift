@@ -98,17 +98,26 @@ struct BlueZObjectTree: Sendable, Hashable {
 
     /// The characteristics below the device at `devicePath`, by path order.
     func characteristics(onDevice devicePath: DBusObjectPath) -> [GattCharacteristic] {
-        objects.keys.sorted().compactMap { path -> GattCharacteristic? in
-            guard path.isInNamespace(devicePath), path != devicePath,
-                let properties = properties(of: BlueZ.characteristicInterface, at: path)
-            else { return nil }
-            return GattCharacteristic(path: path, properties: properties)
-        }
+        unorderedCharacteristics(onDevice: devicePath).sorted { $0.path < $1.path }
     }
 
     /// The first characteristic (by path order) with `uuid`, short or full, below the device at `devicePath`.
+    ///
+    /// Every GATT step looks its characteristic up here, so it does not sort the whole tree: it takes the
+    /// smallest path among the matches.
     func characteristic(_ uuid: BluetoothUUID, onDevice devicePath: DBusObjectPath) -> GattCharacteristic? {
-        characteristics(onDevice: devicePath).first { $0.uuid == uuid.canonical }
+        let canonical = uuid.canonical
+        return unorderedCharacteristics(onDevice: devicePath).filter { $0.uuid == canonical }
+            .min { $0.path < $1.path }
+    }
+
+    private func unorderedCharacteristics(onDevice devicePath: DBusObjectPath) -> [GattCharacteristic] {
+        objects.compactMap { path, interfaces -> GattCharacteristic? in
+            guard let properties = interfaces[BlueZ.characteristicInterface], path != devicePath,
+                path.isInNamespace(devicePath)
+            else { return nil }
+            return GattCharacteristic(path: path, properties: properties)
+        }
     }
 
     /// The characteristic at `path`.

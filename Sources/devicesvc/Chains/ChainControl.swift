@@ -12,6 +12,8 @@ final class ChainControl: Sendable {
     private struct State {
         var isCancelled = false
         var listener: (@Sendable () -> Void)?
+        /// Which `listen` call installed `listener`, so that disposing an older one leaves a newer one in place.
+        var listenerToken = 0
     }
 
     /// Whether `cancel()` was called.
@@ -33,14 +35,22 @@ final class ChainControl: Sendable {
     ///
     /// - Returns: a disposable that removes `listener` (if it is still the current one).
     func listen(_ listener: @escaping @Sendable () -> Void) -> any Disposable {
-        let token = AnyDisposable()
-        let wrapped: @Sendable () -> Void = { if !token.isDisposed { listener() } }
-        let cancelledAlready = state.withLock { state -> Bool in
-            if state.isCancelled { return true }
+        let disposed = Locked(false)
+        let wrapped: @Sendable () -> Void = { if !disposed.withLock({ $0 }) { listener() } }
+        let (cancelledAlready, number) = state.withLock { state -> (Bool, Int) in
+            if state.isCancelled { return (true, 0) }
+            state.listenerToken += 1
             state.listener = wrapped
-            return false
+            return (false, state.listenerToken)
         }
         if cancelledAlready { listener() }
-        return token
+        // Disposing releases the listener at once: it captures the chain's observer, which (through the request's
+        // handler) holds this control, and kept until the control died that cycle leaked every finished chain.
+        return AnyDisposable { [state] in
+            disposed.withLock { $0 = true }
+            state.withLock { state in
+                if state.listenerToken == number { state.listener = nil }
+            }
+        }
     }
 }

@@ -42,6 +42,7 @@ extension SubscriptionHub {
         var lookup = ReplayLookup(store: store)
         var events: [RPCEvent] = []
         for changes in page {
+            let changes = completingToMany(changes, for: [record.filter])
             lookup.reset(for: changes)
             if let event = record.filter.event(
                 for: changes, subscription: subscription, lookup: { lookup.values(of: $0) })

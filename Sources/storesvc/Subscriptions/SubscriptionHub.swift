@@ -187,6 +187,7 @@ final class SubscriptionHub: Sendable {
             return targets
         }
         guard !targets.isEmpty else { return }
+        let changes = completingToMany(changes, for: targets.map(\.1.filter))
         var lookup = ChangeLookup(changes: changes, store: store)
         var encoded: [SubscriptionFilter.Key: EncodedChange] = [:]
         var sent: Int64 = 0
@@ -242,6 +243,18 @@ enum EncodedChange {
         } catch {
             self = .unencodable(event)
         }
+    }
+}
+
+extension SubscriptionHub {
+    /// `changes` with the to-many values a store leaves out of updated snapshots filled in
+    /// (`PersistentStore.completingToManyValues`), when one of `filters` may report such an
+    /// object: `store.changed` values carry whole to-many arrays, as `PROTOCOL.md` has them.
+    func completingToMany(_ changes: ChangeSet, for filters: [SubscriptionFilter]) -> ChangeSet {
+        guard !changes.updated.isEmpty else { return changes }
+        let entities = Set(changes.updated.map(\.snapshot.id.entity))
+        guard filters.contains(where: { $0.entity.map(entities.contains) ?? true }) else { return changes }
+        return (try? store.completingToManyValues(in: changes)) ?? changes
     }
 }
 

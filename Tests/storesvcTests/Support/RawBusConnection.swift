@@ -9,13 +9,14 @@ final class RawBusConnection: @unchecked Sendable {
     // @unchecked Sendable: the descriptor is used by one test thread at a time.
     let fd: Int32
 
-    init(path: String, receiveBuffer: Int32? = nil) throws {
+    /// Connects to `path`; a read that waits longer than `receiveTimeoutSeconds` throws (a guard, not a timing check).
+    init(path: String, receiveBuffer: Int32? = nil, receiveTimeoutSeconds: Int = 20) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawBusConnectionError.system("socket", errno) }
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         guard Self.connect(fd, path) else {
             let error = errno

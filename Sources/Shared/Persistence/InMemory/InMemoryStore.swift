@@ -29,7 +29,7 @@ public final class InMemoryStore: PersistentStore {
         let now = Date()
         return try state.withLock { state throws -> SaveResult in
             guard !request.isEmpty else { return Self.emptyResult(txn: state.lastTxn, time: now, request: request) }
-            let source = InMemorySource(objects: state.objects, counters: state.counters)
+            let source = InMemorySource(objects: state.objects, counters: state.counters, model: model)
             var planner = ChangeSetPlanner(model: model, source: source)
             let plan = try planner.plan(request)
             state.counters = source.counters
@@ -41,7 +41,7 @@ public final class InMemoryStore: PersistentStore {
             }
             state.lastTxn += 1
             let changes = plan.changeSet(txn: state.lastTxn, time: now, author: request.author)
-            state.apply(changes)
+            state.apply(changes, toManyDeltas: plan.toManyDeltas, model: model)
             lastCommitted.store(state.lastTxn, ordering: .releasing)
             observers.publish([changes])
             return SaveResult(txn: changes.txn, ids: plan.ids, versions: plan.versions, changes: changes)
@@ -119,10 +119,22 @@ struct InMemoryState {
         self.historyRetention = historyRetention
     }
 
-    mutating func apply(_ changes: ChangeSet) {
+    /// Stores a committed change set. An updated snapshot leaves out the to-many relationships
+    /// the save did not read in full: their stored members get `toManyDeltas` applied instead.
+    mutating func apply(_ changes: ChangeSet, toManyDeltas: [ObjectID: [String: ToManyDelta]], model: Model) {
         for snapshot in changes.inserted { objects[snapshot.id.entity, default: [:]][snapshot.id.number!] = snapshot }
         for update in changes.updated {
-            objects[update.snapshot.id.entity, default: [:]][update.snapshot.id.number!] = update.snapshot
+            let id = update.snapshot.id
+            var snapshot = update.snapshot
+            var stored = objects[id.entity]?.removeValue(forKey: id.number!)
+            for relationship in model.entity(named: id.entity)?.relationships ?? []
+            where relationship.isToMany && snapshot.values[relationship.name] == nil {
+                var members = stored?.values.removeValue(forKey: relationship.name)?.referencedIDs ?? []
+                if let delta = toManyDeltas[id]?[relationship.name] { members = delta.applied(to: members) }
+                snapshot.values[relationship.name] = .references(members)
+            }
+            stored = nil
+            objects[id.entity, default: [:]][id.number!] = snapshot
         }
         for snapshot in changes.deleted { objects[snapshot.id.entity]?[snapshot.id.number!] = nil }
         history.append(changes)
@@ -139,14 +151,24 @@ struct InMemoryState {
 final class InMemorySource: ChangeSetSource {
     var objects: [String: [Int64: ObjectSnapshot]]
     var counters: [String: Int64]
+    let model: Model
 
-    init(objects: [String: [Int64: ObjectSnapshot]], counters: [String: Int64]) {
+    init(objects: [String: [Int64: ObjectSnapshot]], counters: [String: Int64], model: Model) {
         self.objects = objects
         self.counters = counters
+        self.model = model
     }
 
     func snapshot(of id: ObjectID) -> ObjectSnapshot? {
-        id.number.flatMap { objects[id.entity]?[$0] }
+        guard var snapshot = id.number.flatMap({ objects[id.entity]?[$0] }) else { return nil }
+        for relationship in model.entity(named: id.entity)?.relationships ?? [] where relationship.isToMany {
+            snapshot.values.removeValue(forKey: relationship.name)
+        }
+        return snapshot
+    }
+
+    func members(of id: ObjectID, relationship: RelationshipDescription) -> [ObjectID] {
+        id.number.flatMap { objects[id.entity]?[$0]?.values[relationship.name]?.referencedIDs } ?? []
     }
 
     func allocateNumbers(entity: String, count: Int) -> Int64 {

@@ -16,6 +16,39 @@ extension ChangeSetPlanner {
         return true
     }
 
+    /// The current members of to-many `relationship` of the loaded object `id`, reading the
+    /// committed ones from the source on first use (the relationship is a fault until then).
+    mutating func members(of id: ObjectID, _ relationship: RelationshipDescription) throws -> Set<ObjectID> {
+        let object = objects[id]!
+        if object.knowsMembers(of: relationship.name) { return object.knownMembers(of: relationship.name) }
+        var members = Set(try source.members(of: id, relationship: relationship))
+        if let delta = object.toManyDeltas[relationship.name] {
+            members.subtract(delta.removed)
+            members.formUnion(delta.added)
+        }
+        objects[id]!.toMany[relationship.name] = members
+        return members
+    }
+
+    /// The committed value of `key` of the loaded, existing object `id` (to-many members read in full).
+    mutating func committedValue(of id: ObjectID, key: String) throws -> PropertyValue {
+        let entity = model.entity(named: id.entity)!
+        if let relationship = entity.relationship(named: key), relationship.isToMany {
+            _ = try members(of: id, relationship)
+            return .references(objects[id]!.committedMembers(of: key).sorted())
+        }
+        return objects[id]!.before?.values[key] ?? .null
+    }
+
+    /// Every committed value of the loaded, existing object `id`, to-many members included.
+    mutating func committedValues(of id: ObjectID) throws -> [String: PropertyValue] {
+        var values = objects[id]!.before?.values ?? [:]
+        for relationship in model.entity(named: id.entity)!.relationships where relationship.isToMany {
+            values[relationship.name] = try committedValue(of: id, key: relationship.name)
+        }
+        return values
+    }
+
     /// Sets a relationship from a request value (IDs may be temporary IDs of this save's inserts).
     mutating func setRelationship(
         _ relationship: RelationshipDescription, of owner: ObjectID, to value: PropertyValue
@@ -93,14 +126,15 @@ extension ChangeSetPlanner {
     private mutating func setToMany(
         _ relationship: RelationshipDescription, of owner: ObjectID, to targets: Set<ObjectID>
     ) throws {
-        let old = objects[owner]!.toMany[relationship.name] ?? []
+        let old = try members(of: owner, relationship)
         guard old != targets else { return }
-        objects[owner]!.toMany[relationship.name] = targets
         let inverse = inverse(of: relationship)
-        for removed in old.subtracting(targets).sorted() where try load(removed) {
-            detach(owner, from: removed, via: inverse)
+        for removed in old.subtracting(targets).sorted() {
+            objects[owner]!.removeMember(removed, from: relationship.name)
+            if try load(removed) { detach(owner, from: removed, via: inverse) }
         }
         for added in targets.subtracting(old).sorted() {
+            objects[owner]!.addMember(added, to: relationship.name)
             try attach(owner, to: added, via: inverse, ownerSide: relationship)
         }
     }
@@ -112,7 +146,7 @@ extension ChangeSetPlanner {
         ownerSide: RelationshipDescription
     ) throws {
         if inverse.isToMany {
-            objects[target]!.toMany[inverse.name, default: []].insert(owner)
+            objects[target]!.addMember(owner, to: inverse.name)
             return
         }
         let previous = objects[target]!.toOne[inverse.name]
@@ -124,7 +158,7 @@ extension ChangeSetPlanner {
     /// Removes `member` from `object`'s `relationship`.
     private mutating func detach(_ member: ObjectID, from object: ObjectID, via relationship: RelationshipDescription) {
         if relationship.isToMany {
-            objects[object]!.toMany[relationship.name]?.remove(member)
+            objects[object]!.removeMember(member, from: relationship.name)
         } else if objects[object]!.toOne[relationship.name] == member {
             objects[object]!.toOne[relationship.name] = nil
         }
@@ -139,7 +173,12 @@ extension ChangeSetPlanner {
         deletionOrder.append(id)
         let entity = model.entity(named: id.entity)!
         for relationship in entity.relationships {
-            let targets = object.targets(of: relationship)
+            let targets: [ObjectID]
+            if relationship.isToMany {
+                targets = try members(of: id, relationship).sorted()
+            } else {
+                targets = object.toOne[relationship.name].map { [$0] } ?? []
+            }
             guard !targets.isEmpty else { continue }
             switch relationship.deleteRule {
             case .cascade:

@@ -41,13 +41,13 @@ struct ChangeSetPlanner {
         try checkReservedInserts(request.inserts)
         let (updates, deletes) = try resolveConflicts(request)
         try assignPermanentIDs(request.inserts)
-        for insert in request.inserts { try applyInsert(insert) }
+        for (insert, id) in zip(request.inserts, insertOrder) { try applyInsert(insert, as: id) }
         for (id, values) in updates { try applyUpdate(of: id, values: values) }
         for id in deletes { try delete(id) }
         checkDenials()
         checkRequiredAttributes()
         guard failures.isEmpty else { throw StoreError.validation(failures) }
-        return makePlan(request)
+        return try makePlan(request)
     }
 
     // MARK: - Versions and merge policies
@@ -69,18 +69,23 @@ struct ChangeSetPlanner {
             case .error:
                 conflicts.append(
                     .init(
-                        id: update.id, version: version, currentVersion: current.version, currentValues: current.values)
-                )
+                        id: update.id, version: version, currentVersion: current.version,
+                        currentValues: try committedValues(of: update.id)))
             case .rollback:
                 continue
             case .objectTrump, .overwrite:
                 updates.append((update.id, update.values))
             case .storeTrump:
                 let entity = model.entity(named: update.id.entity)!
-                let unchangedByStore = update.values.filter { key, _ in
-                    guard let original = update.original[key] else { return false }
-                    return Self.normalized(original, key: key, in: entity)
-                        == Self.normalized(current.values[key] ?? .null, key: key, in: entity)
+                var unchangedByStore: [String: PropertyValue] = [:]
+                for (key, value) in update.values {
+                    guard let original = update.original[key] else { continue }
+                    let committed = try committedValue(of: update.id, key: key)
+                    if Self.normalized(original, key: key, in: entity)
+                        == Self.normalized(committed, key: key, in: entity)
+                    {
+                        unchangedByStore[key] = value
+                    }
                 }
                 updates.append((update.id, unchangedByStore))
             }
@@ -99,7 +104,7 @@ struct ChangeSetPlanner {
                     conflicts.append(
                         .init(
                             id: delete.id, version: version, currentVersion: current.version,
-                            currentValues: current.values))
+                            currentValues: try committedValues(of: delete.id)))
                     continue
                 }
                 if request.mergePolicy == .rollback { continue }
@@ -157,8 +162,7 @@ struct ChangeSetPlanner {
         }
     }
 
-    private mutating func applyInsert(_ insert: SaveRequest.Insert) throws {
-        let id = permanentIDs[insert.id]!
+    private mutating func applyInsert(_ insert: SaveRequest.Insert, as id: ObjectID) throws {
         let entity = model.entity(named: id.entity)!
         var attributes: [String: PropertyValue] = [:]
         attributes.reserveCapacity(entity.attributes.count)
@@ -241,7 +245,7 @@ struct ChangeSetPlanner {
     }
 
     private mutating func checkRequiredAttributes() {
-        for id in insertOrder + touchOrder {
+        for id in [insertOrder, touchOrder].joined() {
             guard let object = objects[id], !object.isDeleted else { continue }
             let entity = model.entity(named: id.entity)!
             for attribute in entity.attributes where !attribute.isOptional {
@@ -259,11 +263,11 @@ struct ChangeSetPlanner {
         failures.append(.init(id: requestIDs[id] ?? id, key: key, reason: reason))
     }
 
-    private func makePlan(_ request: SaveRequest) -> SavePlan {
+    private mutating func makePlan(_ request: SaveRequest) throws -> SavePlan {
         var plan = SavePlan()
         plan.ids = permanentIDs
-        for insert in request.inserts {
-            let id = permanentIDs[insert.id]!
+        plan.inserted.reserveCapacity(request.inserts.count)
+        for id in insertOrder {
             let object = objects[id]!
             guard !object.isDeleted else { continue }
             plan.inserted.append(
@@ -272,24 +276,39 @@ struct ChangeSetPlanner {
         for id in touchOrder {
             let object = objects[id]!
             guard let before = object.before, !object.isDeleted else { continue }
-            let after = object.values(of: model.entity(named: id.entity)!)
+            let entity = model.entity(named: id.entity)!
+            let after = object.values(of: entity)
             var changedKeys: Set<String> = []
             var previousValues: [String: PropertyValue] = [:]
-            for (key, value) in after {
+            for (key, value) in after where entity.relationship(named: key)?.isToMany != true {
                 let old = before.values[key] ?? .null
                 if old != value {
                     changedKeys.insert(key)
                     previousValues[key] = old
                 }
             }
+            for (key, delta) in object.toManyDeltas where !delta.isEmpty {
+                changedKeys.insert(key)
+                // A to-many read in full is reported with its whole previous set; a fault only by its key.
+                if object.knowsMembers(of: key) {
+                    previousValues[key] = .references(object.committedMembers(of: key).sorted())
+                }
+            }
             guard !changedKeys.isEmpty else { continue }
+            if !object.toManyDeltas.isEmpty { plan.toManyDeltas[id] = object.toManyDeltas }
             plan.updated.append(
                 .init(
                     snapshot: ObjectSnapshot(id: id, version: before.version + 1, values: after),
                     changedKeys: changedKeys, previousValues: previousValues))
         }
         for id in deletionOrder {
-            if let before = objects[id]?.before { plan.deleted.append(before) }
+            guard let object = objects[id], var before = object.before else { continue }
+            // Delete rules read every to-many in full: the deleted snapshot carries them, so that
+            // the other sides' changes can be derived from the change set (`ChangeSet+ToManyDeltas`).
+            for (key, _) in object.toMany {
+                before.values[key] = .references(object.committedMembers(of: key).sorted())
+            }
+            plan.deleted.append(before)
         }
         return plan
     }

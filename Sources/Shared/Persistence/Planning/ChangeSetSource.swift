@@ -5,9 +5,13 @@ import Foundation
 ///
 /// Implemented by each store over its own storage; called only from the thread that plans.
 protocol ChangeSetSource: AnyObject {
-    /// The current version and every value (attributes, to-one `.reference`/`.null`, to-many
-    /// `.references` sorted by ID) of the object `id`, or `nil` when it does not exist.
+    /// The current version, attributes and to-one values (`.reference`/`.null`) of the object
+    /// `id`, or `nil` when it does not exist. To-many relationships are left out: they are read
+    /// with `members(of:relationship:)` only when a save needs them in full.
     func snapshot(of id: ObjectID) throws -> ObjectSnapshot?
+
+    /// The committed members of the to-many `relationship` of the existing object `id`.
+    func members(of id: ObjectID, relationship: RelationshipDescription) throws -> [ObjectID]
 
     /// Reserves `count` new, never used numbers for objects of `entity`; returns the first.
     func allocateNumbers(entity: String, count: Int) throws -> Int64
@@ -26,6 +30,9 @@ struct SavePlan: Sendable {
     var updated: [ChangeSet.Update] = []
     /// Deleted objects with their last committed values, cascades after the object that caused them.
     var deleted: [ObjectSnapshot] = []
+    /// Updated object → to-many relationship → members added and removed (the stores write
+    /// join-table rows and in-memory sets from these, never from whole sets).
+    var toManyDeltas: [ObjectID: [String: ToManyDelta]] = [:]
 
     /// Whether committing the plan would change nothing.
     var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }

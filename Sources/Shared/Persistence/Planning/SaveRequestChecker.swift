@@ -37,26 +37,29 @@ struct SaveRequestChecker {
         }
     }
 
-    private func entity(of id: ObjectID, field: String) throws(StoreError) -> EntityDescription {
+    // Field names are built only for a failure (`@autoclosure`): a valid 1,000-object save
+    // would otherwise format thousands of strings it never uses.
+    private func entity(of id: ObjectID, field: @autoclosure () -> String) throws(StoreError) -> EntityDescription {
         guard let entity = model.entity(named: id.entity) else {
-            throw .invalidRequest(field: field, message: "unknown entity '\(id.entity)'")
+            throw .invalidRequest(field: field(), message: "unknown entity '\(id.entity)'")
         }
         return entity
     }
 
-    private func requirePermanent(_ id: ObjectID, field: String) throws(StoreError) {
+    private func requirePermanent(_ id: ObjectID, field: @autoclosure () -> String) throws(StoreError) {
         guard !id.isTemporary else {
-            throw .invalidRequest(field: field, message: "\(id) is a temporary ID; only saved objects can be changed")
+            throw .invalidRequest(field: field(), message: "\(id) is a temporary ID; only saved objects can be changed")
         }
     }
 
     private func checkKeys(
-        _ keys: Dictionary<String, PropertyValue>.Keys, of entity: EntityDescription, field: String
+        _ keys: Dictionary<String, PropertyValue>.Keys, of entity: EntityDescription,
+        field: @autoclosure () -> String
     ) throws(StoreError) {
         guard keys.contains(where: { entity.attribute(named: $0) == nil && entity.relationship(named: $0) == nil })
         else { return }
         for key in keys.sorted() where entity.attribute(named: key) == nil && entity.relationship(named: key) == nil {
-            throw .invalidRequest(field: "\(field).\(key)", message: "\(entity.name) has no property '\(key)'")
+            throw .invalidRequest(field: "\(field()).\(key)", message: "\(entity.name) has no property '\(key)'")
         }
     }
 }

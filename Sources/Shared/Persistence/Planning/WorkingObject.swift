@@ -1,12 +1,20 @@
 /// One object as a save being planned sees it: its committed snapshot (none for an insert) and
 /// its values as the save changes them, relationships held as IDs for cheap inverse maintenance.
+///
+/// To-many relationships are faults: the committed snapshot does not hold them, and a change
+/// made from the other side (a reading joining a device) is recorded as a `ToManyDelta` without
+/// reading the members. Only a relationship the save needs in full (a request that sets the whole
+/// set, a delete rule, a `storeTrump` comparison) has its members read, into `toMany`.
 struct WorkingObject {
     let id: ObjectID
-    /// The committed state; `nil` for an object this save inserts.
+    /// The committed state, without to-many values; `nil` for an object this save inserts.
     let before: ObjectSnapshot?
     var attributes: [String: PropertyValue]
     var toOne: [String: ObjectID]
+    /// The current members of the to-many relationships read in full (every one of an insert).
     var toMany: [String: Set<ObjectID>]
+    /// Members added and removed relative to the committed ones, per to-many relationship.
+    var toManyDeltas: [String: ToManyDelta]
     var isDeleted = false
 
     var isInserted: Bool { before == nil }
@@ -18,50 +26,83 @@ struct WorkingObject {
         self.attributes = [:]
         self.toOne = [:]
         self.toMany = [:]
+        self.toManyDeltas = [:]
     }
 
-    /// An existing object, from its committed snapshot.
+    /// An existing object, from its committed snapshot (attributes and to-one values).
     init(snapshot: ObjectSnapshot, entity: EntityDescription) {
         id = snapshot.id
         before = snapshot
         attributes = [:]
+        attributes.reserveCapacity(entity.attributes.count)
         toOne = [:]
         toMany = [:]
+        toManyDeltas = [:]
         for attribute in entity.attributes {
             attributes[attribute.name] = snapshot.values[attribute.name] ?? .null
         }
-        for relationship in entity.relationships {
-            switch snapshot.values[relationship.name] {
-            case .reference(let target)?: toOne[relationship.name] = target
-            case .references(let targets)?: toMany[relationship.name] = Set(targets)
-            default: break
-            }
+        for relationship in entity.relationships where !relationship.isToMany {
+            if case .reference(let target)? = snapshot.values[relationship.name] { toOne[relationship.name] = target }
         }
     }
 
-    /// Every value, as a snapshot holds them: to-one `.reference`/`.null`, to-many sorted `.references`.
+    /// Whether the members of to-many `key` are known (read in full, or the object is new).
+    func knowsMembers(of key: String) -> Bool { isInserted || toMany[key] != nil }
+
+    /// The current members of to-many `key`; only when `knowsMembers(of:)`.
+    func knownMembers(of key: String) -> Set<ObjectID> {
+        toMany[key] ?? toManyDeltas[key]?.added ?? []
+    }
+
+    /// The committed members of to-many `key`, from its current members; only when `knowsMembers(of:)`.
+    func committedMembers(of key: String) -> Set<ObjectID> {
+        guard !isInserted else { return [] }
+        var members = toMany[key] ?? []
+        if let delta = toManyDeltas[key] {
+            members.subtract(delta.added)
+            members.formUnion(delta.removed)
+        }
+        return members
+    }
+
+    /// Adds `member` to to-many `key` (a no-op when it is known to be a member already).
+    mutating func addMember(_ member: ObjectID, to key: String) {
+        if toMany[key] != nil {
+            guard toMany[key]!.insert(member).inserted else { return }
+        }
+        var delta = toManyDeltas[key] ?? ToManyDelta()
+        if delta.removed.remove(member) == nil { delta.added.insert(member) }
+        toManyDeltas[key] = delta.isEmpty ? nil : delta
+    }
+
+    /// Removes `member` from to-many `key` (a no-op when it is known not to be a member).
+    mutating func removeMember(_ member: ObjectID, from key: String) {
+        if toMany[key] != nil {
+            guard toMany[key]!.remove(member) != nil else { return }
+        } else if isInserted, toManyDeltas[key]?.added.contains(member) != true {
+            return
+        }
+        var delta = toManyDeltas[key] ?? ToManyDelta()
+        if delta.added.remove(member) == nil { delta.removed.insert(member) }
+        toManyDeltas[key] = delta.isEmpty ? nil : delta
+    }
+
+    /// The values a snapshot of the object holds: every attribute, to-one `.reference`/`.null`,
+    /// and the to-many relationships whose members are known, as sorted `.references`.
     func values(of entity: EntityDescription) -> [String: PropertyValue] {
         var values = attributes
+        values.reserveCapacity(entity.attributes.count + entity.relationships.count)
         if values.count != entity.attributes.count {
             for attribute in entity.attributes where values[attribute.name] == nil { values[attribute.name] = .null }
         }
         for relationship in entity.relationships {
-            values[relationship.name] = value(of: relationship)
+            if relationship.isToMany {
+                guard knowsMembers(of: relationship.name) else { continue }
+                values[relationship.name] = .references(knownMembers(of: relationship.name).sorted())
+            } else {
+                values[relationship.name] = toOne[relationship.name].map(PropertyValue.reference) ?? .null
+            }
         }
         return values
-    }
-
-    /// The snapshot form of one relationship's value.
-    func value(of relationship: RelationshipDescription) -> PropertyValue {
-        if relationship.isToMany {
-            return .references((toMany[relationship.name] ?? []).sorted())
-        }
-        return toOne[relationship.name].map(PropertyValue.reference) ?? .null
-    }
-
-    /// The objects a relationship points at.
-    func targets(of relationship: RelationshipDescription) -> [ObjectID] {
-        if relationship.isToMany { return (toMany[relationship.name] ?? []).sorted() }
-        return toOne[relationship.name].map { [$0] } ?? []
     }
 }

@@ -22,80 +22,106 @@ struct HistoryCodec {
 
     // MARK: - Writing
 
-    func encode(_ changes: ChangeSet) -> String {
-        var text = ""
-        text.reserveCapacity(64 + 160 * (changes.inserted.count + changes.updated.count + changes.deleted.count))
-        text += "{\"i\":["
+    /// The change set's history text, as UTF-8 bytes (written straight into a byte buffer: no
+    /// intermediate strings per value).
+    func encode(_ changes: ChangeSet) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(64 + 160 * (changes.inserted.count + changes.updated.count + changes.deleted.count))
+        JSONWriter.appendLiteral("{\"i\":[", into: &out)
         for (i, snapshot) in changes.inserted.enumerated() {
-            if i > 0 { text += "," }
-            write(snapshot, into: &text)
+            if i > 0 { out.append(JSONByte.comma) }
+            write(snapshot, into: &out)
         }
-        text += "],\"u\":["
+        JSONWriter.appendLiteral("],\"u\":[", into: &out)
         for (i, update) in changes.updated.enumerated() {
-            if i > 0 { text += "," }
-            text += "["
-            write(update.snapshot, into: &text)
-            text += ",["
+            if i > 0 { out.append(JSONByte.comma) }
+            out.append(JSONByte.openBracket)
+            write(update.snapshot, into: &out)
+            JSONWriter.appendLiteral(",[", into: &out)
             for (j, key) in update.changedKeys.sorted().enumerated() {
-                if j > 0 { text += "," }
-                JSONText.writeString(key, into: &text)
+                if j > 0 { out.append(JSONByte.comma) }
+                JSONWriter.appendString(key, into: &out)
             }
-            text += "],"
-            writeValues(update.previousValues, entity: update.snapshot.id.entity, into: &text)
-            text += "]"
+            JSONWriter.appendLiteral("],", into: &out)
+            writeValues(update.previousValues, into: &out)
+            out.append(JSONByte.closeBracket)
         }
-        text += "],\"d\":["
+        JSONWriter.appendLiteral("],\"d\":[", into: &out)
         for (i, snapshot) in changes.deleted.enumerated() {
-            if i > 0 { text += "," }
-            write(snapshot, into: &text)
+            if i > 0 { out.append(JSONByte.comma) }
+            write(snapshot, into: &out)
         }
-        text += "]}"
-        return text
+        JSONWriter.appendLiteral("]}", into: &out)
+        return out
     }
 
-    private func write(_ snapshot: ObjectSnapshot, into text: inout String) {
-        text += "["
-        JSONText.writeString(snapshot.id.entity, into: &text)
-        text += ",\(snapshot.id.number ?? 0),\(snapshot.version),"
-        writeValues(snapshot.values, entity: snapshot.id.entity, into: &text)
-        text += "]"
+    private func write(_ snapshot: ObjectSnapshot, into out: inout [UInt8]) {
+        out.append(JSONByte.openBracket)
+        JSONWriter.appendString(snapshot.id.entity, into: &out)
+        out.append(JSONByte.comma)
+        JSONWriter.appendInteger(snapshot.id.number ?? 0, into: &out)
+        out.append(JSONByte.comma)
+        JSONWriter.appendInteger(snapshot.version, into: &out)
+        out.append(JSONByte.comma)
+        writeValues(snapshot.values, into: &out)
+        out.append(JSONByte.closeBracket)
     }
 
-    private func writeValues(_ values: [String: PropertyValue], entity: String, into text: inout String) {
-        text += "{"
+    private func writeValues(_ values: [String: PropertyValue], into out: inout [UInt8]) {
+        out.append(JSONByte.openBrace)
         var first = true
         for (key, value) in values {
-            if !first { text += "," }
+            if !first { out.append(JSONByte.comma) }
             first = false
-            JSONText.writeString(key, into: &text)
-            text += ":"
-            write(value, into: &text)
+            JSONWriter.appendString(key, into: &out)
+            out.append(JSONByte.colon)
+            write(value, into: &out)
         }
-        text += "}"
+        out.append(JSONByte.closeBrace)
     }
 
-    private func write(_ value: PropertyValue, into text: inout String) {
+    private func write(_ value: PropertyValue, into out: inout [UInt8]) {
         switch value {
-        case .null: text += "null"
-        case .string(let s): JSONText.writeString(s, into: &text)
-        case .int(let i): text += String(i)
-        case .double(let d): JSONText.writeDouble(d, into: &text)
-        case .bool(let b): text += b ? "true" : "false"
-        case .date(let d): JSONText.writeDouble(d.timeIntervalSinceReferenceDate, into: &text)
-        case .binary(let data): JSONText.writeString(data.base64EncodedString(), into: &text)
-        case .uuid(let u): JSONText.writeString(u.uuidString.lowercased(), into: &text)
+        case .null: JSONWriter.appendLiteral("null", into: &out)
+        case .string(let s): JSONWriter.appendString(s, into: &out)
+        case .int(let i): JSONWriter.appendInteger(i, into: &out)
+        case .double(let d): Self.writeDouble(d, into: &out)
+        case .bool(let b): JSONWriter.appendLiteral(b ? "true" : "false", into: &out)
+        case .date(let d): Self.writeDouble(d.timeIntervalSinceReferenceDate, into: &out)
+        case .binary(let data):
+            out.append(JSONByte.quote)
+            Base64.append(data, into: &out)
+            out.append(JSONByte.quote)
+        case .uuid(let u): JSONWriter.appendString(u.uuidString.lowercased(), into: &out)
         case .json(let j):
-            text += "["
-            JSONText.write(j, into: &text)
-            text += "]"
-        case .reference(let id): text += String(id.number ?? 0)
+            out.append(JSONByte.openBracket)
+            out.append(contentsOf: JSONText.write(j).utf8)
+            out.append(JSONByte.closeBracket)
+        case .reference(let id): JSONWriter.appendInteger(id.number ?? 0, into: &out)
         case .references(let ids):
-            text += "["
+            out.append(JSONByte.openBracket)
             for (i, id) in ids.enumerated() {
-                if i > 0 { text += "," }
-                text += String(id.number ?? 0)
+                if i > 0 { out.append(JSONByte.comma) }
+                JSONWriter.appendInteger(id.number ?? 0, into: &out)
             }
-            text += "]"
+            out.append(JSONByte.closeBracket)
+        }
+    }
+
+    /// As `JSONText.writeDouble`: the shortest round-tripping form, `null` for NaN.
+    private static func writeDouble(_ d: Double, into out: inout [UInt8]) {
+        if d.isNaN {
+            JSONWriter.appendLiteral("null", into: &out)
+        } else if d.isInfinite {
+            JSONWriter.appendLiteral(d < 0 ? "-1e999" : "1e999", into: &out)
+        } else {
+            let start = out.count
+            out.append(contentsOf: d.description.utf8)
+            if !out[start...].contains(where: {
+                $0 == JSONByte.period || $0 == JSONByte.lowerE || $0 == JSONByte.upperE
+            }) {
+                JSONWriter.appendLiteral(".0", into: &out)
+            }
         }
     }
 

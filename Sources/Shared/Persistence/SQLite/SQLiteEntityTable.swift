@@ -88,12 +88,45 @@ final class SQLiteEntityTable: Sendable {
 
     /// The snapshot of object `number`, or `nil` when there is no such row.
     func snapshot(number: Int64, on connection: SQLiteConnection) throws(SQLiteError) -> ObjectSnapshot? {
+        guard let snapshot = try rowSnapshot(number: number, on: connection) else { return nil }
+        return try withToMany(snapshot, on: connection)
+    }
+
+    /// The snapshot of object `number` without its to-many relationships, or `nil` when there is
+    /// no such row.
+    func rowSnapshot(number: Int64, on connection: SQLiteConnection) throws(SQLiteError) -> ObjectSnapshot? {
         let statement = try connection.statement(selectSQL)
         try statement.bind(number, at: 1)
-        guard try statement.step() else { return nil }
+        guard try statement.step() else {
+            statement.reset()
+            return nil
+        }
         let snapshot = row(from: statement, column: 0)
         statement.reset()
-        return try withToMany(snapshot, on: connection)
+        return snapshot
+    }
+
+    /// The members of to-many `relationship` of object `number`, sorted.
+    func members(
+        of number: Int64, relationship: String, on connection: SQLiteConnection
+    ) throws(SQLiteError) -> [ObjectID] {
+        guard let item = toMany.first(where: { $0.relationship.name == relationship }) else { return [] }
+        return try members(of: number, item, on: connection)
+    }
+
+    private func members(
+        of number: Int64, _ item: ToMany, on connection: SQLiteConnection
+    ) throws(SQLiteError)
+        -> [ObjectID]
+    {
+        let statement = try connection.statement(item.selectSQL)
+        try statement.bind(number, at: 1)
+        var targets: [ObjectID] = []
+        while try statement.step() {
+            targets.append(ObjectID(entity: item.relationship.destination, number: statement.int64(at: 0)))
+        }
+        statement.reset()
+        return targets
     }
 
     /// The snapshot in the current row of `statement`, whose columns start at `column` in
@@ -121,47 +154,48 @@ final class SQLiteEntityTable: Sendable {
         guard !toMany.isEmpty else { return snapshot }
         var snapshot = snapshot
         for item in toMany {
-            let statement = try connection.statement(item.selectSQL)
-            try statement.bind(snapshot.id.number!, at: 1)
-            var targets: [ObjectID] = []
-            while try statement.step() {
-                targets.append(ObjectID(entity: item.relationship.destination, number: statement.int64(at: 0)))
-            }
-            statement.reset()
-            snapshot.values[item.relationship.name] = .references(targets)
+            snapshot.values[item.relationship.name] = .references(
+                try members(of: snapshot.id.number!, item, on: connection))
         }
         return snapshot
     }
 
     // MARK: - Writing
 
-    func insert(_ snapshot: ObjectSnapshot, on connection: SQLiteConnection) throws(SQLiteError) {
+    /// Inserts the rows of `snapshots` (all of this entity) with one prepared statement.
+    func insert(_ snapshots: ArraySlice<ObjectSnapshot>, on connection: SQLiteConnection) throws(SQLiteError) {
         let statement = try connection.statement(insertSQL)
-        try statement.bind(snapshot.id.number!, at: 1)
-        try statement.bind(snapshot.version, at: 2)
-        try bindData(of: snapshot, to: statement, from: 3)
-        try statement.run()
-        for join in joinTables {
-            guard case .references(let targets)? = snapshot.values[join.relationship.name] else { continue }
-            try writeJoinRows(join, owner: snapshot.id, added: targets, removed: [], on: connection)
+        for snapshot in snapshots {
+            try statement.bind(snapshot.id.number!, at: 1)
+            try statement.bind(snapshot.version, at: 2)
+            try bindData(of: snapshot, to: statement, from: 3)
+            try statement.run()
+        }
+        guard !joinTables.isEmpty else { return }
+        for snapshot in snapshots {
+            for join in joinTables {
+                guard case .references(let targets)? = snapshot.values[join.relationship.name] else { continue }
+                try writeJoinRows(join, owner: snapshot.id, added: targets, removed: [], on: connection)
+            }
         }
     }
 
-    func update(_ update: ChangeSet.Update, on connection: SQLiteConnection) throws(SQLiteError) {
+    /// Writes an updated row; many-to-many rows from `toManyDeltas` (members added and removed).
+    func update(
+        _ update: ChangeSet.Update, toManyDeltas: [String: ToManyDelta]?, on connection: SQLiteConnection
+    ) throws(SQLiteError) {
         let snapshot = update.snapshot
         let statement = try connection.statement(updateSQL)
         try statement.bind(snapshot.version, at: 1)
         let next = try bindData(of: snapshot, to: statement, from: 2)
         try statement.bind(snapshot.id.number!, at: next)
         try statement.run()
-        for join in joinTables where update.changedKeys.contains(join.relationship.name) {
-            guard case .references(let after)? = snapshot.values[join.relationship.name],
-                case .references(let before)? = update.previousValues[join.relationship.name]
-            else { continue }
-            let (afterSet, beforeSet) = (Set(after), Set(before))
+        guard let toManyDeltas else { return }
+        for join in joinTables {
+            guard let delta = toManyDeltas[join.relationship.name] else { continue }
             try writeJoinRows(
-                join, owner: snapshot.id, added: after.filter { !beforeSet.contains($0) },
-                removed: before.filter { !afterSet.contains($0) }, on: connection)
+                join, owner: snapshot.id, added: delta.added.sorted(), removed: delta.removed.sorted(),
+                on: connection)
         }
     }
 

@@ -69,6 +69,17 @@ final class SQLiteStatement {
         try check(code)
     }
 
+    /// Binds UTF-8 `bytes` as text.
+    func bind(utf8 bytes: [UInt8], at index: Int32) throws(SQLiteError) {
+        let code = bytes.withUnsafeBufferPointer { buffer in
+            sqlite3_bind_text(
+                handle, index,
+                UnsafeRawPointer(buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+                    .assumingMemoryBound(to: CChar.self), Int32(buffer.count), csqlite_transient())
+        }
+        try check(code)
+    }
+
     func bind(_ value: Data, at index: Int32) throws(SQLiteError) {
         guard !value.isEmpty else {
             try check(sqlite3_bind_zeroblob(handle, index, 0))

@@ -48,6 +48,8 @@ public final class SQLiteStore: PersistentStore {
     private let writer: SQLiteWriter
     private let observers = ChangeObservers(label: "ContextBus.SQLiteStore.observers")
     private let isClosed = AtomicFlag()
+    /// How many to-many members `objects(with:)` has read (tests).
+    let membersReadByGets = Atomic<Int>(0)
 
     /// Opens (creating it if needed) the database at `url` for `model`.
     ///
@@ -111,6 +113,12 @@ public final class SQLiteStore: PersistentStore {
                 if let number = id.number, let table = tables[id.entity],
                     let snapshot = try table.snapshot(number: number, on: connection)
                 {
+                    if !table.toMany.isEmpty {
+                        let members = table.toMany.reduce(0) {
+                            $0 + (snapshot.values[$1.relationship.name]?.referencedIDs.count ?? 0)
+                        }
+                        membersReadByGets.add(members, ordering: .relaxed)
+                    }
                     result.objects.append(snapshot)
                 } else {
                     result.missing.append(id)
@@ -161,6 +169,9 @@ public final class SQLiteStore: PersistentStore {
 
     /// Holds the writer until the returned function is called; saves queue up meanwhile (tests).
     func suspendWriter() -> @Sendable () -> Void { writer.suspend() }
+
+    /// How many to-many members the writer has read while planning saves (tests).
+    var toManyMembersReadBySaves: Int { writer.membersRead.load(ordering: .relaxed) }
 
     /// The number of saves waiting for the writer (tests).
     var pendingSaveCount: Int { writer.pendingCount }

@@ -38,6 +38,8 @@ final class SQLiteWriter: @unchecked Sendable {
     /// The last committed transaction, for readers of `lastTransaction`.
     let lastCommitted = Atomic<Int64>(0)
     let statistics = Locked(SQLiteStore.Statistics())
+    /// How many to-many members save planning has read (tests check that faults stay faults).
+    let membersRead = Atomic<Int>(0)
 
     private struct PendingSaves {
         var jobs: [SaveJob] = []
@@ -165,7 +167,7 @@ final class SQLiteWriter: @unchecked Sendable {
                 return .success(result)
             }
             let changes = plan.changeSet(txn: txn + 1, time: time, author: request.author)
-            try write(changes)
+            try write(changes, toManyDeltas: plan.toManyDeltas)
             try connection.statement("RELEASE \"save\"").run()
             txn += 1
             committed.append(changes)
@@ -177,16 +179,26 @@ final class SQLiteWriter: @unchecked Sendable {
         }
     }
 
-    private func write(_ changes: ChangeSet) throws {
-        for snapshot in changes.inserted { try tables[snapshot.id.entity]!.insert(snapshot, on: connection) }
-        for update in changes.updated { try tables[update.snapshot.id.entity]!.update(update, on: connection) }
+    private func write(_ changes: ChangeSet, toManyDeltas: [ObjectID: [String: ToManyDelta]]) throws {
+        var start = changes.inserted.startIndex
+        while start < changes.inserted.endIndex {
+            // Runs of inserts of one entity share one prepared statement.
+            let entity = changes.inserted[start].id.entity
+            let end = changes.inserted[start...].firstIndex { $0.id.entity != entity } ?? changes.inserted.endIndex
+            try tables[entity]!.insert(changes.inserted[start..<end], on: connection)
+            start = end
+        }
+        for update in changes.updated {
+            try tables[update.snapshot.id.entity]!.update(
+                update, toManyDeltas: toManyDeltas[update.snapshot.id], on: connection)
+        }
         for snapshot in changes.deleted { try tables[snapshot.id.entity]!.delete(snapshot, on: connection) }
         let statement = try connection.statement(
             "INSERT INTO \"Z_HISTORY\" (\"Z_TXN\", \"Z_TIME\", \"Z_AUTHOR\", \"Z_CHANGES\") VALUES (?, ?, ?, ?)")
         try statement.bind(changes.txn, at: 1)
         try statement.bind(changes.time.timeIntervalSinceReferenceDate, at: 2)
         try statement.bind(changes.author.map(PropertyValue.string) ?? .null, at: 3)
-        try statement.bind(codec.encode(changes), at: 4)
+        try statement.bind(utf8: codec.encode(changes), at: 4)
         try statement.run()
     }
 
@@ -270,7 +282,14 @@ final class SQLiteWriter: @unchecked Sendable {
 extension SQLiteWriter: ChangeSetSource {
     func snapshot(of id: ObjectID) throws -> ObjectSnapshot? {
         guard let number = id.number, let table = tables[id.entity] else { return nil }
-        return try table.snapshot(number: number, on: connection)
+        return try table.rowSnapshot(number: number, on: connection)
+    }
+
+    func members(of id: ObjectID, relationship: RelationshipDescription) throws -> [ObjectID] {
+        guard let number = id.number, let table = tables[id.entity] else { return [] }
+        let members = try table.members(of: number, relationship: relationship.name, on: connection)
+        membersRead.add(members.count, ordering: .relaxed)
+        return members
     }
 
     func allocateNumbers(entity: String, count: Int) -> Int64 {

@@ -1,0 +1,131 @@
+import BusProtocol
+import Foundation
+import Shared
+
+/// `ctxbus device run ADDRESS STEP… [--record] [--timeout-ms MS]`: one chain, in the compact
+/// syntax of `ChainSyntax`.
+struct DeviceRunCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "run", abstract: "Run a chain of Bluetooth LE steps on one device.",
+        discussion: """
+            Sends device.run and prints each step as it finishes (device.step events), then a summary; \
+            while it runs, the current step is shown on standard error when that is a terminal. With \
+            --json, only the result as one JSON value ({"chain","results"[,"recorded"]}) or, when the chain \
+            fails, {"error":{"code","message","data":{"chain","step","bluez"?,"results"}}}. A failed chain \
+            exits 4. Ctrl-C ends ctxbus (exit 130), which cancels the chain (it still disconnects).
+
+            STEPS (one word each; values in hex, UUIDs 16-bit like 2a19 or 128-bit):
+              connect[@MS]                   connect (and wait for services to resolve)
+              read:UUID[@MS]                 read a characteristic
+              write:UUID=HEX[@MS]            write with response, e.g. write:2a06=01, write:2a06=0x0102
+              write-command:UUID=HEX[@MS]    write without response
+              notify:UUID[xCOUNT][@MS]       collect COUNT notifications (default 1), e.g. notify:2a19x3
+              wait:MS                        wait MS milliseconds
+              disconnect                     disconnect
+            @MS is the step's timeout in milliseconds (default: the service's --step-timeout-ms).
+            """,
+        arguments: [
+            ArgumentSpec("address", help: "The device, e.g. AA:BB:CC:DD:EE:01."),
+            ArgumentSpec("step", help: "The steps, in the syntax above.", isRepeating: true),
+        ],
+        options: [
+            .flag("record", help: "Save the device state and the values read to the store (record: true)."),
+            .value("timeout-ms", valueName: "ms", help: "The whole chain's timeout (default: the service's)."),
+        ],
+        service: .device,
+        examples: [
+            "ctxbus device run AA:BB:CC:DD:EE:01 connect read:2a19 disconnect",
+            "ctxbus device run AA:BB:CC:DD:EE:01 connect write:2a06=01 notify:2a19x3@5000 disconnect --record",
+        ])
+
+    let params: RunParams
+    /// Each step in the compact syntax, normalised, for the printed lines.
+    let stepTexts: [String]
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        let address = try DeviceCommands.address(arguments.firstPositional("address"))
+        let steps: [ChainStep]
+        do {
+            steps = try ChainSyntax.parse(arguments.positional("step"))
+        } catch {
+            throw error.usageError
+        }
+        params = RunParams(
+            address: address, steps: steps, timeoutMs: try arguments.integer("timeout-ms", atLeast: 1),
+            record: arguments.flag("record"))
+        stepTexts = steps.map(ChainSyntax.text(of:))
+    }
+
+    func run(in context: CommandContext) async throws {
+        let console = context.console
+        let client = try await context.connect()
+        defer { client.close() }
+        let width = stepTexts.map(\.count).max() ?? 0
+        let notifications = Locked([Int: Int]())
+        showProgress(running: 0, console: console)
+        // Printed on the client's loop as each event arrives, so every step line is out before the result.
+        let observation = client.events(StepEvent.self).startWithValues { [stepTexts] event in
+            guard event.step >= 0, event.step < stepTexts.count else { return }
+            if !console.isJSON {
+                let label =
+                    "[\(event.step)] " + stepTexts[event.step].padding(toLength: width, withPad: " ", startingAt: 0)
+                var outcome = "ok"
+                if let value = event.value {
+                    outcome = ValueText.hex(value)
+                    if event.operation == .notify {
+                        let n = notifications.withLock { counts in
+                            counts[event.step, default: 0] += 1
+                            return counts[event.step] ?? 0
+                        }
+                        outcome += "  (notification \(n))"
+                    }
+                }
+                console.line("\(label)  \(outcome)")
+            }
+            let finished = event.operation != .notify || event.value == nil
+            showProgress(running: finished ? event.step + 1 : event.step, console: console)
+        }
+        defer { observation.dispose() }
+        let answer: JSONValue
+        do {
+            answer = try await client.call(method: DeviceRun.name, params: params.json)
+        } catch let error as RPCError {
+            console.progress(nil)
+            throw failure(for: error)
+        }
+        console.progress(nil)
+        let result = try RunResult(json: answer)
+        let recorded = answer["recorded"]?.boolValue
+        if console.isJSON {
+            console.json(answer)
+        } else {
+            var summary = "chain \(result.chain) finished: \(result.results.count) steps on \(params.address)"
+            if recorded == true { summary += ", recorded in the store" }
+            console.line(summary)
+        }
+        if recorded == false {
+            throw CommandFailure(
+                .serviceError,
+                ["the chain ran but was not recorded: \(answer["recordError"]?.stringValue ?? "unknown reason")"])
+        }
+    }
+
+    /// The failure to report for an error answer: a failed chain (exit 4) names its step.
+    private func failure(for error: RPCError) -> any Error {
+        guard let chainFailure = error.chainFailure else { return error }
+        let step = chainFailure.step
+        let stepText = step >= 0 && step < stepTexts.count ? " (\(stepTexts[step]))" : ""
+        var lines = [
+            "chain \(chainFailure.chain) failed at step \(step)\(stepText): error \(error.code.rawValue): "
+                + error.message
+        ]
+        if let bluez = chainFailure.bluez { lines.append("BlueZ error: \(bluez)") }
+        lines.append("steps finished before it: \(chainFailure.results.count)")
+        return CommandFailure(.chainFailed, lines, serviceError: error)
+    }
+
+    private func showProgress(running step: Int, console: Console) {
+        guard step < stepTexts.count else { return console.progress(nil) }
+        console.progress("chain on \(params.address): step \(step + 1)/\(stepTexts.count) \(stepTexts[step]) ...")
+    }
+}

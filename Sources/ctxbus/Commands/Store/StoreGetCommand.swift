@@ -1,0 +1,39 @@
+import BusProtocol
+import Shared
+
+/// `ctxbus store get ID…`.
+struct StoreGetCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "get", abstract: "Get objects by ID.",
+        discussion: """
+            Sends store.get. Prints a table per entity; IDs with no object are listed on standard error \
+            (the exit status stays 0). With --json, the result as one JSON value ({"txn","objects","missing"}).
+            """,
+        arguments: [ArgumentSpec("id", help: "An object ID like Device/3.", isRepeating: true)],
+        service: .store,
+        examples: ["ctxbus store get Device/1 Reading/12"])
+
+    let ids: [ObjectID]
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        var ids: [ObjectID] = []
+        for word in arguments.positional("id") {
+            guard let id = ObjectID(string: word) else {
+                throw UsageError("invalid object ID '\(word)': expected Entity/number, e.g. Device/3")
+            }
+            ids.append(id)
+        }
+        self.ids = ids
+    }
+
+    func run(in context: CommandContext) async throws {
+        let console = context.console
+        try await context.withClient { client in
+            let result = try await client.call(StoreGet.self, GetParams(ids: ids))
+            if console.isJSON { return console.json(result.json) }
+            let rendering = ObjectRendering(model: await StoreCommands.model(from: client))
+            console.lines(rendering.lines(for: result.objects))
+            for id in result.missing { console.error("\(id) does not exist (txn \(result.txn))") }
+        }
+    }
+}

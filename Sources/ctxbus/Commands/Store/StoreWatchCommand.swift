@@ -1,0 +1,67 @@
+import BusProtocol
+import Shared
+
+/// `ctxbus store watch [ENTITY] [--where P] [--arg k=v]… [--since TXN]`: streams `store.changed`
+/// until Ctrl-C or SIGTERM (exit 0).
+struct StoreWatchCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "watch", abstract: "Print the store's changes as they are committed, until Ctrl-C.",
+        discussion: """
+            Sends store.subscribe and prints every store.changed event: one line per object that entered \
+            (inserted, with all its values), changed in (updated, with the changed values) or left \
+            (deleted) the watched set. With --json, each event's params as one JSON value per line. \
+            Ctrl-C or SIGTERM ends the watch with exit status 0; a lost connection exits 3.
+            """,
+        arguments: [
+            ArgumentSpec("entity", help: "Watch only this entity (required with --where).", isOptional: true)
+        ],
+        options: StoreCommands.predicateOptions + [
+            .value(
+                "since", valueName: "txn",
+                help: "First replay every transaction after txn (error 410 if the history no longer reaches back).")
+        ],
+        service: .store, streamsUntilInterrupted: true,
+        examples: [
+            "ctxbus store watch Reading",
+            "ctxbus store watch Reading --where 'characteristic == $c' --arg c=2a19 --json",
+            "ctxbus store watch --since 0",
+        ])
+
+    let params: SubscribeParams
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        let entity = arguments.firstPositional("entity")
+        let predicate = arguments.value("where")
+        if predicate != nil, entity == nil { throw UsageError("--where needs an <entity>") }
+        params = SubscribeParams(
+            entity: entity, predicate: predicate,
+            arguments: try KeyValueArgument.object(arguments.values("arg"), option: "--arg"),
+            since: try arguments.integer("since", atLeast: 0).map(Int64.init))
+    }
+
+    func run(in context: CommandContext) async throws {
+        let console = context.console
+        let client = try await context.connect()
+        defer { client.close() }
+        let rendering = console.isJSON ? nil : ObjectRendering(model: await StoreCommands.model(from: client))
+        // Observed before subscribing: the first event may follow the result at once.
+        let events = client.eventStream(method: ChangedEvent.method)
+        context.interruption.onInterrupt { _ in client.close() }
+        let subscription = try await StoreCommands.reportingPredicateErrors(params.predicate) {
+            try await client.call(StoreSubscribe.self, params)
+        }
+        if let rendering {
+            let what = params.entity ?? "every entity"
+            console.note("watching \(what) from txn \(params.since ?? subscription.txn); Ctrl-C stops")
+            for await event in events {
+                guard let change = try? event.payload(as: ChangedEvent.self) else { continue }
+                console.lines(rendering.lines(for: change))
+            }
+        } else {
+            for await event in events { console.json(event.params) }
+        }
+        if context.interruption.signal == nil, let endpoint = context.endpoint {
+            throw CommandFailure.connectionLost(endpoint, reason: client.connectionState.description)
+        }
+    }
+}

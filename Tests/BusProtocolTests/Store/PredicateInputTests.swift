@@ -1,0 +1,36 @@
+import BusProtocol
+import Shared
+import Testing
+
+/// `PredicateInput`'s limit on comparisons through relationships, at its boundary.
+@Suite struct PredicateInputTests {
+    func clauses(_ count: Int, _ clause: (Int) -> String) -> String {
+        (0..<count).map(clause).joined(separator: " OR ")
+    }
+
+    @Test func twoHundredFiftySixComparisonsThroughRelationshipsAreAccepted() throws {
+        let format = clauses(PredicateInput.maximumRelationshipComparisons) { "ANY readings.chain == 'c\($0)'" }
+        #expect(try PredicateInput.predicate(format) != nil)
+    }
+
+    @Test func oneMoreIsRefusedWithInvalidParamsOnWhere() {
+        let format = clauses(PredicateInput.maximumRelationshipComparisons + 1) { "device.name == 'n\($0)'" }
+        #expect {
+            try PredicateInput.predicate(format)
+        } throws: { error in
+            let error = error as? RPCError
+            return error?.code == .invalidParams && error?.data?["field"] == .string("where")
+                && error?.message.contains("257 comparisons through relationships") == true
+        }
+    }
+
+    @Test func countsToOneKeyPathsToManyCountsAndQuantifiersButNotPlainKeys() throws {
+        let predicate = try Shared.ObjectPredicate(
+            format: "device.name == 'a' AND readings.@count > 1 AND ALL readings.chain == 'c' AND address == 'x'")
+        #expect(PredicateInput.relationshipComparisons(in: predicate) == 3)
+    }
+
+    @Test func tenThousandPlainComparisonsAreNotLimited() throws {
+        #expect(try PredicateInput.predicate(clauses(10_000) { "address == 'a\($0)'" }) != nil)
+    }
+}

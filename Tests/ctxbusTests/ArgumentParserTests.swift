@@ -1,0 +1,86 @@
+import Testing
+
+@testable import ctxbus
+
+@Suite struct ArgumentParserTests {
+    static let configuration = CommandConfiguration(
+        name: "fetch", abstract: "Fetch.",
+        arguments: [ArgumentSpec("entity", help: "The entity.")],
+        options: [
+            .value("where", valueName: "predicate", help: "A predicate."),
+            .repeating("sort", valueName: "key", help: "Sort keys."),
+            .flag("count", help: "Count."),
+        ],
+        service: .store)
+
+    func parse(_ words: [String]) throws(UsageError) -> ParsedArguments {
+        switch try ArgumentParser(Self.configuration).parse(words) {
+        case .arguments(let arguments): return arguments
+        case .help: throw UsageError("asked for help")
+        }
+    }
+
+    @Test func readsPositionalsOptionsAndFlagsInAnyOrder() throws {
+        let arguments = try parse(["--count", "Reading", "--where", "value > 3", "--sort", "time"])
+        #expect(arguments.firstPositional("entity") == "Reading")
+        #expect(arguments.value("where") == "value > 3")
+        #expect(arguments.values("sort") == ["time"])
+        #expect(arguments.flag("count"))
+        #expect(!arguments.flag("json"))
+    }
+
+    @Test func takesTheNextWordAsAValueEvenWhenItStartsWithADash() throws {
+        let arguments = try parse(["Reading", "--sort", "-time", "--sort=-value"])
+        #expect(arguments.values("sort") == ["-time", "-value"])
+    }
+
+    @Test func acceptsTheEqualsFormAndAnEmptyValue() throws {
+        let arguments = try parse(["Reading", "--where=", "--socket=/tmp/s.sock"])
+        #expect(arguments.value("where") == "")
+        #expect(arguments.value("socket") == "/tmp/s.sock")
+    }
+
+    @Test func keepsTheOrderOfEveryItem() throws {
+        let arguments = try parse(["--sort", "a", "Reading", "--count"])
+        #expect(arguments.items == [.option("sort", value: "a"), .positional("Reading"), .option("count", value: nil)])
+    }
+
+    @Test func treatsEverythingAfterDoubleDashAsPositional() throws {
+        let arguments = try parse(["--", "--count"])
+        #expect(arguments.firstPositional("entity") == "--count")
+        #expect(!arguments.flag("count"))
+    }
+
+    @Test func asksForHelpWithEitherSpellingWhateverElseIsWrong() throws {
+        #expect(try ArgumentParser(Self.configuration).parse(["--bogus", "-h"]) == .help)
+        #expect(try ArgumentParser(Self.configuration).parse(["--help"]) == .help)
+    }
+
+    @Test(arguments: [
+        (["Reading", "--bogus"], "unknown option '--bogus'"),
+        (["Reading", "--where"], "missing value for '--where'"),
+        (["--count"], "missing <entity>"),
+        (["Reading", "Device"], "unexpected argument 'Device'"),
+        (["Reading", "--count=yes"], "'--count' takes no value"),
+        (["Reading", "--where", "a", "--where", "b"], "'--where' may be given only once"),
+        (["Reading", "-x"], "unknown option '-x'"),
+    ])
+    func rejectsBadCommandLinesWithAMessageNamingTheWord(words: [String], message: String) {
+        #expect(throws: UsageError(message)) { try parse(words) }
+    }
+
+    @Test func addsTheCommonOptionsToEveryCommand() {
+        let names = Self.configuration.allOptions.map(\.long)
+        #expect(names.suffix(3) == ["socket", "json", "help"])
+    }
+
+    @Test func readsIntegersWithABound() throws {
+        let configuration = CommandConfiguration(
+            name: "x", abstract: "", options: [.value("limit", valueName: "n", help: "")])
+        guard case .arguments(let arguments) = try ArgumentParser(configuration).parse(["--limit", "-1"]) else {
+            Issue.record("expected arguments")
+            return
+        }
+        #expect(throws: UsageError.self) { try arguments.integer("limit", atLeast: 0) }
+    }
+}

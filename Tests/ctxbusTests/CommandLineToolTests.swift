@@ -1,0 +1,96 @@
+import Testing
+
+@testable import ctxbus
+
+@Suite struct CommandLineToolTests {
+    let tool = CommandLineTool(environment: [:])
+
+    static let everyCommand: [(String, String)] = CommandLineTool.groups.flatMap { group in
+        group.commands.map { (group.name, $0.configuration.name) }
+    }
+
+    @Test func hasEveryCommandOfTheIssue() {
+        #expect(
+            Self.everyCommand.map { "\($0) \($1)" } == [
+                "store model", "store fetch", "store get", "store save", "store watch", "store history", "store stats",
+                "device adapters", "device list", "device scan", "device run", "device watch", "device cancel",
+            ])
+    }
+
+    @Test(arguments: everyCommand)
+    func everyCommandHasHelpWithUsageAndOptions(group: String, command: String) {
+        guard case .help(let text) = tool.invocation(for: [group, command, "--help"]) else {
+            Issue.record("no help for \(group) \(command)")
+            return
+        }
+        #expect(text.hasPrefix("OVERVIEW: "))
+        #expect(text.contains("USAGE: ctxbus \(group) \(command)"))
+        #expect(text.contains("-h, --help"))
+        #expect(text.contains("--socket <path>"))
+        #expect(text.contains("--json"))
+        #expect(text.contains("EXAMPLES:\n  ctxbus \(group) \(command)"))
+        #expect(text.split(separator: "\n").allSatisfy { $0.count <= 100 }, "a help line is wider than 100 columns")
+    }
+
+    @Test(arguments: [["--help"], ["-h"], ["help"], ["store", "--help"], ["device", "help"]])
+    func groupsAndTheToolHaveHelp(words: [String]) {
+        guard case .help(let text) = tool.invocation(for: words) else {
+            Issue.record("no help for \(words)")
+            return
+        }
+        #expect(text.contains("SUBCOMMANDS:"))
+    }
+
+    @Test func theToolsHelpDocumentsEveryExitStatusAndTheEnvironment() {
+        let help = CommandLineTool.rootHelp
+        for status in ExitStatus.allCases { #expect(help.contains("  \(status.rawValue) ")) }
+        #expect(help.contains("CTXBUS_STORE_SOCKET"))
+        #expect(help.contains("CTXBUS_DEVICE_SOCKET"))
+    }
+
+    @Test(arguments: [
+        ([], "missing <store|device>"),
+        (["cache"], "unknown command 'cache'"),
+        (["store"], "missing <subcommand> for 'ctxbus store'"),
+        (["store", "drop"], "unknown command 'ctxbus store drop'"),
+        (["store", "fetch"], "missing <entity>"),
+        (["store", "fetch", "Reading", "--limit", "ten"], "invalid value 'ten' for '--limit'"),
+        (["store", "fetch", "Reading", "--count", "--ids"], "--count and --ids cannot be used together"),
+        (["store", "fetch", "Reading", "--arg", "min"], "invalid --arg 'min': expected name=value"),
+        (["store", "watch", "--where", "a == 1"], "--where needs an <entity>"),
+        (["store", "get", "Device/x"], "invalid object ID 'Device/x'"),
+        (["device", "run", "AA:BB", "connect"], "invalid address 'AA:BB'"),
+        (["device", "run", "AA:BB:CC:DD:EE:01"], "missing <step>"),
+        (["device", "run", "AA:BB:CC:DD:EE:01", "connect", "raed:2a19"], "invalid chain step 2 'raed:2a19'"),
+        (["device", "scan", "--seconds", "0"], "invalid value '0' for '--seconds'"),
+    ])
+    func badCommandLinesAreUsageErrorsWithTheUsageLine(words: [String], message: String) {
+        guard case .usageError(let error, let usage) = tool.invocation(for: words) else {
+            Issue.record("\(words) was accepted")
+            return
+        }
+        #expect(error.message.hasPrefix(message), "\(error.message)")
+        #expect(usage.contains("USAGE: ctxbus"))
+    }
+
+    @Test func aChainErrorCarriesTheCaretLines() {
+        guard
+            case .usageError(let error, _) = tool.invocation(for: [
+                "device", "run", "AA:BB:CC:DD:EE:01", "connect", "write:2a06=1",
+            ])
+        else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(error.detail == ["  connect write:2a06=1", "                      ^"])
+    }
+
+    @Test func aValidCommandLineRunsItsCommand() {
+        guard case .run(let command, let configuration, _) = tool.invocation(for: ["store", "fetch", "Reading"]) else {
+            Issue.record("not run")
+            return
+        }
+        #expect(configuration.name == "fetch")
+        #expect((command as? StoreFetchCommand)?.params.entity == "Reading")
+    }
+}

@@ -1,0 +1,51 @@
+import BusProtocol
+import Foundation
+import Shared
+import Testing
+
+/// `ctxbus device run` against the simulated BlueZ and a real `devicesvc` (recording into a real `storesvc`).
+@Suite(.serialized, .enabled(if: TestBlueZSimulator.isSupported, "needs dbus-daemon and python3-dbus"))
+struct DeviceCommandsIntegrationTests {
+    @Test func runPrintsEveryStepRecordsTheReadingsAndExitsFourWhenAStepFails() async throws {
+        let simulator = try await TestBlueZSimulator.start()
+        defer { simulator.stop() }
+        let store = try await TestStoreService.start()
+        defer { store.stop() }
+        let device = try await TestDeviceService.start(bus: simulator.busAddress, store: store)
+        defer { device.stop() }
+        let environment = ["CTXBUS_DEVICE_SOCKET": device.socketPath, "CTXBUS_STORE_SOCKET": store.socketPath]
+
+        let run = try await Ctxbus.run(
+            [
+                "device", "run", "AA:BB:CC:DD:EE:01", "connect", "read:2a19", "notify:2a19x2", "wait:10", "disconnect",
+                "--record",
+            ],
+            environment: environment)
+        #expect(run.status == 0, "\(run.errors)")
+        let lines = run.outputLines
+        #expect(lines.count == 8, "\(run.output)")
+        #expect(lines.first?.hasPrefix("[0] connect") == true)
+        #expect(lines.filter { $0.contains("(notification ") }.count == 2)
+        #expect(lines.last?.contains("recorded in the store") == true)
+
+        let json = try await Ctxbus.run(
+            ["device", "run", "AA:BB:CC:DD:EE:02", "connect", "read:2a19", "disconnect", "--json"],
+            environment: environment)
+        #expect(json.status == 0, "\(json.errors)")
+        let result = try RunResult(json: try JSONParser().parse(json.output))
+        #expect(result.results.map(\.operation) == [.connect, .read, .disconnect])
+        #expect(result.results[1].value?.count == 1)
+
+        let readings = try await Ctxbus.run(
+            ["store", "fetch", "Reading", "--count", "--json"], environment: environment)
+        #expect(try JSONParser().parse(readings.output)["count"] == .int(3))
+
+        let failed = try await Ctxbus.run(
+            ["device", "run", "AA:BB:CC:DD:EE:01", "connect", "read:2aff", "disconnect", "--json"],
+            environment: environment)
+        #expect(failed.status == 4)
+        let error = try JSONParser().parse(failed.output)["error"]
+        #expect(error?["data"]?["step"] == .int(1))
+        #expect(failed.errors.contains("failed at step 1 (read:2aff)"))
+    }
+}

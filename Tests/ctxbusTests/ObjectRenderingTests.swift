@@ -1,0 +1,55 @@
+import BusProtocol
+import Shared
+import Testing
+
+@testable import ctxbus
+
+@Suite struct ObjectRenderingTests {
+    let rendering = ObjectRendering(model: .deviceReadings)
+    let reading = StoreObject(
+        id: ObjectID(entity: "Reading", number: 12), version: 1,
+        values: [
+            "value": .string("Wg=="), "characteristic": .string("2a19"), "time": .string("2024-05-01T12:00:00.000Z"),
+            "chain": .null, "device": .string("Device/3"), "extra": .int(5),
+        ])
+
+    @Test func columnsFollowTheModelThenOtherKeysSorted() {
+        #expect(
+            rendering.columns(for: "Reading", objects: [reading]) == [
+                "characteristic", "value", "time", "chain", "device", "extra",
+            ])
+        #expect(ObjectRendering(model: nil).columns(for: "Reading", objects: [reading]).first == "chain")
+    }
+
+    @Test func binaryValuesAreHexNullIsADashAndVersionsAreRightAligned() {
+        let lines = rendering.table(for: [reading], entity: "Reading").lines
+        #expect(
+            lines[0] == "id          version  characteristic  value  time                      chain  device    extra")
+        #expect(lines[1] == "Reading/12        1  2a19            5a     2024-05-01T12:00:00.000Z  -      Device/3  5")
+    }
+
+    @Test func objectsOfSeveralEntitiesGetATableEach() {
+        let device = StoreObject(
+            id: ObjectID(entity: "Device", number: 3), version: 2, values: ["address": .string("AA:BB:CC:DD:EE:01")])
+        let lines = rendering.lines(for: [reading, device])
+        #expect(lines.first == "Reading:")
+        #expect(lines.contains(""))
+        #expect(lines.contains("Device:"))
+    }
+
+    @Test func aChangeIsOneLinePerObject() {
+        let change = ChangedEvent(
+            subscription: 1, txn: 9, author: "app", inserted: [reading],
+            updated: [
+                StoreObject(id: ObjectID(entity: "Device", number: 3), version: 5, values: ["name": .string("my lamp")])
+            ],
+            deleted: [ObjectID(entity: "Reading", number: 4)])
+        #expect(
+            rendering.lines(for: change) == [
+                "txn 9 (app)  inserted  Reading/12  v1  characteristic=2a19 value=5a time=2024-05-01T12:00:00.000Z "
+                    + "chain=- device=Device/3 extra=5",
+                "txn 9 (app)  updated   Device/3  v5  name=\"my lamp\"",
+                "txn 9 (app)  deleted   Reading/4",
+            ])
+    }
+}

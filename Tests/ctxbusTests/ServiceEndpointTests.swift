@@ -1,0 +1,38 @@
+import Testing
+
+@testable import ctxbus
+
+@Suite struct ServiceEndpointTests {
+    @Test func theFlagWinsOverTheVariableAndTheDefault() {
+        let endpoint = ServiceEndpoint.resolve(
+            .store, flag: "/tmp/x.sock", environment: ["CTXBUS_STORE_SOCKET": "/tmp/y.sock"])
+        #expect(endpoint.path == "/tmp/x.sock")
+        #expect(endpoint.source == .flag)
+    }
+
+    @Test func theServicesVariableWinsOverTheRuntimeDirectory() {
+        let endpoint = ServiceEndpoint.resolve(
+            .device, flag: nil, environment: ["CTXBUS_DEVICE_SOCKET": "/tmp/d.sock", "CTXBUS_RUNTIME_DIR": "/run/x"])
+        #expect(endpoint.path == "/tmp/d.sock")
+        #expect(endpoint.source == .variable("CTXBUS_DEVICE_SOCKET"))
+    }
+
+    @Test(arguments: [
+        (["CTXBUS_RUNTIME_DIR": "/run/cb", "XDG_RUNTIME_DIR": "/run/user/1"], "/run/cb/store.sock"),
+        (["XDG_RUNTIME_DIR": "/run/user/1"], "/run/user/1/ctxbus/store.sock"),
+        (["CTXBUS_RUNTIME_DIR": "", "CTXBUS_STORE_SOCKET": ""], "./run/store.sock"),
+    ])
+    func defaultsToTheServicesOwnDefault(environment: [String: String], path: String) {
+        let endpoint = ServiceEndpoint.resolve(.store, flag: nil, environment: environment)
+        #expect(endpoint.path == path)
+        #expect(endpoint.source == .defaultPath)
+    }
+
+    @Test func theUnreachableMessageNamesThePathItsSourceAndTheStartCommand() {
+        let endpoint = ServiceEndpoint.resolve(.device, flag: nil, environment: ["CTXBUS_DEVICE_SOCKET": "/tmp/d.sock"])
+        let failure = CommandFailure.unreachable(endpoint, reason: "no service is listening at /tmp/d.sock")
+        #expect(failure.status == .unreachable)
+        #expect(failure.description.contains("socket tried: /tmp/d.sock (from $CTXBUS_DEVICE_SOCKET)"))
+        #expect(failure.description.contains("devicesvc --socket /tmp/d.sock"))
+    }
+}

@@ -1,0 +1,20 @@
+import Shared
+import Testing
+
+@testable import ctxbus
+
+@Suite struct SortArgumentTests {
+    @Test func minusMeansDescendingAndCommasSeparateKeys() throws {
+        let descriptors = try SortArgument.descriptors(["-time,characteristic", "+device.name"])
+        #expect(
+            descriptors == [
+                ObjectSortDescriptor("time", ascending: false), ObjectSortDescriptor("characteristic"),
+                ObjectSortDescriptor("device.name"),
+            ])
+    }
+
+    @Test(arguments: ["", "-", "a,,b", "device..name", "time."])
+    func rejectsEmptyKeys(word: String) {
+        #expect(throws: UsageError.self) { try SortArgument.descriptors([word]) }
+    }
+}

@@ -1,0 +1,161 @@
+import BusProtocol
+import Foundation
+@preconcurrency import Glibc
+import Shared
+import Testing
+
+/// The built `ctxbus` binary against a real `storesvc` started for each test (one test at a time: each starts
+/// processes, and the whole suite shares two cores with the rest of the tests).
+@Suite(.serialized) struct StoreCommandsIntegrationTests {
+    func withStore(_ body: (TestStoreService, [String: String]) async throws -> Void) async throws {
+        let store = try await TestStoreService.start()
+        defer { store.stop() }
+        try await body(store, ["CTXBUS_STORE_SOCKET": store.socketPath])
+    }
+
+    func json(_ line: String) throws -> JSONValue {
+        try JSONParser().parse(line)
+    }
+
+    @Test func saveThenFetchThenGetShowTheSameObject() async throws {
+        try await withStore { _, environment in
+            let saved = try await Ctxbus.run(
+                [
+                    "store", "save", "--insert", "Device:d1", "address=AA:BB:CC:DD:EE:01", "name=thermo", "--insert",
+                    "Reading", "characteristic=2a19", "value=Wg==", "time=2024-05-01T12:00:00Z", "device=d1", "--json",
+                ], environment: environment)
+            #expect(saved.status == 0, "\(saved.errors)")
+            let result = try SaveResult(json: try json(saved.output))
+            let device = try #require(result.ids["d1"])
+            #expect(device == ObjectID(entity: "Device", number: 1))
+
+            let fetched = try await Ctxbus.run(["store", "fetch", "Device"], environment: environment)
+            #expect(fetched.status == 0, "\(fetched.errors)")
+            #expect(fetched.outputLines.first?.split(separator: " ", omittingEmptySubsequences: true).first == "id")
+            #expect(
+                fetched.outputLines.contains {
+                    $0.hasPrefix("Device/1") && $0.contains("AA:BB:CC:DD:EE:01") && $0.contains("thermo")
+                })
+
+            let readings = try await Ctxbus.run(
+                ["store", "fetch", "Reading", "--where", "characteristic == $c", "--arg", "c=2a19", "--json"],
+                environment: environment)
+            let fetch = try FetchResult(json: try json(readings.output))
+            guard case .objects(let objects) = fetch.content else {
+                Issue.record("expected objects")
+                return
+            }
+            #expect(objects.map(\.values["value"]) == [.string("Wg==")])
+            #expect(objects.first?.values["device"] == .string("Device/1"))
+
+            let got = try await Ctxbus.run(["store", "get", "Device/1", "Device/9"], environment: environment)
+            #expect(got.status == 0)
+            #expect(got.outputLines.contains { $0.hasPrefix("Device/1") && $0.contains("thermo") })
+            #expect(got.errors.contains("Device/9 does not exist"))
+        }
+    }
+
+    @Test func jsonOutputOfEveryReadCommandIsOneParsableLine() async throws {
+        try await withStore { _, environment in
+            _ = try await Ctxbus.run(
+                [
+                    "store", "save",
+                    "{\"insert\":[{\"entity\":\"Device\",\"values\":{\"address\":\"AA:BB:CC:DD:EE:02\"}}]}",
+                ],
+                environment: environment)
+            for command in [
+                ["store", "model"], ["store", "stats"], ["store", "history"], ["store", "fetch", "Device", "--count"],
+                ["store", "get", "Device/1"],
+            ] {
+                let outcome = try await Ctxbus.run(command + ["--json"], environment: environment)
+                #expect(outcome.status == 0, "\(command): \(outcome.errors)")
+                #expect(outcome.outputLines.count == 1, "\(command)")
+                #expect(throws: Never.self) { try JSONParser().parse(outcome.output) }
+            }
+            let count = try await Ctxbus.run(
+                ["store", "fetch", "Device", "--count", "--json"], environment: environment)
+            #expect(try json(count.output)["count"] == .int(1))
+        }
+    }
+
+    @Test func saveReadsTheProtocolsJSONFromStandardInput() async throws {
+        try await withStore { _, environment in
+            let outcome = try await Ctxbus.run(
+                ["store", "save", "-", "--author", "stdin-test"], environment: environment,
+                standardInput:
+                    "{\"insert\":[{\"entity\":\"Device\",\"ref\":\"x\",\"values\":{\"address\":\"AA:BB:CC:DD:EE:03\"}}]}"
+            )
+            #expect(outcome.status == 0, "\(outcome.errors)")
+            #expect(outcome.output.contains("Device/1"))
+            let history = try await Ctxbus.run(["store", "history", "--json"], environment: environment)
+            #expect(try json(history.output)["transactions"]?.arrayValue?.first?["author"] == .string("stdin-test"))
+        }
+    }
+
+    @Test func watchPrintsAChangeSavedByAnotherClientAndExitsZeroOnSIGTERM() async throws {
+        try await withStore { store, environment in
+            let watch = try Ctxbus.start(["store", "watch", "Device", "--json"], environment: environment)
+            defer { watch.stop() }
+            // Readiness: the service counts the watch's subscription.
+            let client = try await store.client()
+            defer { client.close() }
+            let deadline = ContinuousClock.now + .seconds(60)
+            while try await client.call(StoreStats.self).subscriptions < 1 {
+                guard ContinuousClock.now < deadline else {
+                    throw ChildProcessError.timedOut(
+                        "the subscription", output: watch.standardOutput, errors: watch.standardError)
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let saved = try await client.call(
+                StoreSave.self,
+                SaveParams(
+                    inserts: [.init(entity: "Device", ref: "d", values: ["address": .string("AA:BB:CC:DD:EE:04")])],
+                    author: "other"))
+            try await watch.waitUntil("the change") { output, _ in output.contains("\n") }
+            let event = try ChangedEvent(json: try json(watch.standardOutput.split(separator: "\n")[0].description))
+            #expect(event.txn == saved.txn)
+            #expect(event.author == "other")
+            #expect(event.inserted.map(\.values["address"]) == [.string("AA:BB:CC:DD:EE:04")])
+
+            watch.send(signal: SIGTERM)
+            #expect(await watch.waitForExit() == 0, "\(watch.standardError)")
+        }
+    }
+
+    @Test func aMissingSocketExitsThreeNamingThePathAndTheStartCommand() async throws {
+        let directory = makeTestDirectory(prefix: "ctxbus-nosocket")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/store.sock"
+        let outcome = try await Ctxbus.run(["store", "stats", "--socket", path])
+        #expect(outcome.status == 3)
+        #expect(outcome.errors.contains("no service is listening at \(path)"))
+        #expect(outcome.errors.contains("storesvc --socket \(path)"))
+        #expect(outcome.output.isEmpty)
+        let fromRuntimeDirectory = try await Ctxbus.run(
+            ["store", "stats"], environment: ["CTXBUS_RUNTIME_DIR": directory])
+        #expect(fromRuntimeDirectory.status == 3)
+        #expect(fromRuntimeDirectory.errors.contains("socket tried: \(path) (the default"))
+    }
+
+    @Test func aBadPredicateExitsOneShowingWhereItIsWrong() async throws {
+        try await withStore { _, environment in
+            let outcome = try await Ctxbus.run(
+                ["store", "fetch", "Device", "--where", "address == "], environment: environment)
+            #expect(outcome.status == 1)
+            #expect(outcome.errors.contains("the service rejected the predicate (error -32602)"))
+            #expect(outcome.errors.contains("ctxbus:   address == \nctxbus:              ^"))
+            let unknownKey = try await Ctxbus.run(
+                ["store", "fetch", "Device", "--where", "colour == 'red'", "--json"], environment: environment)
+            #expect(unknownKey.status == 1)
+            #expect(try json(unknownKey.output)["error"]?["code"] == .int(-32602))
+        }
+    }
+
+    @Test func aUsageErrorExitsSixtyFourWithoutConnecting() async throws {
+        let outcome = try await Ctxbus.run(["store", "fetch", "Reading", "--limit", "-3"])
+        #expect(outcome.status == 64)
+        #expect(outcome.errors.contains("invalid value '-3' for '--limit'"))
+        #expect(outcome.errors.contains("USAGE: ctxbus store fetch"))
+    }
+}

@@ -1,0 +1,42 @@
+import Testing
+
+@testable import ctxbus
+
+@Suite struct TableTests {
+    @Test func alignsColumnsTwoSpacesApartAndRightAlignsNumbers() {
+        let table = Table(["id", "count", "name"], rows: [["Device/1", "7", "thermo"], ["Device/12", "120", "a"]])
+        #expect(
+            table.lines == [
+                "id         count  name",
+                "Device/1       7  thermo",
+                "Device/12    120  a",
+            ])
+    }
+
+    @Test func explicitAlignmentsOverrideTheDetection() {
+        let table = Table(["value"], rows: [["57"], ["5a"]], alignments: [.left])
+        #expect(table.lines == ["value", "57", "5a"])
+        #expect(Table(["n"], rows: [["57"], ["-"], ["1000"]]).alignments == [.right])
+    }
+
+    @Test func aColumnWithTextIsLeftAligned() {
+        #expect(Table(["v"], rows: [["1"], ["x"]]).alignments == [.left])
+        #expect(Table(["v"], rows: [[""], ["-"]]).alignments == [.left])
+    }
+
+    @Test func hostileCellsStayOnOneLineAndAreCut() {
+        let table = Table(["a", "b"], rows: [["line\nbreak\ttab\u{1B}[2J", String(repeating: "x", count: 100)]])
+        let row = table.lines[1]
+        #expect(!row.contains("\n") && !row.contains("\u{1B}") && !row.contains("\t"))
+        #expect(row.hasPrefix("line break tab [2J"))
+        #expect(row.hasSuffix(String(repeating: "x", count: Table.maximumCellWidth - 1) + "…"))
+    }
+
+    @Test func shortRowsGetEmptyCellsAndNoTrailingSpaces() {
+        #expect(Table(["a", "b"], rows: [["1"]]).lines == ["a  b", "1"])
+    }
+
+    @Test func anEmptyTableIsItsHeader() {
+        #expect(Table(["id", "version"]).lines == ["id  version"])
+    }
+}

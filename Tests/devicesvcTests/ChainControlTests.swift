@@ -1,0 +1,45 @@
+import Shared
+import Testing
+
+@testable import devicesvc
+
+/// `ChainControl`: who hears a cancellation, and that a listener is let go once its token is disposed.
+@Suite struct ChainControlTests {
+    final class Witness: Sendable {}
+
+    @Test func disposingTheTokenReleasesTheListenerAtOnce() {
+        let control = ChainControl()
+        weak var released: Witness?
+        let token: any Disposable
+        do {
+            let witness = Witness()
+            released = witness
+            token = control.listen { _ = witness }
+        }
+        #expect(released != nil, "the control holds its listener")
+        token.dispose()
+        #expect(released == nil, "a finished chain's listener (and what it captures) is freed")
+    }
+
+    @Test func onlyTheLatestListenerHearsTheCancellationAndADisposedOneNever() {
+        let control = ChainControl()
+        let heard = Locked([String]())
+        let first = control.listen { heard.withLock { $0.append("first") } }
+        let second = control.listen { heard.withLock { $0.append("second") } }
+        first.dispose()  // an older token leaves the newer listener in place
+        control.cancel()
+        control.cancel()
+        #expect(heard.withLock { $0 } == ["second"])
+        second.dispose()
+        _ = control.listen { heard.withLock { $0.append("late") } }
+        #expect(heard.withLock { $0 } == ["second", "late"], "a listener after the cancellation hears it at once")
+    }
+
+    @Test func aDisposedListenerIsNotCalled() {
+        let control = ChainControl()
+        let heard = Locked(0)
+        control.listen { heard.withLock { $0 += 1 } }.dispose()
+        control.cancel()
+        #expect(heard.withLock { $0 } == 0)
+    }
+}
