@@ -21,8 +21,9 @@ import Synchronization
 /// - Fan-out latency to 100 subscribers: a publisher sends one save (one `Reading`) per millisecond whose `chain`
 ///   value holds the monotonic send time; 100 subscriber connections (`store.subscribe` `Reading`, one thread
 ///   each, reading raw frames) take receive time − send time. The latency therefore includes the commit (with
-///   `durability: disk`, the fsync). Redis: the same publisher loop sends `PUBLISH` with a payload of the same
-///   size as the `store.changed` frame, to 100 `SUBSCRIBE`d connections read the same way.
+///   `durability: disk`, the fsync; a second run saves with `durability: memory`). Redis: the same publisher loop
+///   sends `PUBLISH` with a payload of the same size as the `store.changed` frame, to 100 `SUBSCRIBE`d
+///   connections read the same way.
 enum StoreBusBenchmark {
     static let duration: Duration = .seconds(2)
     static let saveClients = 8
@@ -71,24 +72,27 @@ enum StoreBusBenchmark {
             "durable 1-object saves, 8 clients", "-", rate(saves), rate(redisSet["SET"]),
             ratio(saves, redisSet["SET"], goal: "≥ 1"),
         ])
-        let storeFanOut = try storeFanOut(socket: store)
-        let redisFanOut = try redisFanOut(socket: redis, payloadSize: storeFanOut.messageSize)
-        rows.append([
-            "fan-out to 100, p50 (ms)", "-", ms(storeFanOut.latencies.p50), ms(redisFanOut.p50), "",
-        ])
-        rows.append([
-            "fan-out to 100, p99 (ms)", "-", ms(storeFanOut.latencies.p99), ms(redisFanOut.p99),
-            ratio(redisFanOut.p99, storeFanOut.latencies.p99, goal: "≥ 0.5 (p99 within 2×)"),
-        ])
-        rows.append([
-            "  (publisher's save ack, p50 / p99 ms)", "-",
-            "\(ms(storeFanOut.acks.p50)) / \(ms(storeFanOut.acks.p99))", "-", "",
-        ])
+        let diskFanOut = try storeFanOut(socket: store, durability: "disk")
+        let memoryFanOut = try Self.storeFanOut(socket: store, durability: "memory")
+        let redisFanOut = try redisFanOut(socket: redis, payloadSize: diskFanOut.messageSize)
+        for (name, run) in [("disk", diskFanOut), ("memory", memoryFanOut)] {
+            rows.append([
+                "fan-out to 100 (\(name)), p50 (ms)", "-", ms(run.latencies.p50), ms(redisFanOut.p50), "",
+            ])
+            rows.append([
+                "fan-out to 100 (\(name)), p99 (ms)", "-", ms(run.latencies.p99), ms(redisFanOut.p99),
+                ratio(redisFanOut.p99, run.latencies.p99, goal: "≥ 0.5 (p99 within 2×)"),
+            ])
+            rows.append([
+                "  (publisher's save ack, p50 / p99 ms)", "-", "\(ms(run.acks.p50)) / \(ms(run.acks.p99))", "-", "",
+            ])
+        }
         printTable(["case", "storesvc raw client", "storesvc BusClient", "redis", "ratio vs redis (goal)"], rows)
         print(
-            "  fan-out: \(fanOutMessages) messages at ~1000/s, \(storeFanOut.messageSize)-byte store.changed frames "
+            "  fan-out: \(fanOutMessages) messages at ~1000/s, \(diskFanOut.messageSize)-byte store.changed frames "
                 + "(redis payload the same size); storesvc latency = event received − save sent, commit included "
-                + "(durability disk); saves from \(saveClients) child processes of this runner, one BusClient each")
+                + "(saves with durability disk, then memory); saves from \(saveClients) child processes of this runner, one BusClient each"
+        )
         print("  load after: \(loadAverage())")
     }
 
@@ -281,7 +285,7 @@ enum StoreBusBenchmark {
     // MARK: - Fan-out
 
     private static func storeFanOut(
-        socket: String
+        socket: String, durability: String
     ) throws -> (latencies: Percentiles, acks: Percentiles, messageSize: Int) {
         let peers = try (0..<subscribers).map { _ in try BenchSocket(path: socket) }
         for peer in peers {
@@ -318,7 +322,7 @@ enum StoreBusBenchmark {
             stamps.withLock { $0.append(stamp) }
             publisher.write(
                 frame(
-                    #"{"jsonrpc":"2.0","id":\#(index + 10),"method":"store.save","params":{"insert":[{"entity":"Reading","ref":"r","values":{"characteristic":"00002a19-0000-1000-8000-00805f9b34fb","value":"ZA==","time":"2026-11-22T03:00:00.000Z","chain":"T=\#(stamp);"}}]}}"#
+                    #"{"jsonrpc":"2.0","id":\#(index + 10),"method":"store.save","params":{"insert":[{"entity":"Reading","ref":"r","values":{"characteristic":"00002a19-0000-1000-8000-00805f9b34fb","value":"ZA==","time":"2026-11-22T03:00:00.000Z","chain":"T=\#(stamp);"}}],"durability":"\#(durability)"}}"#
                 ))
         }
         drained.wait()

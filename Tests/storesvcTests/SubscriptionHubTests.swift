@@ -196,4 +196,30 @@ import Testing
         #expect(connections.allSatisfy { $0.changedEvents.map(\.txn) == [1] })
         #expect(hub.counters.eventsSent == 100)
     }
+
+    @Test func subscribersSharingAFilterEachGetTheirOwnNumberAndOtherFiltersTheirOwnEvent() throws {
+        let all = (0..<3).map { RecordingConnection(id: UInt64($0)) }
+        let named = (3..<5).map { RecordingConnection(id: UInt64($0)) }
+        let readings = RecordingConnection(id: 9)
+        let allIDs = try all.map { try liveSubscription(on: $0).subscription }
+        let namedIDs = try named.map {
+            try liveSubscription(SubscribeParams(entity: "Device", predicate: "name == 'lamp'"), on: $0).subscription
+        }
+        _ = try liveSubscription(SubscribeParams(entity: "Reading"), on: readings)
+        let lamp = try store.insertDevice("A", name: "lamp")
+        try store.insertDevice("B", name: "fan")
+        store.waitForObservers()
+        for (connection, id) in zip(all, allIDs) {
+            #expect(connection.changedEvents.map(\.subscription) == [id, id])
+            #expect(connection.changedEvents.map(\.txn) == [1, 2])
+            #expect(connection.changedEvents.map { $0.inserted.count } == [1, 1])
+        }
+        for (connection, id) in zip(named, namedIDs) {
+            #expect(connection.changedEvents.map(\.subscription) == [id])
+            #expect(connection.changedEvents.map { $0.inserted.map(\.id) } == [[lamp]])
+            #expect(connection.changedEvents.first?.inserted.first?.values["name"] == .string("lamp"))
+        }
+        #expect(readings.changedEvents.isEmpty)
+        #expect(hub.counters.eventsSent == 8)
+    }
 }

@@ -93,6 +93,25 @@ public final class BusConnection: Sendable, CustomStringConvertible {
         return write(frame)
     }
 
+    /// Sends an event already encoded as a frame (length header included), e.g. one encoded once for many
+    /// connections: the bytes are queued as they are, with no copy of the array's storage until the socket
+    /// cannot take them at once.
+    ///
+    /// - Parameter method: the event's method, for the report when the frame is larger than `maxFrame`.
+    /// - Returns: `false` when the event was not sent: the connection is closed or dropped for overflow, or the
+    ///   frame is empty or larger than `maxFrame` (reported to `onHandlerError`).
+    @discardableResult
+    public func send(encodedEvent frame: [UInt8], method: String) -> Bool {
+        let length = frame.count - Frame.headerLength
+        guard length > 0, length <= core.frameEncoder.maximumLength else {
+            let error: FrameError =
+                length > 0 ? .frameTooLarge(length: length, limit: core.frameEncoder.maximumLength) : .emptyFrame
+            core.report(method: method, error: BusServerError.unencodableAnswer(.frame(error)))
+            return false
+        }
+        return write(frame)
+    }
+
     /// Sends a typed event (`ChangedEvent`, `StepEvent`, …) to the client.
     ///
     /// - Returns: `false` when the event was not sent (see `send(event:)`).

@@ -8,6 +8,10 @@ extension BusConnection: SubscriberConnection {
         send(event: event)
     }
 
+    func send(encodedEvent frame: [UInt8]) -> Bool {
+        send(encodedEvent: frame, method: ChangedEvent.method)
+    }
+
     func sendWhenWritable(_ event: RPCEvent, completion: @escaping @Sendable (Bool) -> Void) {
         whenWritable { [self] isOpen in
             completion(isOpen && send(event: event))

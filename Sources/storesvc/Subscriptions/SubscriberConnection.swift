@@ -14,6 +14,12 @@ protocol SubscriberConnection: AnyObject, Sendable {
     ///   the hub then forgets its subscriptions.
     func send(_ event: RPCEvent) -> Bool
 
+    /// Queues an event already encoded as a frame (`ChangedEventFrame`), like `send(_:)`.
+    ///
+    /// - Returns: `false` when the connection is closed or was dropped, or the frame is larger than the
+    ///   connection allows; the hub then forgets its subscriptions.
+    func send(encodedEvent frame: [UInt8]) -> Bool
+
     /// Queues `event` once the connection has sent what it had queued (paced sending, for
     /// replays): `completion(true)` once it is queued, `completion(false)` when the connection
     /// closed first. `completion` must not be called from inside this method's caller's stack

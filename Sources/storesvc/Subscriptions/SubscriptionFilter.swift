@@ -19,6 +19,15 @@ import Shared
 /// objects through `lookup` (the transaction's own objects first, then the store's committed
 /// values), for both sides.
 struct SubscriptionFilter: Sendable {
+    /// What the filter was made from: subscriptions with equal keys see the same events, so `deliver` builds
+    /// and encodes each transaction's event once per key.
+    struct Key: Hashable, Sendable {
+        var entity: String?
+        var predicate: String?
+        var arguments: [String: JSONValue]
+    }
+
+    let key: Key
     /// The watched entity; `nil` watches every entity.
     let entity: String?
     /// The resolved predicate; `nil` matches every object of `entity`.
@@ -33,6 +42,7 @@ struct SubscriptionFilter: Sendable {
             throw .invalidParams(field: "entity", message: "unknown entity '\(entity)'")
         }
         self.entity = entity
+        key = Key(entity: entity, predicate: format, arguments: format == nil ? [:] : arguments)
         guard let predicate = try PredicateInput.predicate(format) else {
             evaluator = nil
             return

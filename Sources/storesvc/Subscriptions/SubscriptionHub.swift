@@ -7,8 +7,9 @@ import Shared
 ///
 /// ```
 ///  store writer ──commit──▶ observer queue ──▶ hub.deliver(changes)
-///                                               ├─ live subscription A ─ filter ─▶ A's connection.send (bounded, never blocks)
-///                                               ├─ live subscription B ─ …
+///                                               ├─ filter F: event built and encoded once ─┬─▶ A's connection (A's number spliced in)
+///                                               │                                          └─▶ B's connection (bounded, never blocks)
+///                                               ├─ filter G: …
 ///                                               └─ replaying C: skipped; C's replay reads it from the history
 /// ```
 ///
@@ -168,6 +169,12 @@ final class SubscriptionHub: Sendable {
 
     /// Sends the events of one committed transaction to the live subscriptions (called by the
     /// store's observer queue, in `txn` order).
+    ///
+    /// Subscriptions with the same filter see the same event: it is built, filtered and encoded once
+    /// per filter (`SubscriptionFilter.Key`), and each subscriber gets the shared bytes with its own
+    /// `subscription` number spliced in (`ChangedEventFrame`). Per subscriber that leaves a copy of
+    /// the frame and one write to its connection, which goes straight to the socket when nothing is
+    /// queued for it, and is otherwise appended to its outbound queue, which the loop sends in one write.
     func deliver(_ changes: ChangeSet) {
         let targets = state.withLock { state -> [(Int64, Record)] in
             state.lastSeen = max(state.lastSeen, changes.txn)
@@ -182,12 +189,30 @@ final class SubscriptionHub: Sendable {
         guard !targets.isEmpty else { return }
         let changes = completingToMany(changes, for: targets.map(\.1.filter))
         var lookup = ChangeLookup(changes: changes, store: store)
+        var encoded: [SubscriptionFilter.Key: EncodedChange] = [:]
         var sent: Int64 = 0
         var gone: [Int64] = []
         for (id, record) in targets.sorted(by: { $0.0 < $1.0 }) {
-            guard let event = record.filter.event(for: changes, subscription: id, lookup: { lookup.values(of: $0) })
-            else { continue }
-            if record.connection.send(RPCEvent(event)) {
+            let change: EncodedChange
+            if let known = encoded[record.filter.key] {
+                change = known
+            } else {
+                change = EncodedChange(
+                    record.filter.event(for: changes, subscription: 0, lookup: { lookup.values(of: $0) }))
+                encoded[record.filter.key] = change
+            }
+            let isSent: Bool
+            switch change {
+            case .nothing:
+                continue
+            case .frame(let frame):
+                isSent = record.connection.send(encodedEvent: frame.frame(for: id))
+            case .unencodable(var event):
+                // Sent the plain way, which reports why it cannot be encoded (and fails).
+                event.subscription = id
+                isSent = record.connection.send(RPCEvent(event))
+            }
+            if isSent {
                 sent += 1
             } else {
                 gone.append(id)
@@ -196,6 +221,27 @@ final class SubscriptionHub: Sendable {
         state.withLock { state in
             state.eventsSent += sent
             for id in gone where state.subscriptions.removeValue(forKey: id) != nil { state.subscribersDropped += 1 }
+        }
+    }
+}
+
+/// One transaction's event for one filter, as `deliver` shares it among that filter's subscribers.
+enum EncodedChange {
+    /// The transaction changed nothing in the filter's set.
+    case nothing
+    case frame(ChangedEventFrame)
+    /// The event holds a value JSON cannot express.
+    case unencodable(ChangedEvent)
+
+    init(_ event: ChangedEvent?) {
+        guard let event else {
+            self = .nothing
+            return
+        }
+        do {
+            self = .frame(try ChangedEventFrame(event))
+        } catch {
+            self = .unencodable(event)
         }
     }
 }

@@ -2,6 +2,7 @@ import BusProtocol
 import Dispatch
 import Foundation
 import Shared
+import Testing
 
 @testable import storesvc
 
@@ -63,6 +64,17 @@ final class RecordingConnection: SubscriberConnection {
             state.events.append(event)
             return true
         }
+    }
+
+    func send(encodedEvent frame: [UInt8]) -> Bool {
+        let payload = frame.dropFirst(Frame.headerLength)
+        guard case .object(let members)? = try? JSONParser().parse(payload),
+            case .string(let method)? = members["method"], let params = members["params"]
+        else {
+            Issue.record("not an event frame: \(String(decoding: payload, as: UTF8.self))")
+            return false
+        }
+        return send(RPCEvent(method: method, params: params))
     }
 
     func sendWhenWritable(_ event: RPCEvent, completion: @escaping @Sendable (Bool) -> Void) {
