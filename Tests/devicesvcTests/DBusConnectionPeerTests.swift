@@ -1,5 +1,6 @@
 import Dispatch
 @preconcurrency import Glibc
+import Shared
 import Testing
 
 @testable import devicesvc
@@ -22,7 +23,7 @@ import Testing
         }
 
         func nextMessage() async throws -> DBusMessage {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withLockedThrowingContinuation { continuation in
                 queue.async { continuation.resume(with: Result { try self.readMessage() }) }
             }
         }

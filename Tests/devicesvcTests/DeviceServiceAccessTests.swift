@@ -40,7 +40,7 @@ struct DeviceServiceAccessTests {
 
     /// Runs the Python client as uid/gid 65534 on a thread of its own; its first output line.
     static func helloAsNobody(_ socketPath: String) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
+        try await withLockedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(
                     with: Result {

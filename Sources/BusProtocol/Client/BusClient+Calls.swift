@@ -43,7 +43,7 @@ extension BusClient {
         try Task.checkCancellation()
         let box = Locked(CancelBox())
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withLockedThrowingContinuation { continuation in
                 let token = startCall(method: method, params: params, timeout: timeout) { outcome in
                     continuation.resume(with: outcome)
                 }

@@ -85,7 +85,7 @@ public final class BusClient: Sendable, CustomStringConvertible {
             throw BusClientError.cannotConnect(path: path, reason: error.description)
         }
         let loop = try options.eventLoop ?? sharedEventLoop()
-        let handshake = try await withCheckedThrowingContinuation { continuation in
+        let handshake = try await withLockedThrowingContinuation { continuation in
             // Holds the session's events and close until the client exists; the first session reports nothing
             // else before it is installed.
             let pendingClient = Locked(WeakClient())

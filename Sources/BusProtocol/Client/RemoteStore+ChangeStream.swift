@@ -21,7 +21,7 @@ extension RemoteStore {
             deliveryQueue.async { self.resubscribe() }
         }
         state.withLock { $0.disposables += [events, hook] }
-        let failure = await withCheckedContinuation { continuation in
+        let failure = await withLockedContinuation { continuation in
             deliveryQueue.async { [self] in
                 do throws(StoreError) {
                     let result = try call(StoreSubscribe.self, SubscribeParams())

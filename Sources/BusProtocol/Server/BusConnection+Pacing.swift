@@ -3,6 +3,8 @@
 // holds less than the pacing threshold (a quarter of `maxOutbound` by default) and otherwise waits until the
 // socket has drained it, which happens exactly as fast as the client reads.
 
+import Shared
+
 extension BusConnection {
     /// Why a paced send stopped.
     public enum PacedSendError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -44,7 +46,7 @@ extension BusConnection {
     /// - Throws: `PacedSendError.closed` when the connection closed first.
     public func sendPaced(_ event: RPCEvent) async throws(PacedSendError) {
         while !hasOutboundRoom {
-            let isOpen = await withCheckedContinuation { continuation in
+            let isOpen = await withLockedContinuation { continuation in
                 whenWritable { continuation.resume(returning: $0) }
             }
             guard isOpen else { throw .closed }

@@ -145,7 +145,7 @@ public final class BusServer: Sendable, CustomStringConvertible {
         register: (Item, _ done: @escaping @Sendable () -> Void) -> Void
     ) async {
         guard !items.isEmpty else { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        await withLockedContinuation { (continuation: LockedContinuation<Void, Never>) in
             let remaining = Locked(items.count)
             let resumed = OnceFlag()
             let resume: @Sendable () -> Void = {

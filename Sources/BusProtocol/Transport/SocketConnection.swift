@@ -84,7 +84,7 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
         var outbound = OutboundBuffer()
         var hasOverflowed = false
         var drainDeadline: ScheduledWork?
-        /// Set by `finishClose`, which closes the descriptor and calls `onClose`, once.
+        /// Set by the `finishClose` that closes the descriptor (once; `onClose` may come from a later run).
         var isFinished = false
 
         var isClosed: Bool {
@@ -205,14 +205,18 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
     }
 
     /// Leaves epoll, closes the descriptor (under the lock, so no write or `peerCredentials` can use a reused
-    /// number) and tells the owner. Runs once.
+    /// number) and tells the owner. The descriptor is closed once; `onClose` is called once, by the first run
+    /// that finds handlers: a connection closed before `start` is finished by the close's run, and told by the run
+    /// `start` schedules, whichever order the two come in.
     func finishClose() {
         let delivery = state.withLock { state -> (Handlers, CloseReason)? in
-            guard !state.isFinished, case .closed(let reason) = state.phase else { return nil }
-            state.isFinished = true
-            state.registration?.cancel()
-            state.registration = nil
-            descriptor.close()
+            guard case .closed(let reason) = state.phase else { return nil }
+            if !state.isFinished {
+                state.isFinished = true
+                state.registration?.cancel()
+                state.registration = nil
+                descriptor.close()
+            }
             defer { state.handlers = nil }
             return state.handlers.map { ($0, reason) }
         }

@@ -147,7 +147,7 @@ public final class ObjectContext: Sendable {
     ///
     /// - Throws: what `body` throws.
     public func perform<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        try await withLockedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try body() }) }
         }
     }

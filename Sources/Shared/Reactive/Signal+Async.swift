@@ -29,8 +29,8 @@ extension Signal {
         get async throws(SignalWaitError<Failure>) {
             let run = SerialDisposable()
             let result = await withTaskCancellationHandler {
-                await withCheckedContinuation {
-                    (continuation: CheckedContinuation<Result<Value, SignalWaitError<Failure>>, Never>) in
+                await withLockedContinuation {
+                    (continuation: LockedContinuation<Result<Value, SignalWaitError<Failure>>, Never>) in
                     let resumed = AtomicFlag()
                     run.inner = take(first: 1).start { event in
                         let result: Result<Value, SignalWaitError<Failure>>

@@ -35,7 +35,7 @@ extension DBusConnection {
     func call(_ message: DBusMessage, timeout: Duration = defaultTimeout) async throws -> DBusMessage {
         let handle = CallHandle()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withLockedThrowingContinuation { continuation in
                 let serial = call(message, timeout: timeout) { result in continuation.resume(with: result) }
                 if !handle.setSerial(serial) { cancelCall(serial: serial) }
             }

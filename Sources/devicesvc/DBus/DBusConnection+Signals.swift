@@ -1,3 +1,5 @@
+import Shared
+
 /// Signal subscriptions and name-owner tracking.
 extension DBusConnection {
     /// Delivers signals matching `rule` to `handler`, on the delivery queue, in arrival order.
@@ -114,7 +116,7 @@ extension DBusConnection {
         let message = DBusMessage.methodCall(
             destination: DBusConnection.busName, path: DBusConnection.busPath, interface: DBusConnection.busName,
             member: "GetNameOwner", body: [.string(name)])
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        try await withLockedThrowingContinuation { (continuation: LockedContinuation<Void, any Error>) in
             _ = startCall(message, timeout: DBusConnection.defaultTimeout, completesOnReader: true) { [weak self] in
                 switch $0 {
                 case .success(let reply):

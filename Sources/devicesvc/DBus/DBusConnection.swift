@@ -125,7 +125,7 @@ final class DBusConnection: Sendable {
         -> DBusConnection
     {
         let addresses = try DBusAddress.parseList(address)
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await withLockedThrowingContinuation { continuation in
             // Connecting and the handshake block; keep them off the cooperative pool.
             DispatchQueue.global().async {
                 var lastError = DBusConnectionError.invalidAddress(address, reason: "no address tried")

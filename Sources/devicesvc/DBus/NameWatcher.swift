@@ -48,7 +48,7 @@ final class NameWatcher: Sendable {
         var owner: String?
         var hasChangeSinceStart = false
         var isFinished = false
-        var waiters: [UInt64: CheckedContinuation<String, any Error>] = [:]
+        var waiters: [UInt64: LockedContinuation<String, any Error>] = [:]
         var nextWaiter: UInt64 = 0
         var onChange: (@Sendable (Change) -> Void)?
     }
@@ -96,7 +96,7 @@ final class NameWatcher: Sendable {
     /// - Throws: `NameWatcher.WaitError.timedOut` when nobody owns the name within `timeout`, `.cancelled` when
     ///   the watcher is cancelled, or the connection's error when it closes.
     func waitForOwner(timeout: Duration) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
+        try await withLockedThrowingContinuation { continuation in
             enum Outcome {
                 case owned(String)
                 case finished
@@ -151,7 +151,7 @@ final class NameWatcher: Sendable {
     }
 
     private func resumeWaitersIfOwned() {
-        let (owner, waiters) = storage.withLock { storage -> (String?, [CheckedContinuation<String, any Error>]) in
+        let (owner, waiters) = storage.withLock { storage -> (String?, [LockedContinuation<String, any Error>]) in
             guard let owner = storage.owner else { return (nil, []) }
             defer { storage.waiters = [:] }
             return (owner, Array(storage.waiters.values))
@@ -162,7 +162,7 @@ final class NameWatcher: Sendable {
 
     private func finish(with error: DBusConnectionError) {
         let (change, handler, waiters) = storage.withLock {
-            storage -> (Change?, (@Sendable (Change) -> Void)?, [CheckedContinuation<String, any Error>]) in
+            storage -> (Change?, (@Sendable (Change) -> Void)?, [LockedContinuation<String, any Error>]) in
             guard !storage.isFinished else { return (nil, nil, []) }
             storage.isFinished = true
             let change = storage.owner.map { Change(name: name, oldOwner: $0, newOwner: nil) }

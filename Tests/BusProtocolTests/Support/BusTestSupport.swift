@@ -101,7 +101,7 @@ struct PlainFailure: Error {}
 /// Runs a blocking wait on a thread of its own, so that an async test does not hold one of the few threads of
 /// Swift's cooperative pool (which the test's own tasks need) while it waits.
 func offPool<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
-    await withCheckedContinuation { continuation in
+    await withLockedContinuation { continuation in
         Thread { continuation.resume(returning: body()) }.start()
     }
 }

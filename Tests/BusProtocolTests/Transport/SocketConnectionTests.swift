@@ -103,6 +103,27 @@ func makeConnectedPair(
         }
     }
 
+    @Test func reportsCloseForAConnectionStartedAfterTheLoopFinishedClosingIt() throws {
+        try withLoop { loop in
+            let (local, peer) = try FileDescriptor.makeSocketPair()
+            let connection = SocketConnection(adopting: local, on: loop)
+            connection.close()
+            // The loop runs the close's work (closing the descriptor) before `start` installs the handlers.
+            let flushed = Occurrence()
+            loop.execute { flushed.fire() }
+            #expect(flushed.wait())
+            let probe = ConnectionProbe()
+            connection.start(probe.handlers)
+            #expect(probe.waitForClose() == .localClose)
+            // Exactly once: flush the loop again and look.
+            let flushedAgain = Occurrence()
+            loop.execute { flushedAgain.fire() }
+            #expect(flushedAgain.wait())
+            #expect(probe.closeReasons == [.localClose])
+            #expect(RawPeer.readToEnd(peer).isEmpty, "the peer sees end of file")
+        }
+    }
+
     @Test func closesWithAnErrorAndNoSIGPIPEWhenThePeerGoesAwayMidWrite() throws {
         try withLoop { loop in
             let (connection, probe, peer) = try makeConnectedPair(

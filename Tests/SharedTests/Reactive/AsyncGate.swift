@@ -1,3 +1,5 @@
+import Shared
+
 /// A one-shot gate that async tests await without a wall-clock bound and without holding a thread.
 ///
 /// Tests that start a `Task` cannot promise when the cooperative pool (one thread per core, shared with every
@@ -6,14 +8,14 @@
 final class AsyncGate: Sendable {
     private struct State {
         var isOpen = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [LockedContinuation<Void, Never>] = []
     }
 
     private let state = Locked(State())
 
     /// Opens the gate and resumes everyone waiting; later waits return at once.
     func open() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLock { state -> [LockedContinuation<Void, Never>] in
             state.isOpen = true
             defer { state.waiters = [] }
             return state.waiters
@@ -23,7 +25,7 @@ final class AsyncGate: Sendable {
 
     /// Suspends until the gate is open.
     func wait() async {
-        await withCheckedContinuation { continuation in
+        await withLockedContinuation { continuation in
             let isOpen = state.withLock { state -> Bool in
                 if !state.isOpen { state.waiters.append(continuation) }
                 return state.isOpen

@@ -53,7 +53,7 @@ func wait(_ semaphore: DispatchSemaphore, seconds: Int = 10) -> Bool {
 /// Waits on a semaphore from async code without blocking a thread of the cooperative pool (which has as few
 /// threads as the machine has cores, and which the tasks under test need).
 func waitAsync(_ semaphore: DispatchSemaphore, seconds: Int = 30) async -> Bool {
-    await withCheckedContinuation { continuation in
+    await withLockedContinuation { continuation in
         runOnNewThread { continuation.resume(returning: wait(semaphore, seconds: seconds)) }
     }
 }

@@ -86,7 +86,7 @@ final class ChildProcess: Sendable {
     func waitForExit() async -> Int32 {
         if let status = exitStatus.withLock({ $0 }) { return status }
         let pid = self.pid
-        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+        let status = await withLockedContinuation { (continuation: LockedContinuation<Int32, Never>) in
             DispatchQueue(label: "ctxbus-tests.waitpid").async {
                 var status: Int32 = 0
                 var result = waitpid(pid, &status, 0)

@@ -6,7 +6,7 @@ import Shared
 /// Runs blocking work (a `RemoteStore`'s synchronous calls, a context's `performAndWait`, process waits) on a
 /// thread of its own and awaits it, so that no thread of the cooperative pool is blocked.
 func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
+    try await withLockedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try work() }) }.start()
     }
 }

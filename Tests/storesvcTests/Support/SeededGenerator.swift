@@ -1,4 +1,5 @@
 import Foundation
+import Shared
 
 /// A reproducible pseudo-random generator (SplitMix64): a failing randomised test prints its seed, and the same
 /// seed replays the same choices.
@@ -24,7 +25,7 @@ struct SeededGenerator: RandomNumberGenerator {
 
 /// Runs blocking `work` on a thread of its own and waits for it without holding a thread of the cooperative pool.
 func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
+    try await withLockedThrowingContinuation { continuation in
         Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
     }
 }
