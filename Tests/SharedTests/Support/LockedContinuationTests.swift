@@ -28,10 +28,8 @@ import Testing
         #expect(value == "at once")
     }
 
-    /// The case `CheckedContinuation` hides from the thread sanitizer: another thread builds the value and resumes
-    /// before the task has suspended, so the task takes the runtime's fast path. The body waits for that resume
-    /// with a relaxed atomic (no happens-before edge for TSan) on a thread of its own, never on the pool. Under
-    /// `--sanitize=thread` the read of `made.value` is reported as a race unless the hand-off itself is visible.
+    /// Another thread builds the value and resumes before the task has suspended. The body waits for that resume
+    /// with a relaxed atomic (no happens-before edge) on a thread of its own, never on the cooperative pool.
     @Test func handsOverAValueBuiltOnAnotherThreadThatResumedBeforeTheTaskSuspended() async {
         let executor = QueueTaskExecutor(label: "locked-continuation-tests.task")
         let made = await withTaskExecutorPreference(executor) {
