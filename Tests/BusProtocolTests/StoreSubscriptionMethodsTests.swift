@@ -84,14 +84,18 @@ import Testing
         #expect(object.values == ["name": .string("x")])
         #expect(
             object.toManyChanges == [
-                "readings": ToManyChange(added: [ObjectID(string: "Reading/13")!], removed: [ObjectID(string: "Reading/2")!])
+                "readings": ToManyChange(
+                    added: [ObjectID(string: "Reading/13")!], removed: [ObjectID(string: "Reading/2")!])
             ])
         #expect(object.json == entry)
         // Without changes the member is not sent: entries of the default mode are unchanged.
-        #expect(StoreObject(id: object.id, version: 5, values: [:]).json == json(#"{"id":"Device/1","version":5,"values":{}}"#))
+        #expect(
+            StoreObject(id: object.id, version: 5, values: [:]).json
+                == json(#"{"id":"Device/1","version":5,"values":{}}"#))
         #expect(
             invalidField { () throws(RPCError) in
-                _ = try StoreObject(json: json(#"{"id":"Device/1","version":5,"toManyChanges":{"readings":{"added":[1]}}}"#))
+                _ = try StoreObject(
+                    json: json(#"{"id":"Device/1","version":5,"toManyChanges":{"readings":{"added":[1]}}}"#))
             } == "toManyChanges.readings.added[0]")
     }
 }

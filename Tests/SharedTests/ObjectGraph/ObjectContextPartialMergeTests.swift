@@ -27,7 +27,7 @@ import Testing
             #expect(device.string("address") == "AA:d0")
             return device
         }
-        context.merge(partialUpdate(id, version: 2, values: ["name": .string("renamed")]))
+        context.performAndWait { context.merge(partialUpdate(id, version: 2, values: ["name": .string("renamed")])) }
         context.performAndWait {
             #expect(!device.isFault)
             #expect(device.version == 2)
@@ -48,7 +48,7 @@ import Testing
             return device
         }
         // Version 2 was missed: the values the snapshot leaves out may be stale, so they are not kept.
-        context.merge(partialUpdate(id, version: 3, values: ["name": .string("renamed")]))
+        context.performAndWait { context.merge(partialUpdate(id, version: 3, values: ["name": .string("renamed")])) }
         context.performAndWait {
             #expect(device.isFault)
             // The fault loads the store's state (still version 1 here: the change set was made up).
