@@ -8,30 +8,42 @@ import Testing
     private static let reading = #"{"characteristic":"2a19","value":"AQ==","time":"2024-05-01T12:00:00Z""#
 
     /// Two devices and a reading of the first (txn 1); a second reading (txn 2); the second reading moved to the
-    /// second device (txn 3); the first reading deleted (txn 4). Returns the writer.
-    private func runReadingScenario(on service: StoreServiceProcess) throws -> RawBusConnection {
+    /// second device (txn 3); the first reading deleted (txn 4). Blocking: call it on a thread of its own.
+    private static func runReadingScenario(on service: StoreServiceProcess) throws {
         let writer = try RawBusConnection(path: service.socketPath)
         try writer.hello()
-        let first = try writer.call(
-            1, "store.save",
+        let saves = [
             #"{"insert":[{"entity":"Device","ref":"d1","values":{"address":"D1"}},"#
                 + #"{"entity":"Device","ref":"d2","values":{"address":"D2"}},"#
-                + #"{"entity":"Reading","ref":"r1","values":\#(Self.reading),"device":"d1"}}]}"#)
-        #expect(first["result"]?["ids"] == json(#"{"d1":"Device/1","d2":"Device/2","r1":"Reading/1"}"#))
-        let second = try writer.call(
-            2, "store.save",
-            #"{"insert":[{"entity":"Reading","ref":"r2","values":\#(Self.reading),"device":"Device/1"}}]}"#)
-        #expect(second["result"]?["ids"] == json(#"{"r2":"Reading/2"}"#))
-        let move = try writer.call(
-            3, "store.save", #"{"update":[{"id":"Reading/2","values":{"device":"Device/2"}}]}"#)
-        #expect(move["result"]?["txn"] == .int(3))
-        let delete = try writer.call(4, "store.save", #"{"delete":[{"id":"Reading/1"}]}"#)
-        #expect(delete["result"]?["txn"] == .int(4))
-        return writer
+                + #"{"entity":"Reading","ref":"r1","values":\#(reading),"device":"d1"}}]}"#,
+            #"{"insert":[{"entity":"Reading","ref":"r2","values":\#(reading),"device":"Device/1"}}]}"#,
+            #"{"update":[{"id":"Reading/2","values":{"device":"Device/2"}}]}"#,
+            #"{"delete":[{"id":"Reading/1"}]}"#,
+        ]
+        for (index, save) in saves.enumerated() {
+            let answer = try writer.call(index + 1, "store.save", save)
+            guard answer["result"]?["txn"] == .int(Int64(index + 1)) else { throw ScenarioError(answer: answer) }
+        }
+    }
+
+    private struct ScenarioError: Error, CustomStringConvertible {
+        let answer: JSONValue
+        var description: String { "a scenario save failed: \(answer)" }
+    }
+
+    /// Subscribes with `params` on a new connection, runs the scenario and reads the subscription's 4 events.
+    private func scenarioEvents(_ params: String) async throws -> [JSONValue] {
+        let service = try await onThread { try StoreServiceProcess.start() }
+        defer { service.destroy() }
+        return try await onThread {
+            let connection = try Self.subscriber(service, params)
+            try Self.runReadingScenario(on: service)
+            return try Self.changedEvents(4, from: connection)
+        }
     }
 
     /// Reads `count` `store.changed` events' params, with their `subscription` removed.
-    private func changedEvents(_ count: Int, from connection: RawBusConnection) throws -> [JSONValue] {
+    private static func changedEvents(_ count: Int, from connection: RawBusConnection) throws -> [JSONValue] {
         var events: [JSONValue] = []
         while events.count < count, let message = try connection.readMessage() {
             guard message["method"] == .string("store.changed"), case .object(var params)? = message["params"] else {
@@ -51,20 +63,17 @@ import Testing
         return byID
     }
 
-    private func subscriber(_ service: StoreServiceProcess, _ params: String) throws -> RawBusConnection {
+    /// A connection with one subscription made with `params`. Blocking.
+    private static func subscriber(_ service: StoreServiceProcess, _ params: String) throws -> RawBusConnection {
         let connection = try RawBusConnection(path: service.socketPath)
         try connection.hello()
         let answer = try connection.call(1, "store.subscribe", params)
-        #expect(answer["result"]?["subscription"] != nil, "\(answer)")
+        guard answer["result"]?["subscription"] != nil else { throw ScenarioError(answer: answer) }
         return connection
     }
 
-    @Test func changesModeUpdatesCarryReadingsAddedAndRemovedNeverWholeArrays() throws {
-        let service = try StoreServiceProcess.start()
-        defer { service.destroy() }
-        let devices = try subscriber(service, #"{"entity":"Device","toMany":"changes"}"#)
-        _ = try runReadingScenario(on: service)
-        let events = try changedEvents(4, from: devices)
+    @Test func changesModeUpdatesCarryReadingsAddedAndRemovedNeverWholeArrays() async throws {
+        let events = try await scenarioEvents(#"{"entity":"Device","toMany":"changes"}"#)
         #expect(events.map { $0["txn"] } == [.int(1), .int(2), .int(3), .int(4)])
         // Inserted devices: all values, their (small) whole sets included.
         #expect(
@@ -92,12 +101,8 @@ import Testing
         }
     }
 
-    @Test func theDefaultModeStillSendsWholeArrays() throws {
-        let service = try StoreServiceProcess.start()
-        defer { service.destroy() }
-        let devices = try subscriber(service, #"{"entity":"Device"}"#)
-        _ = try runReadingScenario(on: service)
-        let events = try changedEvents(4, from: devices)
+    @Test func theDefaultModeStillSendsWholeArrays() async throws {
+        let events = try await scenarioEvents(#"{"entity":"Device"}"#)
         #expect(events.map { $0["txn"] } == [.int(1), .int(2), .int(3), .int(4)])
         #expect(
             updated(events[1])["Device/1"]
@@ -110,56 +115,70 @@ import Testing
         }
     }
 
-    @Test func aReplayWithSinceGivesTheSameEventsAsLiveDeliveryInChangesMode() throws {
-        let service = try StoreServiceProcess.start()
+    @Test func aReplayWithSinceGivesTheSameEventsAsLiveDeliveryInChangesMode() async throws {
+        let service = try await onThread { try StoreServiceProcess.start() }
         defer { service.destroy() }
-        let live = try subscriber(service, #"{"toMany":"changes"}"#)
-        _ = try runReadingScenario(on: service)
-        let liveEvents = try changedEvents(4, from: live)
-        let replayed = try subscriber(service, #"{"since":0,"toMany":"changes"}"#)
-        let replayedEvents = try changedEvents(4, from: replayed)
+        let (liveEvents, replayedEvents) = try await onThread {
+            let live = try Self.subscriber(service, #"{"toMany":"changes"}"#)
+            try Self.runReadingScenario(on: service)
+            let liveEvents = try Self.changedEvents(4, from: live)
+            let replayed = try Self.subscriber(service, #"{"since":0,"toMany":"changes"}"#)
+            return (liveEvents, try Self.changedEvents(4, from: replayed))
+        }
         #expect(liveEvents.count == 4)
         #expect(replayedEvents == liveEvents)
     }
 
-    @Test func anInvalidToManyModeIsInvalidParams() throws {
-        let service = try StoreServiceProcess.start()
+    @Test func anInvalidToManyModeIsInvalidParams() async throws {
+        let service = try await onThread { try StoreServiceProcess.start() }
         defer { service.destroy() }
-        let connection = try RawBusConnection(path: service.socketPath)
-        try connection.hello()
-        for (id, value) in [#""arrays""#, "5", "true", #"["changes"]"#, #""Changes""#].enumerated() {
-            let answer = try connection.call(id + 1, "store.subscribe", #"{"entity":"Device","toMany":\#(value)}"#)
+        let values = [#""arrays""#, "5", "true", #"["changes"]"#, #""Changes""#]
+        let (answers, stats) = try await onThread {
+            let connection = try RawBusConnection(path: service.socketPath)
+            try connection.hello()
+            let answers = try values.enumerated().map { (id, value) in
+                try connection.call(id + 1, "store.subscribe", #"{"entity":"Device","toMany":\#(value)}"#)
+            }
+            return (answers, try connection.call(10, "store.stats"))
+        }
+        for (value, answer) in zip(values, answers) {
             #expect(answer["error"]?["code"] == .int(-32602), "toMany \(value): \(answer)")
             #expect(answer["error"]?["data"]?["field"] == .string("toMany"), "toMany \(value): \(answer)")
         }
-        let answer = try connection.call(9, "store.subscribe", #"{"toMany":"arrays"}"#)
-        #expect(answer["error"]?["message"] == .string("invalid params: toMany: must be one of 'values', 'changes'"))
-        let stats = try connection.call(10, "store.stats")
+        #expect(
+            answers.first?["error"]?["message"] == .string("invalid params: toMany: must be one of 'values', 'changes'")
+        )
         #expect(stats["result"]?["subscriptions"] == .int(0))
     }
 
-    @Test func aReadingSavedForADeviceWithTenThousandReadingsMakesASmallChangesEvent() throws {
-        let service = try StoreServiceProcess.start()
+    @Test func aReadingSavedForADeviceWithTenThousandReadingsMakesASmallChangesEvent() async throws {
+        let service = try await onThread { try StoreServiceProcess.start() }
         defer { service.destroy() }
-        let writer = try RawBusConnection(path: service.socketPath, receiveTimeoutSeconds: 120)
-        try writer.hello()
         let count = 10_000
-        var save = #"{"durability":"memory","insert":[{"entity":"Device","ref":"d","values":{"address":"D"}}"#
-        for i in 0..<count { save += #",{"entity":"Reading","ref":"r\#(i)","values":\#(Self.reading),"device":"d"}}"# }
-        save += "]}"
-        #expect(try writer.call(1, "store.save", save)["result"]?["txn"] == .int(1))
-        let changes = try subscriber(service, #"{"entity":"Device","toMany":"changes"}"#)
-        let values = try subscriber(service, #"{"entity":"Device"}"#)
-        let one = #"{"insert":[{"entity":"Reading","ref":"r","values":\#(Self.reading),"device":"Device/1"}}]}"#
-        #expect(try writer.call(2, "store.save", one)["result"]?["txn"] == .int(2))
-        let small = try #require(try changes.readSizedMessage())
-        let large = try #require(try values.readSizedMessage())
-        #expect(small.message["method"] == .string("store.changed"))
+        let (small, large) = try await onThread { () throws -> ((JSONValue, Int)?, (JSONValue, Int)?) in
+            let writer = try RawBusConnection(path: service.socketPath, receiveTimeoutSeconds: 120)
+            try writer.hello()
+            var save = #"{"durability":"memory","insert":[{"entity":"Device","ref":"d","values":{"address":"D"}}"#
+            for i in 0..<count {
+                save += #",{"entity":"Reading","ref":"r\#(i)","values":\#(Self.reading),"device":"d"}}"#
+            }
+            save += "]}"
+            let bulk = try writer.call(1, "store.save", save)
+            guard bulk["result"]?["txn"] == .int(1) else { throw ScenarioError(answer: bulk) }
+            let changes = try Self.subscriber(service, #"{"entity":"Device","toMany":"changes"}"#)
+            let values = try Self.subscriber(service, #"{"entity":"Device"}"#)
+            let one = #"{"insert":[{"entity":"Reading","ref":"r","values":\#(Self.reading),"device":"Device/1"}}]}"#
+            let answer = try writer.call(2, "store.save", one)
+            guard answer["result"]?["txn"] == .int(2) else { throw ScenarioError(answer: answer) }
+            return (try changes.readSizedMessage(), try values.readSizedMessage())
+        }
+        let (event, length) = try #require(small)
+        #expect(event["method"] == .string("store.changed"))
         #expect(
-            updated(small.message["params"] ?? .null)["Device/1"]?["toManyChanges"]
+            updated(event["params"] ?? .null)["Device/1"]?["toManyChanges"]
                 == json(#"{"readings":{"added":["Reading/10001"],"removed":[]}}"#))
         // The event does not grow with the set: a few hundred bytes, where the whole array is over 10,001 IDs.
-        #expect(small.length < 512)
-        #expect(large.length > count * "\"Reading/1\",".utf8.count)
+        #expect(length < 512)
+        #expect(try #require(large).1 > count * "\"Reading/1\",".utf8.count)
     }
 }
