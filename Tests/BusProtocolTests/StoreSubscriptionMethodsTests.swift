@@ -64,4 +64,38 @@ import Testing
         #expect(
             event.json == json(#"{"subscription":1,"txn":2,"author":null,"inserted":[],"updated":[],"deleted":[]}"#))
     }
+
+    @Test func toManyChangesIsOptInAndRoundTrips() throws {
+        #expect(try SubscribeParams(json: json("{}")).toMany == .values)
+        #expect(try SubscribeParams(json: json(#"{"toMany":null}"#)).toMany == .values)
+        let changes = try SubscribeParams(json: json(#"{"entity":"Device","toMany":"changes"}"#))
+        #expect(changes == SubscribeParams(entity: "Device", toMany: .changes))
+        #expect(changes.json == json(#"{"entity":"Device","toMany":"changes"}"#))
+        #expect(SubscribeParams(toMany: .values).json == .object([:]))
+        for bad in [#""arrays""#, "1", "false", #"{}"#] {
+            #expect(
+                invalidField { () throws(RPCError) in _ = try SubscribeParams(json: json(#"{"toMany":\#(bad)}"#)) }
+                    == "toMany")
+        }
+        let entry = json(
+            #"{"id":"Device/1","version":5,"values":{"name":"x"},"#
+                + #""toManyChanges":{"readings":{"added":["Reading/13"],"removed":["Reading/2"]}}}"#)
+        let object = try StoreObject(json: entry)
+        #expect(object.values == ["name": .string("x")])
+        #expect(
+            object.toManyChanges == [
+                "readings": ToManyChange(
+                    added: [ObjectID(string: "Reading/13")!], removed: [ObjectID(string: "Reading/2")!])
+            ])
+        #expect(object.json == entry)
+        // Without changes the member is not sent: entries of the default mode are unchanged.
+        #expect(
+            StoreObject(id: object.id, version: 5, values: [:]).json
+                == json(#"{"id":"Device/1","version":5,"values":{}}"#))
+        #expect(
+            invalidField { () throws(RPCError) in
+                _ = try StoreObject(
+                    json: json(#"{"id":"Device/1","version":5,"toManyChanges":{"readings":{"added":[1]}}}"#))
+            } == "toManyChanges.readings.added[0]")
+    }
 }

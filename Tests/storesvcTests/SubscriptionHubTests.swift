@@ -222,4 +222,94 @@ import Testing
         #expect(readings.changedEvents.isEmpty)
         #expect(hub.counters.eventsSent == 8)
     }
+
+    // MARK: - "toMany":"changes"
+
+    /// A hub on a store that counts object reads, with one live subscription.
+    private func countingHub(
+        _ params: SubscribeParams, connection: RecordingConnection
+    ) throws -> (SubscriptionHub, CountingStore) {
+        let counting = CountingStore(store)
+        let hub = SubscriptionHub(store: counting, log: .silent)
+        let result = try hub.subscribe(params, connection: connection)
+        hub.activate(result.subscription)
+        #expect(eventually { hub.phase(of: result.subscription) == .live })
+        return (hub, counting)
+    }
+
+    @Test func aChangesSubscriberGetsReadingsAddedAndRemovedAndTheHubReadsNoToManySet() throws {
+        let device = try store.insertDevice("AA")
+        let connection = RecordingConnection()
+        let (hub, counting) = try countingHub(
+            SubscribeParams(entity: "Device", toMany: .changes), connection: connection)
+        defer { hub.stop() }
+        let first = try store.insertReading(device: device, value: 1)
+        let second = try store.insertReading(device: device, value: 2)
+        _ = try store.save(SaveRequest(deletes: [.init(id: first, version: nil)]))
+        store.waitForObservers()
+        #expect(connection.wait { $0.changedEvents.count == 3 })
+        let updated = connection.changedEvents.flatMap(\.updated)
+        #expect(updated.map(\.id) == [device, device, device])
+        #expect(updated.map(\.version) == [2, 3, 4])
+        #expect(updated.allSatisfy { $0.values.isEmpty })
+        #expect(
+            updated.map { $0.toManyChanges["readings"] } == [
+                ToManyChange(added: [first]), ToManyChange(added: [second]), ToManyChange(removed: [first]),
+            ])
+        #expect(counting.readIDs.isEmpty)
+    }
+
+    @Test func aValuesSubscriberMakesTheHubReadTheDevicesReadings() throws {
+        // The counterpart of the test above: the same saves with the default mode read the device.
+        let device = try store.insertDevice("AA")
+        let connection = RecordingConnection()
+        let (hub, counting) = try countingHub(SubscribeParams(entity: "Device"), connection: connection)
+        defer { hub.stop() }
+        let reading = try store.insertReading(device: device)
+        store.waitForObservers()
+        #expect(connection.wait { $0.changedEvents.count == 1 })
+        #expect(connection.changedEvents.first?.updated.first?.values == ["readings": .array([reading.jsonValue])])
+        #expect(connection.changedEvents.first?.updated.first?.toManyChanges == [:])
+        #expect(counting.readIDs == [device])
+    }
+
+    @Test func aDeviceThatComesToMatchIsInsertedWithItsWholeReadingsInChangesMode() throws {
+        let device = try store.insertDevice("AA", name: "lamp")
+        let readings = try (1...3).map { try store.insertReading(device: device, value: UInt8($0)) }
+        let connection = RecordingConnection()
+        let (hub, _) = try countingHub(
+            SubscribeParams(entity: "Device", predicate: "name BEGINSWITH 'th'", toMany: .changes),
+            connection: connection)
+        defer { hub.stop() }
+        _ = try store.save(SaveRequest(updates: [.init(id: device, version: nil, values: ["name": .string("thermo")])]))
+        let fourth = try store.insertReading(device: device, value: 4)
+        store.waitForObservers()
+        #expect(connection.wait { $0.changedEvents.count == 2 })
+        let events = connection.changedEvents
+        // Entering S: every value, the whole set included (the subscriber knew nothing of the device).
+        #expect(events.first?.inserted.first?.values["readings"] == .array(readings.map(\.jsonValue)))
+        #expect(events.first?.updated.isEmpty == true)
+        // Staying in S: only what changed.
+        #expect(events.last?.updated.first?.values == [:])
+        #expect(events.last?.updated.first?.toManyChanges == ["readings": ToManyChange(added: [fourth])])
+    }
+
+    @Test func aMovedReadingIsRemovedFromOneDeviceAndAddedToTheOther() throws {
+        let (lamp, thermo) = (try store.insertDevice("L"), try store.insertDevice("T"))
+        let reading = try store.insertReading(device: lamp)
+        let connection = RecordingConnection()
+        let (hub, counting) = try countingHub(SubscribeParams(toMany: .changes), connection: connection)
+        defer { hub.stop() }
+        _ = try store.save(
+            SaveRequest(updates: [.init(id: reading, version: nil, values: ["device": .reference(thermo)])]))
+        store.waitForObservers()
+        #expect(connection.wait { $0.changedEvents.count == 1 })
+        let updated = Dictionary(
+            (connection.changedEvents.first?.updated ?? []).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(updated[reading]?.values == ["device": thermo.jsonValue])
+        #expect(updated[lamp]?.toManyChanges == ["readings": ToManyChange(removed: [reading])])
+        #expect(updated[thermo]?.toManyChanges == ["readings": ToManyChange(added: [reading])])
+        #expect(updated[lamp]?.values == [:])
+        #expect(counting.readIDs.isEmpty)
+    }
 }

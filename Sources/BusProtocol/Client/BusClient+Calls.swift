@@ -140,6 +140,7 @@ extension BusClient {
             return CallToken(session: nil, id: 0)
         }
         let id = session.makeID()
+        sentRequests.add(1, ordering: .relaxed)
         session.send(
             id: id, method: method, params: params, timeout: timeout ?? options.callTimeout, completion: completion)
         return CallToken(session: session, id: id)

@@ -1,5 +1,6 @@
 import Dispatch
 import Shared
+import Synchronization
 
 /// A connection to a ContextBus service (`storesvc`, `devicesvc`) that makes typed calls and receives events.
 ///
@@ -36,6 +37,7 @@ public final class BusClient: Sendable, CustomStringConvertible {
     let stateObservers = ObserverBag<ConnectionState>()
     /// Serialises state deliveries, so observers see the states in the order they happened.
     let stateQueue = DispatchQueue(label: "bus-client.state")
+    let sentRequests = Atomic<Int64>(0)
 
     struct State {
         var session: ClientSession?
@@ -63,6 +65,10 @@ public final class BusClient: Sendable, CustomStringConvertible {
     }
 
     public var description: String { "BusClient(\(clientName) → \(socketPath))" }
+
+    /// The number of calls this client has made since it was made (`call`, `request`, `callAndWait`, on every
+    /// connection): a diagnostic, e.g. to check that something needs no round trip.
+    public var requestsSent: Int64 { sentRequests.load(ordering: .relaxed) }
 
     // MARK: - Connecting
 

@@ -2,8 +2,9 @@ import Dispatch
 import Foundation
 import Shared
 
-// The change stream: one `store.subscribe` to every entity, its `store.changed` events turned into `ChangeSet`s
-// on `deliveryQueue`, and a new subscription with `since` after every reconnection.
+// The change stream: one `store.subscribe` to every entity (`"toMany":"changes"`), its `store.changed` events
+// turned into `ChangeSet`s on `deliveryQueue` (`RemoteStore+EventConversion.swift`), and a new subscription with
+// `since` after every reconnection.
 //
 // Everything that reads or moves `subscription` and `lastDeliveredTxn` runs on `deliveryQueue`, one item at a
 // time: the subscribe call blocks it, so events that arrive meanwhile (queued by the loop) are handled only once
@@ -24,7 +25,7 @@ extension RemoteStore {
         let failure = await withLockedContinuation { continuation in
             deliveryQueue.async { [self] in
                 do throws(StoreError) {
-                    let result = try call(StoreSubscribe.self, SubscribeParams())
+                    let result = try call(StoreSubscribe.self, SubscribeParams(toMany: .changes))
                     state.withLock { state in
                         state.subscription = result.subscription
                         state.lastDeliveredTxn = result.txn
@@ -79,7 +80,7 @@ extension RemoteStore {
             _ = try? call(StoreUnsubscribe.self, UnsubscribeParams(subscription: old))
         }
         do {
-            let result = try call(StoreSubscribe.self, SubscribeParams(since: since))
+            let result = try call(StoreSubscribe.self, SubscribeParams(since: since, toMany: .changes))
             state.withLock { state in
                 state.subscription = result.subscription
                 state.needsResubscribe = false
@@ -98,27 +99,5 @@ extension RemoteStore {
                 deliveryQueue.asyncAfter(deadline: .now() + .milliseconds(200)) { [weak self] in self?.resubscribe() }
             }
         }
-    }
-
-    /// The change set of one event: inserted objects as sent, updated ones read back in full (`store.get`).
-    private func changeSet(for event: ChangedEvent) throws -> ChangeSet {
-        var inserted: [ObjectSnapshot] = []
-        for (i, object) in event.inserted.enumerated() {
-            inserted.append(try typed { () throws(RPCError) in try object.snapshot(in: model, path: "inserted[\(i)]") })
-        }
-        var updated: [ChangeSet.Update] = []
-        if !event.updated.isEmpty {
-            let current = try objects(with: event.updated.map(\.id))
-            let byID = Dictionary(current.objects.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-            for object in event.updated {
-                // An object deleted since is `missing`: the later event that deleted it removes it.
-                guard let snapshot = byID[object.id] else { continue }
-                updated.append(
-                    ChangeSet.Update(snapshot: snapshot, changedKeys: Set(object.values.keys), previousValues: [:]))
-            }
-        }
-        return ChangeSet(
-            txn: event.txn, time: Date(), author: event.author, inserted: inserted, updated: updated,
-            deleted: event.deleted.map { ObjectSnapshot(id: $0, version: 0, values: [:]) })
     }
 }

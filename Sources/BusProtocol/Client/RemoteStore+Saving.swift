@@ -7,7 +7,9 @@ import Shared
 extension RemoteStore {
     /// Sends `request` as one `store.save` (its temporary IDs' references as `ref`s) and waits for the commit.
     ///
-    /// The change set is rebuilt from the service's answer: the objects the transaction wrote are read back with
+    /// The change set is worked out from the request and the answer when they determine it
+    /// (`changesWithoutReadBack`: no conflict, no deletes, one-to-many relationships only). Otherwise it
+    /// is rebuilt from the service's answer: the objects the transaction wrote are read back with
     /// `store.get` (one round trip), and when the request deletes anything, `store.history` tells which objects
     /// the transaction deleted (cascades included). When that read-back fails (the connection was lost right
     /// after the commit), the save still succeeds, with an empty change set: the saved objects become faults.
@@ -44,7 +46,8 @@ extension RemoteStore {
         // The save is committed: a failure to read it back must not make the caller save it again. Without the
         // snapshots the context keeps its saved objects as faults, which load when touched.
         let changes =
-            (try? committedChanges(of: request, answer: answer, insertedIDs: Set(ids.values)))
+            changesWithoutReadBack(of: request, answer: answer, permanentIDs: ids)
+            ?? (try? committedChanges(of: request, answer: answer, insertedIDs: Set(ids.values)))
             ?? ChangeSet(txn: answer.txn, time: Date(), author: request.author, inserted: [], updated: [], deleted: [])
         return Shared.SaveResult(txn: answer.txn, ids: ids, versions: answer.versions, changes: changes)
     }
@@ -98,7 +101,7 @@ extension RemoteStore {
 
     /// The relationships of `id`'s entity whose inverse the request set on some object: the keys an object
     /// changed only as the other side of a relationship has changed.
-    private func inverseKeys(of id: ObjectID, changedBy request: SaveRequest) -> Set<String> {
+    func inverseKeys(of id: ObjectID, changedBy request: SaveRequest) -> Set<String> {
         guard let entity = model.entity(named: id.entity) else { return [] }
         var touched: Set<String> = []  // "Entity.key" set by the request
         for insert in request.inserts { for key in insert.values.keys { touched.insert("\(insert.id.entity).\(key)") } }

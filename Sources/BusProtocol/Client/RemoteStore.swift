@@ -29,12 +29,15 @@ import Shared
 ///
 /// ## Changes made elsewhere
 ///
-/// At `open` the store subscribes to every entity (`store.subscribe`). Each `store.changed` event becomes a
-/// `ChangeSet` delivered to `observeChanges` observers in `txn` order, on the store's own serial queue. The wire
-/// event carries only the changed keys of updated objects, so the store fetches their full values (`store.get`)
-/// before delivering: an update's snapshot may therefore be newer than its transaction (a later version, which
-/// contexts accept; the later change set then changes nothing). `previousValues` is empty (not on the wire), and
-/// deleted objects carry only their IDs.
+/// At `open` the store subscribes to every entity (`store.subscribe` with `"toMany":"changes"`). Each
+/// `store.changed` event becomes a `ChangeSet` delivered to `observeChanges` observers in `txn` order, on the
+/// store's own serial queue, built from the event alone (no read back, no round trip). An updated object's snapshot
+/// holds only its changed attributes and to-one relationships, as the event has them; its changed to-many keys are
+/// in `changedKeys` with no value, and the members added and removed are given on the other side (a to-one
+/// relationship's `previousValues`, a deleted object's snapshot): see `changeSet(for:)`. Contexts merge such
+/// change sets into the objects they hold, keeping the values the event leaves out and applying to-many changes to
+/// loaded members (`device.readings` gains a reading saved elsewhere without a fetch). Deleted objects carry only
+/// their IDs, and those to-one values.
 ///
 /// When the connection is lost the `BusClient` reconnects with backoff; the store then subscribes again with
 /// `since` = the last transaction it delivered, so the transactions committed meanwhile are replayed: no gap, and
@@ -53,7 +56,7 @@ public final class RemoteStore: PersistentStore, CustomStringConvertible {
     /// How long a call may wait for its answer.
     public let callTimeout: Duration
     let state = Locked(State())
-    /// Converts events and delivers change sets, in order; it may block on `store.get` (never the loop).
+    /// Converts events and delivers change sets, in order; it blocks on `store.subscribe` (never the loop).
     let deliveryQueue = DispatchQueue(label: "remote-store.changes")
 
     struct State {

@@ -61,11 +61,18 @@ public struct StoreObject: JSONConvertible, Hashable {
     public var id: ObjectID
     public var version: Int64
     public var values: [String: JSONValue]
+    /// To-many key → members added and removed: only in `updated` entries of `store.changed` events for a
+    /// subscription with `"toMany":"changes"` (an addition to `PROTOCOL.md`); the key is then not in `values`.
+    /// Sent only when not empty.
+    public var toManyChanges: [String: ToManyChange]
 
-    public init(id: ObjectID, version: Int64, values: [String: JSONValue]) {
+    public init(
+        id: ObjectID, version: Int64, values: [String: JSONValue], toManyChanges: [String: ToManyChange] = [:]
+    ) {
         self.id = id
         self.version = version
         self.values = values
+        self.toManyChanges = toManyChanges
     }
 
     public init(json: JSONValue) throws(RPCError) {
@@ -76,10 +83,32 @@ public struct StoreObject: JSONConvertible, Hashable {
         id = try fields.objectID("id")
         version = try fields.int64("version")
         values = try fields.optionalObject("values") ?? [:]
+        var toManyChanges: [String: ToManyChange] = [:]
+        if fields.value("toManyChanges") != nil {
+            let changes = try fields.nested("toManyChanges")
+            for key in (try fields.object("toManyChanges")).keys {
+                let change = try changes.nested(key)
+                toManyChanges[key] = ToManyChange(
+                    added: try change.objectIDs("added"), removed: try change.objectIDs("removed"))
+            }
+        }
+        self.toManyChanges = toManyChanges
     }
 
     public var json: JSONValue {
-        .object(["id": .string(id.description), "version": .int(version), "values": .object(values)])
+        var members: [String: JSONValue] = [
+            "id": .string(id.description), "version": .int(version), "values": .object(values),
+        ]
+        if !toManyChanges.isEmpty {
+            members["toManyChanges"] = .object(
+                toManyChanges.mapValues { change in
+                    .object([
+                        "added": .array(change.added.map { .string($0.description) }),
+                        "removed": .array(change.removed.map { .string($0.description) }),
+                    ])
+                })
+        }
+        return .object(members)
     }
 }
 

@@ -16,8 +16,19 @@ public enum StoreUnsubscribe: RPCMethod {
     public static let name = "store.unsubscribe"
 }
 
-/// `{"entity"?:"Reading","where"?:"…","args"?:{},"since"?:1200}`.
+/// `{"entity"?:"Reading","where"?:"…","args"?:{},"since"?:1200,"toMany"?:"changes"}`.
+///
+/// `toMany` is an addition to `PROTOCOL.md` (`docs/protocol.md`, `docs/decisions/tomany-changes.md`).
 public struct SubscribeParams: JSONConvertible, Hashable {
+    /// How `updated` entries of `store.changed` events carry a changed to-many relationship.
+    public enum ToMany: String, Sendable, Hashable, CaseIterable {
+        /// The whole array of member IDs in `values`, as `PROTOCOL.md` has it (the default).
+        case values
+        /// Only the members added and removed, in `toManyChanges`; the key is left out of `values`. The
+        /// service then never reads a to-many set to build an `updated` entry.
+        case changes
+    }
+
     /// The entity watched; `nil` watches every entity.
     public var entity: String?
     /// The predicate text (`where` on the wire).
@@ -26,14 +37,18 @@ public struct SubscribeParams: JSONConvertible, Hashable {
     public var arguments: [String: JSONValue]
     /// Replay every transaction after this one first.
     public var since: Int64?
+    /// How changed to-many relationships of updated objects are sent (`toMany` on the wire).
+    public var toMany: ToMany
 
     public init(
-        entity: String? = nil, predicate: String? = nil, arguments: [String: JSONValue] = [:], since: Int64? = nil
+        entity: String? = nil, predicate: String? = nil, arguments: [String: JSONValue] = [:], since: Int64? = nil,
+        toMany: ToMany = .values
     ) {
         self.entity = entity
         self.predicate = predicate
         self.arguments = arguments
         self.since = since
+        self.toMany = toMany
     }
 
     public init(json: JSONValue) throws(RPCError) {
@@ -43,6 +58,7 @@ public struct SubscribeParams: JSONConvertible, Hashable {
         arguments = try fields.optionalObject("args") ?? [:]
         since = try fields.optionalInt64("since")
         if let since, since < 0 { throw fields.error("since", "must be at least 0") }
+        toMany = try fields.optionalEnum("toMany", cases: ToMany.allCases) ?? .values
     }
 
     public var json: JSONValue {
@@ -51,6 +67,7 @@ public struct SubscribeParams: JSONConvertible, Hashable {
         if let predicate { members["where"] = .string(predicate) }
         if !arguments.isEmpty { members["args"] = .object(arguments) }
         if let since { members["since"] = .int(since) }
+        if toMany != .values { members["toMany"] = .string(toMany.rawValue) }
         return .object(members)
     }
 }
@@ -93,7 +110,8 @@ public struct UnsubscribeParams: JSONConvertible, Hashable {
 ///
 /// `{"subscription":7,"txn":1236,"author":"…","inserted":[{"id","version","values":{all}}],
 /// "updated":[{"id","version","values":{changed keys}}],"deleted":["Reading/4"]}`; `author` is
-/// `null` when the save named none.
+/// `null` when the save named none. For a subscription with `"toMany":"changes"`, an updated entry carries its
+/// changed to-many keys in `toManyChanges` (`StoreObject.toManyChanges`) instead of `values`.
 public struct ChangedEvent: RPCEventPayload, Hashable {
     public static let method = "store.changed"
 

@@ -60,7 +60,8 @@ extension ContextCore {
     /// Makes `snapshot` the committed state of `object`. A to-many value the snapshot leaves out
     /// (a change set that did not read it) stays loaded when the object's members are known at
     /// the previous version: unchanged, or with the transaction's `deltas` applied; otherwise
-    /// the relationship becomes a fault, read from the parent when next used.
+    /// the relationship becomes a fault, read from the parent when next used. A snapshot that leaves
+    /// out attributes or to-one relationships holds only changed keys: see below.
     func adoptCommitted(
         _ snapshot: ObjectSnapshot, changedKeys: Set<String>?, deltas: [String: ToManyDelta]?,
         into object: ManagedObject
@@ -90,6 +91,21 @@ extension ContextCore {
                     values[key] = .references(resolvedDelta.applied(to: members))
                 }
             }
+        }
+        // A partial snapshot (a change set that carries only the changed keys, as `RemoteStore`'s do): the keys
+        // it leaves out keep their values when nothing was missed in between; otherwise the object becomes a
+        // fault, loaded from the parent when next used.
+        let leftOut = object.entity.propertyNames.filter { key in
+            values[key] == nil && object.entity.relationship(named: key)?.isToMany != true
+        }
+        if !leftOut.isEmpty {
+            guard let old = object.committed,
+                snapshot.version == object.committedVersion || snapshot.version == object.committedVersion + 1
+            else {
+                object.committed = nil
+                return
+            }
+            for key in leftOut { values[key] = old[key] }
         }
         object.committed = values
         object.committedVersion = snapshot.version

@@ -18,6 +18,10 @@ import Shared
 /// back to `ChangeSet.Update.previousValues`. Key paths through relationships read the related
 /// objects through `lookup` (the transaction's own objects first, then the store's committed
 /// values), for both sides.
+///
+/// With `toMany` `.changes` (an addition to `PROTOCOL.md`), an `updated` entry carries its changed to-many keys
+/// as members added and removed (`toManyChanges`), never as whole arrays; `inserted` entries still carry all
+/// values, whole arrays included (an object entering S needs its full state).
 struct SubscriptionFilter: Sendable {
     /// What the filter was made from: subscriptions with equal keys see the same events, so `deliver` builds
     /// and encodes each transaction's event once per key.
@@ -25,6 +29,7 @@ struct SubscriptionFilter: Sendable {
         var entity: String?
         var predicate: String?
         var arguments: [String: JSONValue]
+        var toMany: SubscribeParams.ToMany
     }
 
     let key: Key
@@ -32,17 +37,28 @@ struct SubscriptionFilter: Sendable {
     let entity: String?
     /// The resolved predicate; `nil` matches every object of `entity`.
     let evaluator: PredicateEvaluator?
+    /// How updated entries carry changed to-many keys.
+    var toMany: SubscribeParams.ToMany { key.toMany }
+
+    /// Whether the filter needs the whole to-many arrays of updated objects: to send them (`.values`), or to
+    /// judge membership with its predicate, which may read them (a to-many key, `@count`, `ANY`), and to send
+    /// all values of an object that enters S by an update.
+    var needsToManyValues: Bool { toMany == .values || evaluator != nil }
 
     /// Reads and checks `entity`, `where` and `args` against `model`.
     ///
     /// - Throws: `-32602` naming `entity`, `where` (with `data.position` for a syntax error) or
     ///   `args`.
-    init(entity: String?, predicate format: String?, arguments: [String: JSONValue], model: Model) throws(RPCError) {
+    init(
+        entity: String?, predicate format: String?, arguments: [String: JSONValue],
+        toMany: SubscribeParams.ToMany = .values,
+        model: Model
+    ) throws(RPCError) {
         if let entity, model.entity(named: entity) == nil {
             throw .invalidParams(field: "entity", message: "unknown entity '\(entity)'")
         }
         self.entity = entity
-        key = Key(entity: entity, predicate: format, arguments: format == nil ? [:] : arguments)
+        key = Key(entity: entity, predicate: format, arguments: format == nil ? [:] : arguments, toMany: toMany)
         guard let predicate = try PredicateInput.predicate(format) else {
             evaluator = nil
             return
@@ -78,8 +94,12 @@ struct SubscriptionFilter: Sendable {
 
     /// The `store.changed` event `changes` makes for subscription `subscription`, or `nil` when
     /// the transaction changed nothing in S.
+    ///
+    /// With `toMany` `.changes`, `toManyChanges` gives each updated object's changed to-many keys
+    /// (`ChangeSet.toManyChanges(model:)` of the transaction as committed); it is not called otherwise.
     func event(
-        for changes: ChangeSet, subscription: Int64, lookup: (ObjectID) -> [String: PropertyValue]?
+        for changes: ChangeSet, subscription: Int64, lookup: (ObjectID) -> [String: PropertyValue]?,
+        toManyChanges: () -> [ObjectID: [String: ToManyChange]] = { [:] }
     ) -> ChangedEvent? {
         guard mayConcern(changes) else { return nil }
         var inserted: [StoreObject] = []
@@ -99,9 +119,7 @@ struct SubscriptionFilter: Sendable {
             case (false, true):
                 inserted.append(Self.object(snapshot.id, snapshot.version, snapshot.values))
             case (true, true):
-                var changed: [String: PropertyValue] = [:]
-                for key in update.changedKeys { changed[key] = snapshot.values[key] ?? .null }
-                updated.append(Self.object(snapshot.id, snapshot.version, changed))
+                updated.append(updatedObject(update, toManyChanges: toManyChanges))
             case (true, false):
                 deleted.append(snapshot.id)
             case (false, false):
@@ -115,6 +133,30 @@ struct SubscriptionFilter: Sendable {
         return ChangedEvent(
             subscription: subscription, txn: changes.txn, author: changes.author, inserted: inserted,
             updated: updated, deleted: deleted)
+    }
+
+    /// An `updated` entry: the changed keys' values; with `toMany` `.changes`, changed to-many keys as members
+    /// added and removed instead.
+    private func updatedObject(
+        _ update: ChangeSet.Update, toManyChanges: () -> [ObjectID: [String: ToManyChange]]
+    ) -> StoreObject {
+        let snapshot = update.snapshot
+        guard toMany == .changes else {
+            var changed: [String: PropertyValue] = [:]
+            for key in update.changedKeys { changed[key] = snapshot.values[key] ?? .null }
+            return Self.object(snapshot.id, snapshot.version, changed)
+        }
+        let changes = toManyChanges()[snapshot.id] ?? [:]
+        var values: [String: JSONValue] = [:]
+        var members: [String: ToManyChange] = [:]
+        for key in update.changedKeys {
+            if let change = changes[key] {
+                members[key] = change
+            } else {
+                values[key] = (snapshot.values[key] ?? .null).jsonValue
+            }
+        }
+        return StoreObject(id: snapshot.id, version: snapshot.version, values: values, toManyChanges: members)
     }
 
     private static func object(_ id: ObjectID, _ version: Int64, _ values: [String: PropertyValue]) -> StoreObject {

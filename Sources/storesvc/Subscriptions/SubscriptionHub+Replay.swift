@@ -42,10 +42,12 @@ extension SubscriptionHub {
         var lookup = ReplayLookup(store: store)
         var events: [RPCEvent] = []
         for changes in page {
+            let toManyChanges = toManyChanges(of: changes, for: [record.filter])
             let changes = completingToMany(changes, for: [record.filter])
             lookup.reset(for: changes)
             if let event = record.filter.event(
-                for: changes, subscription: subscription, lookup: { lookup.values(of: $0) })
+                for: changes, subscription: subscription, lookup: { lookup.values(of: $0) },
+                toManyChanges: { toManyChanges })
             {
                 events.append(RPCEvent(event))
             }

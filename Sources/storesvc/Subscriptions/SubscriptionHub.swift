@@ -99,7 +99,8 @@ final class SubscriptionHub: Sendable {
         _ params: SubscribeParams, connection: any SubscriberConnection
     ) throws(RPCError) -> SubscribeResult {
         let filter = try SubscriptionFilter(
-            entity: params.entity, predicate: params.predicate, arguments: params.arguments, model: model)
+            entity: params.entity, predicate: params.predicate, arguments: params.arguments, toMany: params.toMany,
+            model: model)
         let current = store.lastTransaction
         if let since = params.since, since < current {
             do {
@@ -187,6 +188,7 @@ final class SubscriptionHub: Sendable {
             return targets
         }
         guard !targets.isEmpty else { return }
+        let toManyChanges = self.toManyChanges(of: changes, for: targets.map(\.1.filter))
         let changes = completingToMany(changes, for: targets.map(\.1.filter))
         var lookup = ChangeLookup(changes: changes, store: store)
         var encoded: [SubscriptionFilter.Key: EncodedChange] = [:]
@@ -198,7 +200,9 @@ final class SubscriptionHub: Sendable {
                 change = known
             } else {
                 change = EncodedChange(
-                    record.filter.event(for: changes, subscription: 0, lookup: { lookup.values(of: $0) }))
+                    record.filter.event(
+                        for: changes, subscription: 0, lookup: { lookup.values(of: $0) },
+                        toManyChanges: { toManyChanges }))
                 encoded[record.filter.key] = change
             }
             let isSent: Bool
@@ -248,12 +252,16 @@ enum EncodedChange {
 
 extension SubscriptionHub {
     /// `changes` with the to-many values a store leaves out of updated snapshots filled in
-    /// (`PersistentStore.completingToManyValues`), when one of `filters` may report such an
-    /// object: `store.changed` values carry whole to-many arrays, as `PROTOCOL.md` has them.
+    /// (`PersistentStore.completingToManyValues`, which reads them), when one of `filters` may report such an
+    /// object and needs them (`SubscriptionFilter.needsToManyValues`): `store.changed` values carry whole
+    /// to-many arrays, as `PROTOCOL.md` has them. Filters with `"toMany":"changes"` and no predicate never need
+    /// them.
     func completingToMany(_ changes: ChangeSet, for filters: [SubscriptionFilter]) -> ChangeSet {
         guard !changes.updated.isEmpty else { return changes }
         let entities = Set(changes.updated.map(\.snapshot.id.entity))
-        guard filters.contains(where: { $0.entity.map(entities.contains) ?? true }) else { return changes }
+        guard filters.contains(where: { $0.needsToManyValues && ($0.entity.map(entities.contains) ?? true) }) else {
+            return changes
+        }
         return (try? store.completingToManyValues(in: changes)) ?? changes
     }
 }
@@ -276,5 +284,15 @@ struct ChangeLookup {
         let values = (try? store.objects(with: [id]))?.objects.first?.values
         known[id] = .some(values)
         return values
+    }
+}
+
+extension SubscriptionHub {
+    /// The to-many changes of `changes` as committed (before `completingToMany`, whose arrays may already hold
+    /// later transactions' members), when one of `filters` sends them; empty otherwise. Read from the change set
+    /// alone, never from the store.
+    func toManyChanges(of changes: ChangeSet, for filters: [SubscriptionFilter]) -> [ObjectID: [String: ToManyChange]] {
+        guard !changes.updated.isEmpty, filters.contains(where: { $0.toMany == .changes }) else { return [:] }
+        return changes.toManyChanges(model: model)
     }
 }

@@ -102,10 +102,15 @@ final class RawBusConnection: @unchecked Sendable {
 
     /// The next frame's JSON; `nil` when the server closed the connection.
     func readMessage() throws -> JSONValue? {
+        try readSizedMessage()?.message
+    }
+
+    /// The next frame's JSON and its payload's length in bytes; `nil` when the server closed the connection.
+    func readSizedMessage() throws -> (message: JSONValue, length: Int)? {
         guard let header = try read(4) else { return nil }
         let length = header.reduce(0) { $0 << 8 | Int($1) }
         guard let body = try read(length) else { return nil }
-        return try JSONParser().parse(body)
+        return (try JSONParser().parse(body), length)
     }
 
     /// Whether the server has closed the connection (reads what is left until end of file).

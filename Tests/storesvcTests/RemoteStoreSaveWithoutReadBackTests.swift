@@ -1,0 +1,138 @@
+import BusProtocol
+import Foundation
+import Shared
+import Testing
+
+/// `RemoteStore.save` works out the committed change set from the request and the answer when they determine it:
+/// one `store.save`, no `store.get` read-back (which would carry a device's whole readings array), and the saving
+/// context ends in the same state as the store's.
+@Suite struct RemoteStoreSaveWithoutReadBackTests {
+    @Test func aReadingSavedForAKnownDeviceTakesOneRequestAndJoinsTheDevicesLoadedReadings() async throws {
+        let service = try await onThread { try StoreServiceProcess.start() }
+        defer { service.destroy() }
+        let store = try await service.remoteStore("writer")
+        defer { store.close() }
+        let context = ObjectContext(store: store, name: "writer")
+        let (device, first) = try await onThread {
+            try context.performAndWait { () throws -> (ObjectID, ObjectID) in
+                let device = context.insert(entity: "Device")
+                device["address", as: String.self] = "AA:20"
+                let reading = context.insertReading(1, device: device)
+                try context.save()
+                return (device.objectID, reading.objectID)
+            }
+        }
+        let requestsBefore = store.client.requestsSent
+        let second = try await onThread {
+            try context.performAndWait { () throws -> ObjectID in
+                let device = try context.existingObject(with: device)
+                device["name", as: String.self] = "thermo"
+                let reading = context.insertReading(2, device: device)
+                try context.save()
+                return reading.objectID
+            }
+        }
+        #expect(store.client.requestsSent == requestsBefore + 1)
+
+        let local = context.performAndWait { () -> [String: PropertyValue]? in
+            guard let object = context.registeredObject(for: device), !object.isFault else { return nil }
+            var values: [String: PropertyValue] = ["version": .int(object.version)]
+            for key in ["address", "name", "readings"] { values[key] = object.value(forKey: key) }
+            return values
+        }
+        #expect(local?["readings"] == .references([first, second].sorted()))
+        // The store agrees, version included.
+        let truth = try await onThread { try store.objects(with: [device]).objects.first }
+        #expect(local?["version"] == truth.map { .int($0.version) })
+        #expect(local?["name"] == truth?.values["name"])
+        #expect(local?["readings"] == truth?.values["readings"])
+        let reading = context.performAndWait { () -> PropertyValue? in
+            context.registeredObject(for: second)?.value(forKey: "device")
+        }
+        #expect(reading == .reference(device))
+    }
+
+    @Test func aDeviceInsertedWithItsReadingsHasThemWithoutARead() async throws {
+        let service = try await onThread { try StoreServiceProcess.start() }
+        defer { service.destroy() }
+        let store = try await service.remoteStore("writer")
+        defer { store.close() }
+        let context = ObjectContext(store: store, name: "writer")
+        let requestsBefore = store.client.requestsSent
+        let (device, readings) = try await onThread {
+            try context.performAndWait { () throws -> (ObjectID, [ObjectID]) in
+                let device = context.insert(entity: "Device")
+                device["address", as: String.self] = "AA:21"
+                let readings = (1...3).map { context.insertReading(UInt8($0), device: device) }
+                try context.save()
+                return (device.objectID, readings.map(\.objectID))
+            }
+        }
+        #expect(store.client.requestsSent == requestsBefore + 1)
+        let local = context.performAndWait { context.registeredObject(for: device)?.value(forKey: "readings") }
+        #expect(local == .references(readings.sorted()))
+        let truth = try await onThread { try store.objects(with: [device]).objects.first?.values["readings"] }
+        #expect(local == truth)
+    }
+
+    @Test func aConflictResolvedByStoreTrumpIsReadBackSoTheContextHoldsWhatTheStoreKept() async throws {
+        let service = try await onThread { try StoreServiceProcess.start() }
+        defer { service.destroy() }
+        let store = try await service.remoteStore("writer")
+        defer { store.close() }
+        let other = try await service.remoteStore("other")
+        defer { other.close() }
+        let context = ObjectContext(store: store, name: "writer")
+        context.mergePolicy = .storeTrump
+        let device = try await onThread {
+            try context.performAndWait { () throws -> ObjectID in
+                let device = context.insert(entity: "Device")
+                device["address", as: String.self] = "AA:22"
+                device["name", as: String.self] = "old"
+                try context.save()
+                return device.objectID
+            }
+        }
+        // Another client renames it: the writer's copy is now one version behind.
+        let elsewhere = ObjectContext(store: other, name: "other")
+        try await onThread {
+            try elsewhere.performAndWait {
+                try elsewhere.existingObject(with: device)["name", as: String.self] = "theirs"
+                try elsewhere.save()
+            }
+        }
+        let requestsBefore = store.client.requestsSent
+        try await onThread {
+            try context.performAndWait {
+                let object = try context.existingObject(with: device)
+                object["name", as: String.self] = "mine"
+                object["connected", as: Bool.self] = true
+                try context.save()
+            }
+        }
+        // The store kept its name and wrote `connected` (storeTrump): the request alone would say "mine"; the
+        // version the answer gives (two after the one sent) sends the save down the read-back path.
+        #expect(store.client.requestsSent == requestsBefore + 2)
+        let local = context.performAndWait { () -> (String?, PropertyValue?, Int64?) in
+            let object = context.registeredObject(for: device)
+            return (object?.string("name"), object?.value(forKey: "connected"), object?.version)
+        }
+        let truth = try await onThread { try store.objects(with: [device]).objects.first }
+        #expect(truth?.values["name"] == .string("theirs"))
+        #expect(local.0 == "theirs")
+        #expect(local.1 == .bool(true))
+        #expect(local.2 == truth?.version)
+    }
+}
+
+extension ObjectContext {
+    /// Inserts (does not save) a `Reading` of `device` with one byte `value`.
+    fileprivate func insertReading(_ value: UInt8, device: ManagedObject) -> ManagedObject {
+        let reading = insert(entity: "Reading")
+        reading["characteristic", as: String.self] = "2a19"
+        reading["value", as: Data.self] = Data([value])
+        reading["time", as: Date.self] = Date(timeIntervalSince1970: Double(value))
+        reading.setValue(.reference(device.objectID), forKey: "device")
+        return reading
+    }
+}
