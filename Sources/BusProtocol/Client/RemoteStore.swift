@@ -29,7 +29,8 @@ import Shared
 ///
 /// ## Changes made elsewhere
 ///
-/// At `open` the store subscribes to every entity (`store.subscribe`). Each `store.changed` event becomes a
+/// At `open` the store subscribes to every entity (`store.subscribe`), unless opened with `changeStream: .off`
+/// (a write-only client: no subscription, no events, and `observeChanges` observers are never called). Each `store.changed` event becomes a
 /// `ChangeSet` delivered to `observeChanges` observers in `txn` order, on the store's own serial queue. The wire
 /// event carries only the changed keys of updated objects, so the store fetches their full values (`store.get`)
 /// before delivering: an update's snapshot may therefore be newer than its transaction (a later version, which
@@ -80,16 +81,30 @@ public final class RemoteStore: PersistentStore, CustomStringConvertible {
         public var reconnect: BusClient.ReconnectPolicy?
         /// The loop serving the connection; `nil` uses the process's shared client loop.
         public var eventLoop: EventLoop?
+        /// Whether the store subscribes to the service's changes (`.on`, the default) or only reads and
+        /// writes (`.off`: no `store.subscribe`, and `observeChanges` observers are never called).
+        public var changeStream: ChangeStream
 
         public init(
             clientName: String = "remote-store", callTimeout: Duration = .seconds(30),
-            reconnect: BusClient.ReconnectPolicy? = BusClient.ReconnectPolicy(), eventLoop: EventLoop? = nil
+            reconnect: BusClient.ReconnectPolicy? = BusClient.ReconnectPolicy(), eventLoop: EventLoop? = nil,
+            changeStream: ChangeStream = .on
         ) {
             self.clientName = clientName
             self.callTimeout = callTimeout
             self.reconnect = reconnect
             self.eventLoop = eventLoop
+            self.changeStream = changeStream
         }
+    }
+
+    /// Whether a `RemoteStore` follows the changes other clients commit.
+    public enum ChangeStream: Sendable, Hashable {
+        /// Subscribe at `open` (and again after every reconnection); deliver change sets to `observeChanges`.
+        case on
+        /// Never subscribe: a store that only reads and writes, such as a recorder, costs the service no
+        /// subscription and no events.
+        case off
     }
 
     private init(client: BusClient, model: Model, callTimeout: Duration) {
@@ -105,7 +120,8 @@ public final class RemoteStore: PersistentStore, CustomStringConvertible {
 
     public var description: String { "RemoteStore(\(client.socketPath))" }
 
-    /// Connects to `storesvc` at `socketPath`, reads its model and subscribes to its changes.
+    /// Connects to `storesvc` at `socketPath`, reads its model and subscribes to its changes (unless
+    /// `options.changeStream` is `.off`).
     ///
     /// - Throws: `StoreError.unavailable` naming the socket when no service listens there or it refuses the
     ///   session.
@@ -127,7 +143,7 @@ public final class RemoteStore: PersistentStore, CustomStringConvertible {
             throw unavailable(error, path: socketPath)
         }
         let store = RemoteStore(client: client, model: model, callTimeout: options.callTimeout)
-        try await store.startChangeStream()
+        if options.changeStream == .on { try await store.startChangeStream() }
         return store
     }
 
