@@ -365,31 +365,101 @@ struct DeviceServiceSimulatorTests {
     }
 }
 
-/// `record: true` with the real process: a fake store service on the `--store` socket.
+/// `record: true` with the real processes: `storesvc` on the `--store` socket, `devicesvc`, the simulator.
 @Suite(.serialized, .enabled(if: BlueZSimulator.isSupported, "needs dbus-daemon and python3-dbus"))
 struct DeviceServiceRecordingTests {
-    @Test func recordTrueSavesTheDeviceAndItsReadingsInTheStore() async throws {
+    static let readChain: [ChainStep] = [
+        .connect(timeoutMs: nil), .read(characteristic: DeviceServiceSimulatorTests.battery, timeoutMs: nil),
+        .disconnect,
+    ]
+
+    /// Runs `body` with a real `storesvc` on the socket the stack's `devicesvc` records into; stops it afterwards.
+    func withStoreService(
+        in stack: SimulatedStack, _ body: (StoreServiceProcess) async throws -> Void
+    ) async throws {
+        let service = try await StoreServiceProcess.start(
+            socketPath: stack.simulator.directory + "/store.sock",
+            databasePath: stack.simulator.directory + "/store.sqlite")
+        do {
+            try await body(service)
+        } catch {
+            await service.stop()
+            throw error
+        }
+        await service.stop()
+    }
+
+    @Test func recordTrueSavesTheDeviceAndItsReadingsInTheStoreVisibleToSubscribers() async throws {
         try await withSimulatedStack { stack in
-            let store = try FakeStoreService(socketPath: stack.simulator.directory + "/store.sock")
-            let result = try await stack.service.run(
-                RunParams(
-                    address: DeviceServiceSimulatorTests.first,
-                    steps: [
-                        .connect(timeoutMs: nil),
-                        .read(characteristic: DeviceServiceSimulatorTests.battery, timeoutMs: nil), .disconnect,
-                    ], record: true)
-            ).get()
-            await store.stop()
-            #expect(result.recording == RecordingOutcome(error: nil))
-            let save = try #require(store.saves.first)
-            let device = try #require(save.inserts.first { $0.entity == "Device" })
-            #expect(device.values["address"] == .string("AA:BB:CC:DD:EE:01"))
-            #expect(device.values["name"] == .string("Thermo-1"))
-            #expect(device.values["connected"] == .bool(false))
-            let readings = save.inserts.filter { $0.entity == "Reading" }
-            #expect(readings.count == 1)
-            #expect(readings.first?.values["value"] == .string(Data([87]).base64EncodedString()))
-            #expect(readings.first?.values["chain"] == .string(result.run.chain))
+            try await withStoreService(in: stack) { store in
+                let watcher = try await store.client("watcher")
+                defer { watcher.close() }
+                let events = Locked([ChangedEvent]())
+                let observation = watcher.events(ChangedEvent.self).startWithValues { event in
+                    events.withLock { $0.append(event) }
+                }
+                defer { observation.dispose() }
+                _ = try await watcher.call(StoreSubscribe.self, SubscribeParams(entity: "Reading"))
+                let result = try await stack.service.run(
+                    RunParams(address: DeviceServiceSimulatorTests.first, steps: Self.readChain, record: true)
+                ).get()
+                #expect(result.recording == RecordingOutcome(error: nil))
+                let devices = try await store.objects(of: "Device")
+                let device = try #require(devices.first)
+                #expect(devices.count == 1)
+                #expect(device.values["address"] == .string("AA:BB:CC:DD:EE:01"))
+                #expect(device.values["name"] == .string("Thermo-1"))
+                #expect(device.values["connected"] == .bool(false))
+                let readings = try await store.objects(of: "Reading")
+                #expect(readings.count == 1)
+                #expect(readings.first?.values["value"] == .string(Data([87]).base64EncodedString()))
+                #expect(readings.first?.values["chain"] == .string(result.run.chain))
+                #expect(readings.first?.values["device"] == .string(device.id.description))
+                // Through storesvc like any client: the reading reaches a subscriber, authored by devicesvc, and
+                // the recorder itself holds no subscription (the watcher's is the only one).
+                let deadline = ContinuousClock.now + .seconds(60)
+                while events.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                let event = try #require(events.withLock { $0.first })
+                #expect(event.author == "devicesvc")
+                #expect(event.inserted.map(\.id) == readings.map(\.id))
+                #expect(try await store.stats().subscriptions == 1)
+            }
+        }
+    }
+
+    @Test func aSecondRecordedChainUpdatesTheSameDevice() async throws {
+        try await withSimulatedStack { stack in
+            try await withStoreService(in: stack) { store in
+                for _ in 0..<2 {
+                    let result = try await stack.service.run(
+                        RunParams(address: DeviceServiceSimulatorTests.first, steps: Self.readChain, record: true)
+                    ).get()
+                    #expect(result.recording == RecordingOutcome(error: nil))
+                }
+                let devices = try await store.objects(of: "Device")
+                #expect(devices.count == 1)
+                #expect(devices.first?.version == 2)
+                #expect(try await store.objects(of: "Reading").count == 2)
+            }
+        }
+    }
+
+    @Test func aStoreServiceThatStopsIsReportedAsARecordErrorAndTheChainStillRuns() async throws {
+        try await withSimulatedStack { stack in
+            try await withStoreService(in: stack) { store in
+                let recorded = try await stack.service.run(
+                    RunParams(address: DeviceServiceSimulatorTests.first, steps: Self.readChain, record: true)
+                ).get()
+                #expect(recorded.recording == RecordingOutcome(error: nil))
+                await store.crash()
+                let result = try await stack.service.run(
+                    RunParams(address: DeviceServiceSimulatorTests.first, steps: Self.readChain, record: true)
+                ).get()
+                #expect(result.run.results.count == 3)
+                #expect(result.recording?.error?.isEmpty == false)
+            }
         }
     }
 

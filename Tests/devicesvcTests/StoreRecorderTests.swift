@@ -9,35 +9,60 @@ import Testing
     static let address = BluetoothAddress("AA:BB:CC:DD:EE:01")!
     static let time = Date(timeIntervalSince1970: 1_800_000_000)
 
-    func makeRecording(chain: String = "c-1") -> ChainRecording {
+    func makeRecording(chain: String = "c-1", connected: Bool = false) -> ChainRecording {
         ChainRecording(
-            chain: chain, address: Self.address, name: "Thermo-1", connected: false, lastSeen: Self.time,
+            chain: chain, address: Self.address, name: "Thermo-1", connected: connected, lastSeen: Self.time,
             readings: [
                 .init(characteristic: "2a19", value: Data([87]), time: Self.time),
                 .init(characteristic: "2a19", value: Data([86]), time: Self.time),
             ])
     }
 
-    @Test func aNewDeviceIsInsertedAndEveryReadingPointsAtIt() {
-        let save = makeRecording().saveParams(existingDevice: nil)
-        #expect(save.inserts.map(\.entity) == ["Device", "Reading", "Reading"])
-        #expect(save.inserts[0].ref == "device")
-        #expect(save.inserts[0].values["address"] == .string("AA:BB:CC:DD:EE:01"))
-        #expect(save.inserts[0].values["name"] == .string("Thermo-1"))
-        #expect(save.inserts[1].values["device"] == .string("device"))
-        #expect(save.inserts[1].values["value"] == .string(Data([87]).base64EncodedString()))
-        #expect(save.inserts[2].values["chain"] == .string("c-1"))
-        #expect(save.inserts[1].values["characteristic"] == .string("2a19"))
-        #expect(save.updates.isEmpty)
+    /// Inserts `recording` into a context on `store` and saves it.
+    func save(_ recording: ChainRecording, into store: any PersistentStore) throws {
+        let context = ObjectContext(store: store, name: "devicesvc")
+        try context.performAndWait {
+            try recording.insert(into: context)
+            try context.save()
+        }
     }
 
-    @Test func aKnownDeviceIsUpdatedWithoutAVersionCheck() {
-        let device = ObjectID(entity: "Device", number: 7)
-        let save = makeRecording().saveParams(existingDevice: device)
-        #expect(save.updates.map(\.id) == [device])
-        #expect(save.updates.first?.version == nil)
-        #expect(save.inserts.map(\.entity) == ["Reading", "Reading"])
-        #expect(save.inserts[0].values["device"] == .string("Device/7"))
+    /// Every object of `entity` in `store`, oldest first.
+    func snapshots(of entity: String, in store: any PersistentStore) throws -> [ObjectSnapshot] {
+        guard case .objects(let objects) = try store.fetch(FetchRequest(entity: entity)).content else { return [] }
+        return objects
+    }
+
+    // MARK: - The objects a recording makes
+
+    @Test func aNewDeviceIsInsertedAndEveryReadingPointsAtIt() throws {
+        let store = InMemoryStore(model: .deviceReadings)
+        try save(makeRecording(), into: store)
+        let devices = try snapshots(of: "Device", in: store)
+        #expect(devices.count == 1)
+        let device = try #require(devices.first)
+        #expect(device.values["address"] == .string("AA:BB:CC:DD:EE:01"))
+        #expect(device.values["name"] == .string("Thermo-1"))
+        #expect(device.values["connected"] == .bool(false))
+        #expect(device.values["lastSeen"] == .date(Self.time))
+        let readings = try snapshots(of: "Reading", in: store)
+        #expect(readings.map { $0.values["value"] } == [.binary(Data([87])), .binary(Data([86]))])
+        #expect(readings.allSatisfy { $0.values["device"] == .reference(device.id) })
+        #expect(readings.allSatisfy { $0.values["chain"] == .string("c-1") })
+        #expect(readings.allSatisfy { $0.values["characteristic"] == .string("2a19") })
+    }
+
+    @Test func aKnownDeviceIsUpdatedNotInsertedAgain() throws {
+        let store = InMemoryStore(model: .deviceReadings)
+        try save(makeRecording(chain: "c-1"), into: store)
+        try save(makeRecording(chain: "c-2", connected: true), into: store)
+        let devices = try snapshots(of: "Device", in: store)
+        #expect(devices.count == 1)
+        #expect(devices.first?.values["connected"] == .bool(true))
+        #expect(devices.first?.version == 2)
+        let readings = try snapshots(of: "Reading", in: store)
+        #expect(readings.count == 4)
+        #expect(readings.allSatisfy { $0.values["device"] == devices.first.map { .reference($0.id) } })
     }
 
     @Test func progressAddsReadValuesAndNotificationsButNothingElse() {
@@ -56,21 +81,62 @@ import Testing
         #expect(recording.readings.map(\.value) == [Data([1]), Data([2])])
     }
 
-    @Test func savesOverTheBusAndRemembersTheDevice() async throws {
+    // MARK: - Through a RemoteStore to the real storesvc
+
+    @Test func recordsThroughARemoteStoreIntoTheStoreServiceWithoutSubscribing() async throws {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try FakeStoreService(socketPath: directory + "/store.sock")
-        let recorder = StoreRecorder(socketPath: directory + "/store.sock")
-        #expect(await recorder.record(makeRecording(chain: "c-1")) == nil)
-        #expect(await recorder.record(makeRecording(chain: "c-2")) == nil)
+        let service = try await StoreServiceProcess.start(
+            socketPath: directory + "/store.sock", databasePath: directory + "/store.sqlite")
+        let recorder = StoreRecorder(socketPath: service.socketPath)
+        do {
+            #expect(await recorder.record(makeRecording(chain: "c-1")) == nil)
+            #expect(await recorder.record(makeRecording(chain: "c-2", connected: true)) == nil)
+            // The recorder's connection is open, and it holds no subscription.
+            let stats = try await service.stats()
+            #expect(stats.connections >= 2)
+            #expect(stats.subscriptions == 0)
+            #expect(stats.saves == 2)
+            let devices = try await service.objects(of: "Device")
+            #expect(devices.count == 1)
+            #expect(devices.first?.values["connected"] == .bool(true))
+            let readings = try await service.objects(of: "Reading")
+            #expect(readings.compactMap { $0.values["chain"]?.stringValue } == ["c-1", "c-1", "c-2", "c-2"])
+            #expect(readings.allSatisfy { $0.values["device"] == devices.first.map { .string($0.id.description) } })
+        } catch {
+            await recorder.close()
+            await service.stop()
+            throw error
+        }
         await recorder.close()
-        await store.stop()
-        #expect(store.fetches.count == 1)
-        #expect(store.fetches.first?.arguments == ["address": .string("AA:BB:CC:DD:EE:01")])
-        #expect(store.saves.count == 2)
-        #expect(store.saves[0].inserts.first?.entity == "Device")
-        #expect(store.saves[1].updates.map(\.id) == [ObjectID(entity: "Device", number: 1)])
-        #expect(store.saves[1].inserts.allSatisfy { $0.values["device"] == .string("Device/1") })
+        await service.stop()
+    }
+
+    @Test func aStoreThatGoesAwayFailsTheRecordingAndTheNextOneConnectsAgain() async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socketPath = directory + "/store.sock"
+        let databasePath = directory + "/store.sqlite"
+        let first = try await StoreServiceProcess.start(socketPath: socketPath, databasePath: databasePath)
+        let recorder = StoreRecorder(socketPath: socketPath)
+        #expect(await recorder.record(makeRecording(chain: "c-1")) == nil)
+        // SIGKILL: the acknowledged (durable) recording must survive it.
+        await first.crash()
+        let failure = await recorder.record(makeRecording(chain: "c-2"))
+        #expect(failure?.isEmpty == false)
+        let second = try await StoreServiceProcess.start(socketPath: socketPath, databasePath: databasePath)
+        do {
+            #expect(await recorder.record(makeRecording(chain: "c-3")) == nil)
+            let readings = try await second.objects(of: "Reading")
+            #expect(readings.compactMap { $0.values["chain"]?.stringValue } == ["c-1", "c-1", "c-3", "c-3"])
+            #expect(try await second.objects(of: "Device").count == 1)
+        } catch {
+            await recorder.close()
+            await second.stop()
+            throw error
+        }
+        await recorder.close()
+        await second.stop()
     }
 
     @Test func anUnreachableStoreIsReportedNotThrown() async {

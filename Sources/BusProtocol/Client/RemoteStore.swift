@@ -29,9 +29,10 @@ import Shared
 ///
 /// ## Changes made elsewhere
 ///
-/// At `open` the store subscribes to every entity (`store.subscribe` with `"toMany":"changes"`). Each
-/// `store.changed` event becomes a `ChangeSet` delivered to `observeChanges` observers in `txn` order, on the
-/// store's own serial queue, built from the event alone (no read back, no round trip). An updated object's snapshot
+/// At `open` the store subscribes to every entity (`store.subscribe` with `"toMany":"changes"`), unless opened
+/// with `changeStream: .off` (a write-only client: no subscription, no events, and `observeChanges` observers are
+/// never called). Each `store.changed` event becomes a `ChangeSet` delivered to `observeChanges` observers in
+/// `txn` order, on the store's own serial queue, built from the event alone (no read back, no round trip). An updated object's snapshot
 /// holds only its changed attributes and to-one relationships, as the event has them; its changed to-many keys are
 /// in `changedKeys` with no value, and the members added and removed are given on the other side (a to-one
 /// relationship's `previousValues`, a deleted object's snapshot): see `changeSet(for:)`. Contexts merge such
@@ -83,16 +84,30 @@ public final class RemoteStore: PersistentStore, CustomStringConvertible {
         public var reconnect: BusClient.ReconnectPolicy?
         /// The loop serving the connection; `nil` uses the process's shared client loop.
         public var eventLoop: EventLoop?
+        /// Whether the store subscribes to the service's changes (`.on`, the default) or only reads and
+        /// writes (`.off`: no `store.subscribe`, and `observeChanges` observers are never called).
+        public var changeStream: ChangeStream
 
         public init(
             clientName: String = "remote-store", callTimeout: Duration = .seconds(30),
-            reconnect: BusClient.ReconnectPolicy? = BusClient.ReconnectPolicy(), eventLoop: EventLoop? = nil
+            reconnect: BusClient.ReconnectPolicy? = BusClient.ReconnectPolicy(), eventLoop: EventLoop? = nil,
+            changeStream: ChangeStream = .on
         ) {
             self.clientName = clientName
             self.callTimeout = callTimeout
             self.reconnect = reconnect
             self.eventLoop = eventLoop
+            self.changeStream = changeStream
         }
+    }
+
+    /// Whether a `RemoteStore` follows the changes other clients commit.
+    public enum ChangeStream: Sendable, Hashable {
+        /// Subscribe at `open` (and again after every reconnection); deliver change sets to `observeChanges`.
+        case on
+        /// Never subscribe: a store that only reads and writes, such as a recorder, costs the service no
+        /// subscription and no events.
+        case off
     }
 
     private init(client: BusClient, model: Model, callTimeout: Duration) {
@@ -108,7 +123,8 @@ public final class RemoteStore: PersistentStore, CustomStringConvertible {
 
     public var description: String { "RemoteStore(\(client.socketPath))" }
 
-    /// Connects to `storesvc` at `socketPath`, reads its model and subscribes to its changes.
+    /// Connects to `storesvc` at `socketPath`, reads its model and subscribes to its changes (unless
+    /// `options.changeStream` is `.off`).
     ///
     /// - Throws: `StoreError.unavailable` naming the socket when no service listens there or it refuses the
     ///   session.
@@ -130,7 +146,7 @@ public final class RemoteStore: PersistentStore, CustomStringConvertible {
             throw unavailable(error, path: socketPath)
         }
         let store = RemoteStore(client: client, model: model, callTimeout: options.callTimeout)
-        try await store.startChangeStream()
+        if options.changeStream == .on { try await store.startChangeStream() }
         return store
     }
 

@@ -33,35 +33,28 @@ struct ChainRecording: Sendable, Hashable {
         }
     }
 
-    /// The `store.save` for this recording: the device updated (when its object is known) or inserted with ref
-    /// `device`, and one `Reading` per value pointing at it.
-    func saveParams(existingDevice: ObjectID?) -> SaveParams {
-        var deviceValues: [String: JSONValue] = [
-            "address": .string(address.string), "connected": .bool(connected),
-            "lastSeen": .string(lastSeen.rfc3339String),
-        ]
-        if let name { deviceValues["name"] = .string(name) }
-        var save = SaveParams(author: "devicesvc")
-        let deviceReference: JSONValue
-        if let existingDevice {
-            // No version: the service is the only writer of its devices' state, last write wins.
-            save.updates.append(.init(id: existingDevice, version: nil, values: deviceValues))
-            deviceReference = .string(existingDevice.description)
-        } else {
-            save.inserts.append(.init(entity: "Device", ref: "device", values: deviceValues))
-            deviceReference = .string("device")
-        }
+    /// Adds the recording to `context` (call on its queue): the `Device` with this address, fetched or inserted
+    /// when there is none, takes the chain's state (`name` only when known), and one `Reading` per value is
+    /// inserted, related to it. The caller saves.
+    ///
+    /// - Throws: what the fetch throws (the store unreachable, for a remote store).
+    func insert(into context: ObjectContext) throws {
+        let existing = try context.fetch(
+            FetchRequest(
+                entity: "Device", predicate: try ObjectPredicate(format: "address == $address"),
+                arguments: ["address": .string(address.string)], fetchLimit: 1))
+        let device = existing.first ?? context.insert(entity: "Device")
+        device["address", as: String.self] = address.string
+        if let name { device["name", as: String.self] = name }
+        device["connected", as: Bool.self] = connected
+        device["lastSeen", as: Date.self] = lastSeen
         for reading in readings {
-            save.inserts.append(
-                .init(
-                    entity: "Reading", ref: nil,
-                    values: [
-                        "characteristic": .string(reading.characteristic),
-                        "value": .string(reading.value.base64EncodedString()),
-                        "time": .string(reading.time.rfc3339String), "chain": .string(chain),
-                        "device": deviceReference,
-                    ]))
+            let object = context.insert(entity: "Reading")
+            object["characteristic", as: String.self] = reading.characteristic
+            object["value", as: Data.self] = reading.value
+            object["time", as: Date.self] = reading.time
+            object["chain", as: String.self] = chain
+            object.setRelatedObject(device, forKey: "device")
         }
-        return save
     }
 }

@@ -2,17 +2,20 @@ import BusProtocol
 import Foundation
 import Shared
 
-/// Saves `record: true` chains into the store service with `store.save` over a `BusClient`.
+/// Saves `record: true` chains into the store service through an `ObjectContext` over a `RemoteStore`, like any
+/// other client of `storesvc`.
 ///
-/// Recordings are saved one at a time, in the order chains finished, so that the first recording of a new
-/// device inserts its `Device` and later ones update it (the object id is remembered per address, and looked
-/// up with `store.fetch` by `address` the first time). The store being unreachable never fails a chain: the
-/// chain's answer says `"recorded": false` with the reason, and the next recording connects again.
+/// The store is opened with `changeStream: .off`: the recorder only writes, so it costs the service no
+/// subscription. Each recording is one fresh context (nothing accumulates between chains): the `Device` is found
+/// by `address` or inserted, its `Reading`s inserted, and the context saved as one durable transaction authored
+/// `devicesvc`, with merge policy `objectTrump` (the service is the only writer of its devices' state: its
+/// values win over a concurrent edit of the same keys). Recordings are saved one at a time, in the order chains
+/// finished. The store being unreachable never fails a chain: the chain's answer says `"recorded": false` with
+/// the reason, and the next recording connects again.
 actor StoreRecorder {
     let socketPath: String
     private let callTimeout: Duration
-    private var client: BusClient?
-    private var deviceIDs: [String: ObjectID] = [:]
+    private var store: RemoteStore?
     private var tail: Task<Void, Never>?
 
     init(socketPath: String, callTimeout: Duration = .seconds(5)) {
@@ -35,45 +38,40 @@ actor StoreRecorder {
 
     /// Closes the connection to the store.
     func close() {
-        client?.close()
-        client = nil
+        store?.close()
+        store = nil
     }
 
     private func save(_ recording: ChainRecording) async -> String? {
         do {
-            let client = try await connectedClient()
-            let address = recording.address.string
-            var deviceID = deviceIDs[address]
-            if deviceID == nil {
-                let found = try await client.call(
-                    StoreFetch.self,
-                    FetchParams(
-                        entity: "Device", predicate: "address == $address", arguments: ["address": .string(address)],
-                        limit: 1, resultType: .ids), timeout: callTimeout)
-                if case .ids(let ids) = found.content { deviceID = ids.first }
+            let store = try await connectedStore()
+            let context = ObjectContext(store: store, name: "devicesvc")
+            context.mergePolicy = .objectTrump
+            context.durability = .disk
+            // The remote store blocks the calling thread for each round trip: on the context's queue, never the pool.
+            try await context.perform {
+                try recording.insert(into: context)
+                try context.save()
             }
-            let result = try await client.call(
-                StoreSave.self, recording.saveParams(existingDevice: deviceID), timeout: callTimeout)
-            deviceIDs[address] = deviceID ?? result.ids["device"]
             return nil
         } catch {
-            // Forget what may be stale: the device object (deleted?) and a connection that failed.
-            deviceIDs[recording.address.string] = nil
-            if !(error is RPCError) {
-                client?.close()
-                client = nil
+            // A connection that failed is dropped; the next recording opens a new one.
+            if case .unavailable? = error as? StoreError {
+                store?.close()
+                store = nil
             }
             return "\(error)"
         }
     }
 
-    private func connectedClient() async throws -> BusClient {
-        if let client, client.connectionState.isConnected { return client }
-        client?.close()
-        var options = BusClient.Options()
-        options.connectTimeout = callTimeout
-        let connected = try await BusClient.connect(to: socketPath, clientName: "devicesvc", options: options)
-        client = connected
-        return connected
+    private func connectedStore() async throws -> RemoteStore {
+        if let store, store.client.connectionState.isConnected { return store }
+        store?.close()
+        let opened = try await RemoteStore.open(
+            socketPath: socketPath,
+            options: RemoteStore.Options(
+                clientName: "devicesvc", callTimeout: callTimeout, reconnect: nil, changeStream: .off))
+        store = opened
+        return opened
     }
 }

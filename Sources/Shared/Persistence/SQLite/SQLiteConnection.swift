@@ -73,23 +73,37 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// The single integer the query returns (`nil` for no row or NULL).
+    ///
+    /// The statement is reset on every path: one left on a row (a NULL `MIN(…)` of an empty table) would keep
+    /// its read transaction open, and an open read transaction pins the WAL: no checkpoint could copy past it,
+    /// and the `-wal` and `-shm` files would grow for as long as the connection lives.
     func integer(_ sql: String, _ bindings: [PropertyValue] = []) throws(SQLiteError) -> Int64? {
         let statement = try statement(sql)
+        defer { statement.reset() }
         for (i, value) in bindings.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
         guard try statement.step(), !statement.isNull(at: 0) else { return nil }
-        let value = statement.int64(at: 0)
-        statement.reset()
-        return value
+        return statement.int64(at: 0)
     }
 
-    /// The single text value the query returns (`nil` for no row or NULL).
+    /// The single text value the query returns (`nil` for no row or NULL); resets the statement on every path.
     func text(_ sql: String, _ bindings: [PropertyValue] = []) throws(SQLiteError) -> String? {
         let statement = try statement(sql)
+        defer { statement.reset() }
         for (i, value) in bindings.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
         guard try statement.step(), !statement.isNull(at: 0) else { return nil }
-        let value = statement.text(at: 0)
-        statement.reset()
-        return value
+        return statement.text(at: 0)
+    }
+
+    /// How many of the connection's statements are running (stepped, not yet reset or done): each holds the
+    /// connection's read transaction open. Zero between calls.
+    var runningStatementCount: Int {
+        var count = 0
+        var next = sqlite3_next_stmt(handle, nil)
+        while let statement = next {
+            if sqlite3_stmt_busy(statement) != 0 { count += 1 }
+            next = sqlite3_next_stmt(handle, statement)
+        }
+        return count
     }
 
     /// Runs a statement with `bindings` to completion.

@@ -142,6 +142,7 @@ public final class SQLiteStore: PersistentStore {
                 SELECT "Z_TXN", "Z_TIME", "Z_AUTHOR", "Z_CHANGES" FROM "Z_HISTORY" WHERE "Z_TXN" > ?
                 ORDER BY "Z_TXN" LIMIT ?
                 """)
+            defer { statement.reset() }
             try statement.bind(since, at: 1)
             try statement.bind(Int64(limit), at: 2)
             var changes: [ChangeSet] = []

@@ -1,0 +1,52 @@
+import CSQLite
+import Foundation
+import Testing
+
+@testable import Shared
+
+/// `SQLiteConnection`'s single-value queries leave no statement running (a running statement holds a read
+/// transaction open, and an open read transaction pins the WAL: issue #8's growing `-wal`/`-shm`).
+@Suite struct SQLiteConnectionTests {
+    /// A connection to a new database with one empty table `t(x)`.
+    func makeConnection(in directory: URL) throws -> SQLiteConnection {
+        let connection = try SQLiteConnection(
+            path: directory.appendingPathComponent("c.sqlite").path, readOnly: false, busyTimeoutMilliseconds: 1_000)
+        try connection.execute("CREATE TABLE t (x INTEGER, y TEXT)")
+        return connection
+    }
+
+    @Test func anIntegerQueryAnsweringNullLeavesNoStatementRunning() throws {
+        let directory = try TestStore.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let connection = try makeConnection(in: directory)
+        defer { connection.close() }
+        #expect(try connection.integer("SELECT MIN(x) FROM t") == nil)
+        #expect(connection.runningStatementCount == 0)
+        try connection.execute("INSERT INTO t VALUES (7, 'seven')")
+        #expect(try connection.integer("SELECT MIN(x) FROM t") == 7)
+        #expect(connection.runningStatementCount == 0)
+    }
+
+    @Test func aTextQueryAnsweringNullOrNoRowLeavesNoStatementRunning() throws {
+        let directory = try TestStore.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let connection = try makeConnection(in: directory)
+        defer { connection.close() }
+        #expect(try connection.text("SELECT MAX(y) FROM t") == nil)
+        #expect(connection.runningStatementCount == 0)
+        #expect(try connection.text("SELECT y FROM t WHERE x = ?", [.int(1)]) == nil)
+        #expect(connection.runningStatementCount == 0)
+    }
+
+    @Test func theCountSeesAStatementLeftOnARow() throws {
+        let directory = try TestStore.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let connection = try makeConnection(in: directory)
+        defer { connection.close() }
+        let statement = try connection.statement("SELECT MIN(x) FROM t")
+        #expect(try statement.step())
+        #expect(connection.runningStatementCount == 1)
+        statement.reset()
+        #expect(connection.runningStatementCount == 0)
+    }
+}

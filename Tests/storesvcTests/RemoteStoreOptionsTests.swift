@@ -1,0 +1,35 @@
+import BusProtocol
+import Foundation
+import Shared
+import Testing
+
+/// `RemoteStore.Options` against the real `storesvc` process.
+@Suite struct RemoteStoreOptionsTests {
+    /// The service's subscription count (`store.stats`).
+    func subscriptions(of service: StoreServiceProcess) async throws -> Int64 {
+        let client = try await service.client("stats")
+        defer { client.close() }
+        return try await client.call(StoreStats.self).subscriptions
+    }
+
+    @Test func aStoreWithoutChangeStreamOpensNoSubscriptionAndStillReadsAndWrites() async throws {
+        let service = try await onThread { try StoreServiceProcess.start() }
+        defer { service.destroy() }
+        let writeOnly = try await RemoteStore.open(
+            socketPath: service.socketPath, options: RemoteStore.Options(clientName: "recorder", changeStream: .off))
+        defer { writeOnly.close() }
+        #expect(try await subscriptions(of: service) == 0)
+        let heard = ChangeRecorder(writeOnly)
+        let context = ObjectContext(store: writeOnly, name: "recorder")
+        let id = try await onThread { try context.saveDevice("AA:03", name: "written") }
+        let read = try await onThread { try writeOnly.objects(with: [id]).objects.first?.values["name"] }
+        #expect(read == .string("written"))
+        #expect(writeOnly.lastTransaction == 1)
+        // A store that follows changes subscribes; the write-only one still does not.
+        let following = try await service.remoteStore("follower")
+        defer { following.close() }
+        #expect(try await subscriptions(of: service) == 1)
+        #expect(heard.all.isEmpty)
+        #expect(writeOnly.lastDeliveredTransaction == 0)
+    }
+}
