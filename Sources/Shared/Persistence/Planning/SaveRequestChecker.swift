@@ -64,8 +64,10 @@ struct SaveRequestChecker {
         _ keys: Dictionary<String, PropertyValue>.Keys, of entity: EntityDescription,
         field: @autoclosure () -> String
     ) throws(StoreError) {
-        guard keys.contains(where: { entity.attribute(named: $0) == nil && entity.relationship(named: $0) == nil })
-        else { return }
+        func isProperty(_ key: String) -> Bool {
+            entity.attributes.contains { $0.name == key } || entity.relationships.contains { $0.name == key }
+        }
+        guard !keys.allSatisfy(isProperty) else { return }
         for key in keys.sorted() where entity.attribute(named: key) == nil && entity.relationship(named: key) == nil {
             throw .invalidRequest(field: "\(field()).\(key)", message: "\(entity.name) has no property '\(key)'")
         }
