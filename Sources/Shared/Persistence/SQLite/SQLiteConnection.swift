@@ -76,7 +76,13 @@ final class SQLiteConnection: @unchecked Sendable {
     func integer(_ sql: String, _ bindings: [PropertyValue] = []) throws(SQLiteError) -> Int64? {
         let statement = try statement(sql)
         for (i, value) in bindings.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
-        guard try statement.step(), !statement.isNull(at: 0) else { return nil }
+        // Reset also when the value is NULL: a statement left on its row keeps a read
+        // transaction open on the connection (a writer would then fail with SQLITE_BUSY_SNAPSHOT
+        // after another connection's commit, and its WAL could never be restarted).
+        guard try statement.step(), !statement.isNull(at: 0) else {
+            statement.reset()
+            return nil
+        }
         let value = statement.int64(at: 0)
         statement.reset()
         return value
@@ -86,7 +92,13 @@ final class SQLiteConnection: @unchecked Sendable {
     func text(_ sql: String, _ bindings: [PropertyValue] = []) throws(SQLiteError) -> String? {
         let statement = try statement(sql)
         for (i, value) in bindings.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
-        guard try statement.step(), !statement.isNull(at: 0) else { return nil }
+        // Reset also when the value is NULL: a statement left on its row keeps a read
+        // transaction open on the connection (a writer would then fail with SQLITE_BUSY_SNAPSHOT
+        // after another connection's commit, and its WAL could never be restarted).
+        guard try statement.step(), !statement.isNull(at: 0) else {
+            statement.reset()
+            return nil
+        }
         let value = statement.text(at: 0)
         statement.reset()
         return value
