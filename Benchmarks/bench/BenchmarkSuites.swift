@@ -8,6 +8,7 @@ enum BenchmarkSuites {
         "socket": SocketBenchmark.run,
         "stack": StackBenchmark.run,
         "store": StoreBenchmark.run,
+        "storesaves": StoreSavesBenchmark.run,
         "wire": WireBenchmark.run,
     ]
 }

@@ -60,8 +60,9 @@ enum StoreBenchmark {
         ]
     }
 
-    private static func saveRate(
-        _ store: SQLiteStore, threads: Int, objectsPerSave: Int
+    /// Saves of `objectsPerSave` new readings from `threads` threads for `duration`.
+    static func saveRate(
+        _ store: SQLiteStore, threads: Int, objectsPerSave: Int, duration: Duration = duration
     ) throws -> (saves: Double, objects: Double, objectsPerCPUSecond: Double) {
         let saves = Atomic<Int>(0)
         let failure = Mutex<(any Error)?>(nil)

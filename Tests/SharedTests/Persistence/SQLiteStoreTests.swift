@@ -205,4 +205,28 @@ import Testing
                 ["Author", "1"], ["Book", "1"],
             ])
     }
+
+    @Test func aSaveAloneInItsGroupThatFailsWhileWritingLeavesNoRowBehind() throws {
+        defer { cleanUp() }
+        let store = try SQLiteStore(url: url, model: Model.deviceReadings)
+        defer { store.close() }
+        let first = try store.insert("Device", ["address": .string("first")])
+        // A history row in the way of the next transaction: the save's rows are written, then
+        // its history row fails, after the objects were inserted.
+        var db: OpaquePointer?
+        #expect(sqlite3_open(url.path, &db) == SQLITE_OK)
+        defer { sqlite3_close(db) }
+        let blocker = "INSERT INTO Z_HISTORY (Z_TXN, Z_TIME, Z_CHANGES) VALUES (2, 0, '{}')"
+        #expect(sqlite3_exec(db, blocker, nil, nil, nil) == SQLITE_OK)
+        let inserts = (0..<3).map {
+            SaveRequest.Insert(id: tmp("Device", "d\($0)"), values: ["address": .string("\($0)")])
+        }
+        #expect(throws: SQLiteError.self) { try store.save(SaveRequest(inserts: inserts)) }
+        #expect(try store.all("Device").map(\.id) == [first])
+        #expect(store.lastTransaction == 1)
+        #expect(sqlite3_exec(db, "DELETE FROM Z_HISTORY WHERE Z_TXN = 2", nil, nil, nil) == SQLITE_OK)
+        let result = try store.commit(SaveRequest(inserts: inserts))
+        #expect(result.txn == 2 && result.changes.inserted.count == 3)
+        #expect(try store.all("Device").count == 4)
+    }
 }

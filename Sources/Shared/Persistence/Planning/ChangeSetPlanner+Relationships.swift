@@ -7,43 +7,47 @@
 extension ChangeSetPlanner {
     /// Loads `id` into the working set; `false` when it does not exist or this save deleted it.
     mutating func load(_ id: ObjectID) throws -> Bool {
-        if let object = objects[id] { return !object.isDeleted }
-        guard id.number != nil, let entity = model.entity(named: id.entity),
+        if let slot = slot(of: id) { return !objects[slot].isDeleted }
+        guard id.number != nil, let entityIndex = entityIndex(named: id.entity),
             let snapshot = try source.snapshot(of: id)
         else { return false }
-        objects[id] = WorkingObject(snapshot: snapshot, entity: entity)
-        touchOrder.append(id)
+        let slot = objects.count
+        objects.append(WorkingObject(snapshot: snapshot, entity: entities[entityIndex], entityIndex: entityIndex))
+        slots[id] = slot
+        touchOrder.append(slot)
         return true
     }
 
     /// The current members of to-many `relationship` of the loaded object `id`, reading the
     /// committed ones from the source on first use (the relationship is a fault until then).
     mutating func members(of id: ObjectID, _ relationship: RelationshipDescription) throws -> Set<ObjectID> {
-        let object = objects[id]!
-        if object.knowsMembers(of: relationship.name) { return object.knownMembers(of: relationship.name) }
+        let slot = loadedSlot(id)
+        if objects[slot].knowsMembers(of: relationship.name) {
+            return objects[slot].knownMembers(of: relationship.name)
+        }
         var members = Set(try source.members(of: id, relationship: relationship))
-        if let delta = object.toManyDeltas[relationship.name] {
+        if let delta = objects[slot].toManyDeltas[relationship.name] {
             members.subtract(delta.removed)
             members.formUnion(delta.added)
         }
-        objects[id]!.toMany[relationship.name] = members
+        objects[slot].toMany[relationship.name] = members
         return members
     }
 
     /// The committed value of `key` of the loaded, existing object `id` (to-many members read in full).
     mutating func committedValue(of id: ObjectID, key: String) throws -> PropertyValue {
-        let entity = model.entity(named: id.entity)!
+        let entity = entities[objects[loadedSlot(id)].entityIndex]
         if let relationship = entity.relationship(named: key), relationship.isToMany {
             _ = try members(of: id, relationship)
-            return .references(objects[id]!.committedMembers(of: key).sorted())
+            return .references(objects[loadedSlot(id)].committedMembers(of: key).sorted())
         }
-        return objects[id]!.before?.values[key] ?? .null
+        return objects[loadedSlot(id)].before?.values[key] ?? .null
     }
 
     /// Every committed value of the loaded, existing object `id`, to-many members included.
     mutating func committedValues(of id: ObjectID) throws -> [String: PropertyValue] {
-        var values = objects[id]!.before?.values ?? [:]
-        for relationship in model.entity(named: id.entity)!.relationships where relationship.isToMany {
+        var values = objects[loadedSlot(id)].before?.values ?? [:]
+        for relationship in entities[objects[loadedSlot(id)].entityIndex].relationships where relationship.isToMany {
             values[relationship.name] = try committedValue(of: id, key: relationship.name)
         }
         return values
@@ -95,11 +99,11 @@ extension ChangeSetPlanner {
         }
         var target = id
         if id.isTemporary {
-            guard let permanent = permanentIDs[id] else {
+            guard let position = insertPositions[id] else {
                 fail(owner, relationship.name, "\(id) is not inserted by this save")
                 return nil
             }
-            target = permanent
+            target = objects[firstInsertSlot + position].id
         }
         guard try load(target) else {
             fail(owner, relationship.name, "\(id) does not exist")
@@ -115,9 +119,10 @@ extension ChangeSetPlanner {
     private mutating func setToOne(
         _ relationship: RelationshipDescription, of owner: ObjectID, to target: ObjectID?
     ) throws {
-        let old = objects[owner]!.toOne[relationship.name]
+        let ownerSlot = loadedSlot(owner)
+        let old = objects[ownerSlot].toOne[relationship.name]
         guard old != target else { return }
-        objects[owner]!.toOne[relationship.name] = target
+        objects[ownerSlot].toOne[relationship.name] = target
         let inverse = inverse(of: relationship)
         if let old, try load(old) { detach(owner, from: old, via: inverse) }
         if let target { try attach(owner, to: target, via: inverse, ownerSide: relationship) }
@@ -129,12 +134,13 @@ extension ChangeSetPlanner {
         let old = try members(of: owner, relationship)
         guard old != targets else { return }
         let inverse = inverse(of: relationship)
+        let ownerSlot = loadedSlot(owner)
         for removed in old.subtracting(targets).sorted() {
-            objects[owner]!.removeMember(removed, from: relationship.name)
+            objects[ownerSlot].removeMember(removed, from: relationship.name)
             if try load(removed) { detach(owner, from: removed, via: inverse) }
         }
         for added in targets.subtracting(old).sorted() {
-            objects[owner]!.addMember(added, to: relationship.name)
+            objects[ownerSlot].addMember(added, to: relationship.name)
             try attach(owner, to: added, via: inverse, ownerSide: relationship)
         }
     }
@@ -145,22 +151,24 @@ extension ChangeSetPlanner {
         _ owner: ObjectID, to target: ObjectID, via inverse: RelationshipDescription,
         ownerSide: RelationshipDescription
     ) throws {
+        let targetSlot = loadedSlot(target)
         if inverse.isToMany {
-            objects[target]!.addMember(owner, to: inverse.name)
+            objects[targetSlot].addMember(owner, to: inverse.name)
             return
         }
-        let previous = objects[target]!.toOne[inverse.name]
+        let previous = objects[targetSlot].toOne[inverse.name]
         guard previous != owner else { return }
-        objects[target]!.toOne[inverse.name] = owner
+        objects[targetSlot].toOne[inverse.name] = owner
         if let previous, try load(previous) { detach(target, from: previous, via: ownerSide) }
     }
 
     /// Removes `member` from `object`'s `relationship`.
     private mutating func detach(_ member: ObjectID, from object: ObjectID, via relationship: RelationshipDescription) {
+        let slot = loadedSlot(object)
         if relationship.isToMany {
-            objects[object]!.removeMember(member, from: relationship.name)
-        } else if objects[object]!.toOne[relationship.name] == member {
-            objects[object]!.toOne[relationship.name] = nil
+            objects[slot].removeMember(member, from: relationship.name)
+        } else if objects[slot].toOne[relationship.name] == member {
+            objects[slot].toOne[relationship.name] = nil
         }
     }
 
@@ -168,10 +176,11 @@ extension ChangeSetPlanner {
 
     /// Deletes `id` and applies its relationships' delete rules (cascades recursively).
     mutating func delete(_ id: ObjectID) throws {
-        guard let object = objects[id], !object.isDeleted else { return }
-        objects[id]!.isDeleted = true
-        deletionOrder.append(id)
-        let entity = model.entity(named: id.entity)!
+        guard let slot = slot(of: id), !objects[slot].isDeleted else { return }
+        objects[slot].isDeleted = true
+        deletionOrder.append(slot)
+        let object = objects[slot]
+        let entity = entities[object.entityIndex]
         for relationship in entity.relationships {
             let targets: [ObjectID]
             if relationship.isToMany {

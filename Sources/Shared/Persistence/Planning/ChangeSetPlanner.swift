@@ -13,23 +13,34 @@ struct ChangeSetPlanner {
     let model: Model
     let source: any ChangeSetSource
 
-    /// Every object the save touched, loaded on first use.
-    var objects: [ObjectID: WorkingObject] = [:]
-    /// Existing objects in the order they were first touched (the order of `updated`).
-    var touchOrder: [ObjectID] = []
-    var deletionOrder: [ObjectID] = []
+    /// The model's entities, and each one's position (`WorkingObject.entityIndex`).
+    let entities: [EntityDescription]
+    let entityIndices: [String: Int]
+
+    /// Every object the save touched, loaded on first use (`ChangeSetPlanner+Slots.swift`).
+    var objects: [WorkingObject] = []
+    /// The slot of every loaded existing object and of every insert with a reserved permanent ID.
+    var slots: [ObjectID: Int] = [:]
+    /// The numbers allocated for temporary-ID inserts, per entity, with their slots.
+    var allocated: [AllocatedNumbers] = []
+    /// The request's inserts; insert `i` is in slot `firstInsertSlot + i`.
+    var requestInserts: [SaveRequest.Insert] = []
+    var firstInsertSlot = 0
+    /// Each insert's ID in the request → its position in the request (from `SaveRequestChecker`).
+    var insertPositions: [ObjectID: Int] = [:]
+    /// The slots of existing objects in the order they were first touched (the order of `updated`).
+    var touchOrder: [Int] = []
+    var deletionOrder: [Int] = []
     var failures: [StoreError.ValidationFailure] = []
-    /// Each insert's ID in the request → its permanent ID.
-    var permanentIDs: [ObjectID: ObjectID] = [:]
-    /// Each insert's permanent ID → its ID in the request (failures name inserts by their `ref`).
-    var requestIDs: [ObjectID: ObjectID] = [:]
-    /// The inserts' permanent IDs in request order.
-    var insertOrder: [ObjectID] = []
     var denials: [(owner: ObjectID, key: String, targets: [ObjectID])] = []
 
     init(model: Model, source: any ChangeSetSource) {
         self.model = model
         self.source = source
+        entities = model.entities
+        var indices: [String: Int] = [:]
+        for (i, entity) in entities.enumerated() { indices[entity.name] = i }
+        entityIndices = indices
     }
 
     /// Plans `request` against the source's current state.
@@ -37,11 +48,11 @@ struct ChangeSetPlanner {
     /// - Throws: `StoreError` (`.invalidRequest`, `.notFound`, `.conflict`, `.validation`) or the
     ///   source's storage error.
     mutating func plan(_ request: SaveRequest) throws -> SavePlan {
-        try SaveRequestChecker(model: model).check(request)
+        insertPositions = try SaveRequestChecker(model: model).check(request)
         try checkReservedInserts(request.inserts)
         let (updates, deletes) = try resolveConflicts(request)
         try assignPermanentIDs(request.inserts)
-        for (insert, id) in zip(request.inserts, insertOrder) { try applyInsert(insert, as: id) }
+        for (slot, insert) in zip(insertSlots, request.inserts) { try applyInsert(insert, at: slot) }
         for (id, values) in updates { try applyUpdate(of: id, values: values) }
         for id in deletes { try delete(id) }
         checkDenials()
@@ -58,7 +69,7 @@ struct ChangeSetPlanner {
         var conflicts: [StoreError.Conflict] = []
         var updates: [(ObjectID, [String: PropertyValue])] = []
         for update in request.updates {
-            guard try load(update.id), let current = objects[update.id]?.before else {
+            guard try load(update.id), let current = objects[loadedSlot(update.id)].before else {
                 throw StoreError.notFound(update.id)
             }
             guard let version = update.version, version != current.version else {
@@ -92,7 +103,7 @@ struct ChangeSetPlanner {
         }
         var deletes: [ObjectID] = []
         for delete in request.deletes {
-            guard try load(delete.id), let current = objects[delete.id]?.before else {
+            guard try load(delete.id), let current = objects[loadedSlot(delete.id)].before else {
                 if request.mergePolicy == .error {
                     conflicts.append(
                         .init(id: delete.id, version: delete.version, currentVersion: nil, currentValues: [:]))
@@ -139,42 +150,39 @@ struct ChangeSetPlanner {
         }
     }
 
-    private mutating func assignPermanentIDs(_ inserts: [SaveRequest.Insert]) throws {
-        var temporaryCounts: [String: Int] = [:]
-        for insert in inserts where insert.id.isTemporary { temporaryCounts[insert.id.entity, default: 0] += 1 }
-        permanentIDs.reserveCapacity(inserts.count)
-        requestIDs.reserveCapacity(inserts.count)
-        objects.reserveCapacity(inserts.count)
-        var next: [String: Int64] = [:]
-        for (entity, count) in temporaryCounts.sorted(by: { $0.key < $1.key }) {
-            next[entity] = try source.allocateNumbers(entity: entity, count: count)
-        }
-        for insert in inserts {
-            var id = insert.id
-            if insert.id.isTemporary {
-                id = ObjectID(entity: insert.id.entity, number: next[insert.id.entity]!)
-                next[insert.id.entity]! += 1
+    /// Sets an insert's attributes (checked, defaults for the missing) and relationships.
+    private mutating func applyInsert(_ insert: SaveRequest.Insert, at slot: Int) throws {
+        let entity = entities[objects[slot].entityIndex]
+        let id = objects[slot].id
+        // The request's values by attribute position, found by walking the (few) values rather
+        // than hashing every attribute name; `checkKeys` has made sure each key is a property.
+        var given = [PropertyValue?](repeating: nil, count: entity.attributes.count)
+        var setsRelationships = false
+        if entity.attributes.count <= 16 {
+            for (key, value) in insert.values {
+                if let position = entity.attributes.firstIndex(where: { $0.name == key }) {
+                    given[position] = value
+                } else {
+                    setsRelationships = true
+                }
             }
-            permanentIDs[insert.id] = id
-            requestIDs[id] = insert.id
-            insertOrder.append(id)
-            objects[id] = WorkingObject(insertedAs: id)
+        } else {
+            for (position, attribute) in entity.attributes.enumerated() {
+                given[position] = insert.values[attribute.name]
+            }
+            setsRelationships = true
         }
-    }
-
-    private mutating func applyInsert(_ insert: SaveRequest.Insert, as id: ObjectID) throws {
-        let entity = model.entity(named: id.entity)!
-        var attributes: [String: PropertyValue] = [:]
+        var attributes: [PropertyValue] = []
         attributes.reserveCapacity(entity.attributes.count)
-        for attribute in entity.attributes {
-            if let value = insert.values[attribute.name] {
-                guard let checked = checked(value, for: attribute, of: id) else { continue }
-                attributes[attribute.name] = checked
+        for (position, attribute) in entity.attributes.enumerated() {
+            if let value = given[position] {
+                attributes.append(checked(value, for: attribute, of: id) ?? .null)
             } else {
-                attributes[attribute.name] = attribute.defaultValue ?? .null
+                attributes.append(attribute.defaultValue ?? .null)
             }
         }
-        objects[id]!.attributes = attributes
+        objects[slot].attributes = attributes
+        guard setsRelationships else { return }
         for relationship in entity.relationships {
             guard let value = insert.values[relationship.name] else { continue }
             try setRelationship(relationship, of: id, to: value)
@@ -182,19 +190,16 @@ struct ChangeSetPlanner {
     }
 
     private mutating func applyUpdate(of id: ObjectID, values: [String: PropertyValue]) throws {
-        let entity = model.entity(named: id.entity)!
+        let slot = loadedSlot(id)
+        let entity = entities[objects[slot].entityIndex]
         for key in values.keys.sorted() {
-            if let attribute = entity.attribute(named: key) {
-                setAttribute(attribute, of: id, to: values[key]!)
+            if let position = entity.attributes.firstIndex(where: { $0.name == key }) {
+                guard let checked = checked(values[key]!, for: entity.attributes[position], of: id) else { continue }
+                objects[slot].attributes[position] = checked
             } else if let relationship = entity.relationship(named: key) {
                 try setRelationship(relationship, of: id, to: values[key]!)
             }
         }
-    }
-
-    private mutating func setAttribute(_ attribute: AttributeDescription, of id: ObjectID, to value: PropertyValue) {
-        guard let checked = checked(value, for: attribute, of: id) else { return }
-        objects[id]!.attributes[attribute.name] = checked
     }
 
     /// `value` as `attribute` stores it, or `nil` after recording why it does not fit.
@@ -235,7 +240,7 @@ struct ChangeSetPlanner {
 
     private mutating func checkDenials() {
         for denial in denials {
-            let remaining = denial.targets.filter { objects[$0]?.isDeleted != true }
+            let remaining = denial.targets.filter { target in slot(of: target).map { objects[$0].isDeleted } != true }
             if !remaining.isEmpty {
                 fail(
                     denial.owner, denial.key,
@@ -245,14 +250,13 @@ struct ChangeSetPlanner {
     }
 
     private mutating func checkRequiredAttributes() {
-        for id in [insertOrder, touchOrder].joined() {
-            guard let object = objects[id], !object.isDeleted else { continue }
-            let entity = model.entity(named: id.entity)!
-            for attribute in entity.attributes where !attribute.isOptional {
-                let value = object.attributes[attribute.name] ?? .null
-                guard value.isNull else { continue }
-                if object.isInserted || object.before?.values[attribute.name].map({ !$0.isNull }) ?? false {
-                    fail(id, attribute.name, "is required")
+        for slot in [Array(insertSlots), touchOrder].joined() where !objects[slot].isDeleted {
+            let entity = entities[objects[slot].entityIndex]
+            for (position, attribute) in entity.attributes.enumerated() where !attribute.isOptional {
+                guard objects[slot].attribute(at: position).isNull else { continue }
+                if objects[slot].isInserted || objects[slot].before?.values[attribute.name].map({ !$0.isNull }) ?? false
+                {
+                    fail(objects[slot].id, attribute.name, "is required")
                 }
             }
         }
@@ -260,23 +264,23 @@ struct ChangeSetPlanner {
 
     /// Records a validation failure, naming an insert by its ID in the request.
     mutating func fail(_ id: ObjectID, _ key: String, _ reason: String) {
-        failures.append(.init(id: requestIDs[id] ?? id, key: key, reason: reason))
+        failures.append(.init(id: slot(of: id).map { requestID(ofSlot: $0) } ?? id, key: key, reason: reason))
     }
 
     private mutating func makePlan(_ request: SaveRequest) throws -> SavePlan {
         var plan = SavePlan()
-        plan.ids = permanentIDs
+        plan.ids = insertPositions.mapValues { objects[firstInsertSlot + $0].id }
         plan.inserted.reserveCapacity(request.inserts.count)
-        for id in insertOrder {
-            let object = objects[id]!
-            guard !object.isDeleted else { continue }
+        for slot in insertSlots where !objects[slot].isDeleted {
+            let object = objects[slot]
             plan.inserted.append(
-                ObjectSnapshot(id: id, version: 1, values: object.values(of: model.entity(named: id.entity)!)))
+                ObjectSnapshot(id: object.id, version: 1, values: object.values(of: entities[object.entityIndex])))
         }
-        for id in touchOrder {
-            let object = objects[id]!
+        for slot in touchOrder {
+            let object = objects[slot]
+            let id = object.id
             guard let before = object.before, !object.isDeleted else { continue }
-            let entity = model.entity(named: id.entity)!
+            let entity = entities[object.entityIndex]
             let after = object.values(of: entity)
             var changedKeys: Set<String> = []
             var previousValues: [String: PropertyValue] = [:]
@@ -301,8 +305,9 @@ struct ChangeSetPlanner {
                     snapshot: ObjectSnapshot(id: id, version: before.version + 1, values: after),
                     changedKeys: changedKeys, previousValues: previousValues))
         }
-        for id in deletionOrder {
-            guard let object = objects[id], var before = object.before else { continue }
+        for slot in deletionOrder {
+            let object = objects[slot]
+            guard var before = object.before else { continue }
             // Delete rules read every to-many in full: the deleted snapshot carries them, so that
             // the other sides' changes can be derived from the change set (`ChangeSet+ToManyDeltas`).
             for (key, _) in object.toMany {

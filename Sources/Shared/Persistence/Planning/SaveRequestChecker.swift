@@ -5,14 +5,21 @@
 struct SaveRequestChecker {
     let model: Model
 
-    func check(_ request: SaveRequest) throws(StoreError) {
-        var inserted: Set<ObjectID> = []
+    /// Checks `request`; returns each insert's ID → its position in `inserts`.
+    @discardableResult
+    func check(_ request: SaveRequest) throws(StoreError) -> [ObjectID: Int] {
+        var inserted: [ObjectID: Int] = [:]
+        inserted.reserveCapacity(request.inserts.count)
+        // Inserts come in runs of one entity: look the entity up once per run.
+        var runEntity: EntityDescription?
         for (i, insert) in request.inserts.enumerated() {
-            let entity = try entity(of: insert.id, field: "insert[\(i)].entity")
-            guard inserted.insert(insert.id).inserted else {
+            if runEntity?.name != insert.id.entity {
+                runEntity = try entity(of: insert.id, field: "insert[\(i)].entity")
+            }
+            guard inserted.updateValue(i, forKey: insert.id) == nil else {
                 throw .invalidRequest(field: "insert[\(i)].id", message: "\(insert.id) is inserted twice")
             }
-            try checkKeys(insert.values.keys, of: entity, field: "insert[\(i)].values")
+            try checkKeys(insert.values.keys, of: runEntity!, field: "insert[\(i)].values")
         }
         var updated: Set<ObjectID> = []
         for (i, update) in request.updates.enumerated() {
@@ -35,6 +42,7 @@ struct SaveRequestChecker {
                 throw .invalidRequest(field: "delete[\(i)].id", message: "\(delete.id) is deleted twice")
             }
         }
+        return inserted
     }
 
     // Field names are built only for a failure (`@autoclosure`): a valid 1,000-object save
@@ -56,8 +64,10 @@ struct SaveRequestChecker {
         _ keys: Dictionary<String, PropertyValue>.Keys, of entity: EntityDescription,
         field: @autoclosure () -> String
     ) throws(StoreError) {
-        guard keys.contains(where: { entity.attribute(named: $0) == nil && entity.relationship(named: $0) == nil })
-        else { return }
+        func isProperty(_ key: String) -> Bool {
+            entity.attributes.contains { $0.name == key } || entity.relationships.contains { $0.name == key }
+        }
+        guard !keys.allSatisfy(isProperty) else { return }
         for key in keys.sorted() where entity.attribute(named: key) == nil && entity.relationship(named: key) == nil {
             throw .invalidRequest(field: "\(field()).\(key)", message: "\(entity.name) has no property '\(key)'")
         }

@@ -1,15 +1,22 @@
 /// One object as a save being planned sees it: its committed snapshot (none for an insert) and
 /// its values as the save changes them, relationships held as IDs for cheap inverse maintenance.
 ///
+/// Attributes are held by position (the entity's attribute order), so that planning a large
+/// insert builds no dictionary per object until the snapshot it produces.
+///
 /// To-many relationships are faults: the committed snapshot does not hold them, and a change
 /// made from the other side (a reading joining a device) is recorded as a `ToManyDelta` without
 /// reading the members. Only a relationship the save needs in full (a request that sets the whole
 /// set, a delete rule, a `storeTrump` comparison) has its members read, into `toMany`.
 struct WorkingObject {
     let id: ObjectID
+    /// The position of the object's entity in the model's `entities`.
+    let entityIndex: Int
     /// The committed state, without to-many values; `nil` for an object this save inserts.
     let before: ObjectSnapshot?
-    var attributes: [String: PropertyValue]
+    /// The attribute values in the entity's attribute order (empty until an insert is applied:
+    /// every attribute `.null`).
+    var attributes: [PropertyValue]
     var toOne: [String: ObjectID]
     /// The current members of the to-many relationships read in full (every one of an insert).
     var toMany: [String: Set<ObjectID>]
@@ -19,31 +26,34 @@ struct WorkingObject {
 
     var isInserted: Bool { before == nil }
 
-    /// A new object of `entity` with no values yet.
-    init(insertedAs id: ObjectID) {
+    /// A new object of the entity at `entityIndex` with no values yet.
+    init(insertedAs id: ObjectID, entityIndex: Int) {
         self.id = id
+        self.entityIndex = entityIndex
         self.before = nil
-        self.attributes = [:]
+        self.attributes = []
         self.toOne = [:]
         self.toMany = [:]
         self.toManyDeltas = [:]
     }
 
     /// An existing object, from its committed snapshot (attributes and to-one values).
-    init(snapshot: ObjectSnapshot, entity: EntityDescription) {
+    init(snapshot: ObjectSnapshot, entity: EntityDescription, entityIndex: Int) {
         id = snapshot.id
+        self.entityIndex = entityIndex
         before = snapshot
-        attributes = [:]
-        attributes.reserveCapacity(entity.attributes.count)
+        attributes = entity.attributes.map { snapshot.values[$0.name] ?? .null }
         toOne = [:]
         toMany = [:]
         toManyDeltas = [:]
-        for attribute in entity.attributes {
-            attributes[attribute.name] = snapshot.values[attribute.name] ?? .null
-        }
         for relationship in entity.relationships where !relationship.isToMany {
             if case .reference(let target)? = snapshot.values[relationship.name] { toOne[relationship.name] = target }
         }
+    }
+
+    /// The value of the attribute at `position` in the entity's attribute order.
+    func attribute(at position: Int) -> PropertyValue {
+        position < attributes.count ? attributes[position] : .null
     }
 
     /// Whether the members of to-many `key` are known (read in full, or the object is new).
@@ -90,10 +100,10 @@ struct WorkingObject {
     /// The values a snapshot of the object holds: every attribute, to-one `.reference`/`.null`,
     /// and the to-many relationships whose members are known, as sorted `.references`.
     func values(of entity: EntityDescription) -> [String: PropertyValue] {
-        var values = attributes
+        var values: [String: PropertyValue] = [:]
         values.reserveCapacity(entity.attributes.count + entity.relationships.count)
-        if values.count != entity.attributes.count {
-            for attribute in entity.attributes where values[attribute.name] == nil { values[attribute.name] = .null }
+        for (position, attribute) in entity.attributes.enumerated() {
+            values[attribute.name] = self.attribute(at: position)
         }
         for relationship in entity.relationships {
             if relationship.isToMany {

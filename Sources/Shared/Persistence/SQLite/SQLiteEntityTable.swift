@@ -23,6 +23,8 @@ final class SQLiteEntityTable: Sendable {
     let joinCleanupSQL: [String]
     /// Quoted columns: `Z_PK`, `Z_VERSION`, attributes, to-one foreign keys.
     let columns: [String]
+    /// The names of the attributes and to-one relationships, in column order after `Z_VERSION`.
+    let dataColumnNames: [String]
     let columnList: String
     let selectSQL: String
     let insertSQL: String
@@ -68,6 +70,7 @@ final class SQLiteEntityTable: Sendable {
         joinCleanupSQL = cleanup
         let dataColumns = entity.attributes.map { q(schema.column(for: $0.name)) } + toOne.map { q($0.name) }
         columns = ["\"Z_PK\"", "\"Z_VERSION\""] + dataColumns
+        dataColumnNames = entity.attributes.map(\.name) + toOne.map(\.name)
         columnList = columns.joined(separator: ", ")
         selectSQL = "SELECT \(columnList) FROM \(table) WHERE \"Z_PK\" = ?"
         let placeholders = Array(repeating: "?", count: dataColumns.count + 2).joined(separator: ", ")
@@ -209,6 +212,20 @@ final class SQLiteEntityTable: Sendable {
     private func bindData(
         of snapshot: ObjectSnapshot, to statement: SQLiteStatement, from first: Int32
     ) throws(SQLiteError) -> Int32 {
+        // A narrow table binds the snapshot's values as they come, finding each one's column by
+        // name among a few, rather than hashing every column name into the values.
+        if dataColumnNames.count <= 16 {
+            var bound: UInt32 = 0
+            for (key, value) in snapshot.values {
+                guard let position = dataColumnNames.firstIndex(of: key) else { continue }  // a to-many
+                try statement.bind(value, at: first + Int32(position))
+                bound |= 1 << UInt32(position)
+            }
+            for position in dataColumnNames.indices where bound & (1 << UInt32(position)) == 0 {
+                try statement.bindNull(at: first + Int32(position))
+            }
+            return first + Int32(dataColumnNames.count)
+        }
         var index = first
         for attribute in entity.attributes {
             try statement.bind(snapshot.values[attribute.name] ?? .null, at: index)

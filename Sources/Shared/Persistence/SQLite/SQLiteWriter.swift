@@ -7,7 +7,8 @@ import Synchronization
 /// `submit` queues a save and blocks until it is answered. When the queue gets to work it takes
 /// every save waiting at that moment and applies them in ONE SQLite transaction, each inside its
 /// own `SAVEPOINT`: a save that fails (conflict, validation) is rolled back to its savepoint and
-/// fails alone, the others commit together with one `COMMIT` (one WAL fsync). Each committed save
+/// fails alone, the others commit together with one `COMMIT` (one WAL fsync). A save alone in its
+/// group runs without a savepoint: if it fails, the transaction is rolled back. Each committed save
 /// gets its own `txn`, strictly increasing in queue order. Saves that arrive during a commit form
 /// the next group.
 ///
@@ -63,6 +64,9 @@ final class SQLiteWriter: @unchecked Sendable {
         oldestHistory = try connection.integer("SELECT MIN(\"Z_TXN\") FROM \"Z_HISTORY\"")
         lastCommitted.store(lastTxn, ordering: .releasing)
         try connection.execute("PRAGMA synchronous=FULL")
+        // The savepoints' sub-journals (the original of every page a save changes) in memory,
+        // not in a temporary file: otherwise every save writes its pages twice.
+        try connection.execute("PRAGMA temp_store=MEMORY")
     }
 
     // MARK: - Saving
@@ -115,7 +119,16 @@ final class SQLiteWriter: @unchecked Sendable {
         do {
             try setSynchronous(full: jobs.contains { $0.request.durability == .disk })
             try connection.statement("BEGIN IMMEDIATE").run()
-            for job in jobs { outcomes.append(try apply(job.request, txn: &txn, committed: &committed)) }
+            // A save alone in its group needs no savepoint: when it fails, the whole transaction
+            // is rolled back instead (sparing the sub-journal's copy of every page it changes).
+            let isAlone = jobs.count == 1
+            for job in jobs {
+                outcomes.append(try apply(job.request, txn: &txn, committed: &committed, inSavepoint: !isAlone))
+            }
+            if isAlone, case .failure = outcomes[0] {
+                try connection.statement("ROLLBACK").run()
+                throw GroupRolledBack()
+            }
             var pruneTo: Int64?
             if !committed.isEmpty {
                 try writeCounters()
@@ -130,6 +143,8 @@ final class SQLiteWriter: @unchecked Sendable {
                 oldestHistory = first.txn
             }
             lastTxn = txn
+        } catch is GroupRolledBack {
+            committed = []
         } catch {
             try? connection.execute("ROLLBACK")
             outcomes = jobs.map { _ in .failure(error) }
@@ -147,34 +162,40 @@ final class SQLiteWriter: @unchecked Sendable {
         for (job, outcome) in zip(jobs, outcomes) { job.finish(outcome) }
     }
 
-    /// Applies one save inside its own savepoint. Returns its outcome; throws only when the
-    /// savepoint itself cannot be managed (then the whole group fails).
+    /// The group's transaction was rolled back because its only save failed (not an error of the group).
+    private struct GroupRolledBack: Error {}
+
+    /// Applies one save, inside its own savepoint when `inSavepoint` (otherwise the caller rolls
+    /// the transaction back when it fails). Returns its outcome; throws only when the savepoint
+    /// itself cannot be managed (then the whole group fails).
     private func apply(
-        _ request: SaveRequest, txn: inout Int64, committed: inout [ChangeSet]
+        _ request: SaveRequest, txn: inout Int64, committed: inout [ChangeSet], inSavepoint: Bool
     ) throws -> Result<SaveResult, any Error> {
         let time = Date()
         guard !request.isEmpty else {
             return .success(InMemoryStore.emptyResult(txn: txn, time: time, request: request))
         }
-        try connection.statement("SAVEPOINT \"save\"").run()
+        if inSavepoint { try connection.statement("SAVEPOINT \"save\"").run() }
         do {
             var planner = ChangeSetPlanner(model: model, source: self)
             let plan = try planner.plan(request)
             guard !plan.isEmpty else {
-                try connection.statement("RELEASE \"save\"").run()
+                if inSavepoint { try connection.statement("RELEASE \"save\"").run() }
                 var result = InMemoryStore.emptyResult(txn: txn, time: time, request: request)
                 result.ids = plan.ids
                 return .success(result)
             }
             let changes = plan.changeSet(txn: txn + 1, time: time, author: request.author)
             try write(changes, toManyDeltas: plan.toManyDeltas)
-            try connection.statement("RELEASE \"save\"").run()
+            if inSavepoint { try connection.statement("RELEASE \"save\"").run() }
             txn += 1
             committed.append(changes)
             return .success(SaveResult(txn: changes.txn, ids: plan.ids, versions: plan.versions, changes: changes))
         } catch {
-            try connection.statement("ROLLBACK TO \"save\"").run()
-            try connection.statement("RELEASE \"save\"").run()
+            if inSavepoint {
+                try connection.statement("ROLLBACK TO \"save\"").run()
+                try connection.statement("RELEASE \"save\"").run()
+            }
             return .failure(error)
         }
     }
