@@ -124,15 +124,3 @@ import Testing
         #expect(local.2 == truth?.version)
     }
 }
-
-extension ObjectContext {
-    /// Inserts (does not save) a `Reading` of `device` with one byte `value`.
-    fileprivate func insertReading(_ value: UInt8, device: ManagedObject) -> ManagedObject {
-        let reading = insert(entity: "Reading")
-        reading["characteristic", as: String.self] = "2a19"
-        reading["value", as: Data.self] = Data([value])
-        reading["time", as: Date.self] = Date(timeIntervalSince1970: Double(value))
-        reading.setValue(.reference(device.objectID), forKey: "device")
-        return reading
-    }
-}

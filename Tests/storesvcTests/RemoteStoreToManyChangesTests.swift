@@ -122,7 +122,7 @@ import Testing
 
 extension ObjectContext {
     /// Inserts (does not save) a `Reading` of `device` with one byte `value`.
-    fileprivate func insertReading(_ value: UInt8, device: ManagedObject) -> ManagedObject {
+    func insertReading(_ value: UInt8, device: ManagedObject) -> ManagedObject {
         let reading = insert(entity: "Reading")
         reading["characteristic", as: String.self] = "2a19"
         reading["value", as: Data.self] = Data([value])
