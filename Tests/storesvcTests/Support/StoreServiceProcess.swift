@@ -73,10 +73,15 @@ final class StoreServiceProcess: @unchecked Sendable {
     }
 
     /// Stops the process (SIGKILL if it still runs) and removes the directory.
+    ///
+    /// The wait is bounded: Foundation's `Process` can miss a child's exit when many end at once (seen under ASan
+    /// with ~50 services: the killed child stays a zombie and `waitUntilExit` spins forever, holding a thread of
+    /// the cooperative pool). A child left so is reaped when the test process exits.
     func destroy() {
         if process.isRunning {
             signal(SIGKILL)
-            process.waitUntilExit()
+            let deadline = Date().addingTimeInterval(10)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
         }
         try? FileManager.default.removeItem(at: directory)
     }
