@@ -43,6 +43,16 @@ import Testing
         #expect(load(#"{"entities":[{"name":"z_m2m_A_b"}]}"#) == .failure(.invalidName(entity: "z_m2m_A_b", key: nil)))
     }
 
+    /// Found by the model fuzz target: SQLite refuses to create a table named `sqlite_…`, so a
+    /// model that validated could not be opened as a store.
+    @Test func anEntityNamedLikeSQLitesOwnTablesIsRejected() {
+        let name = "sqlite_sequenZ_HIY"
+        #expect(load(#"{"entities":[{"name":"\#(name)"}]}"#) == .failure(.invalidName(entity: name, key: nil)))
+        #expect(load(#"{"entities":[{"name":"SQLITE_stat1"}]}"#) == .failure(.invalidName(entity: "SQLITE_stat1", key: nil)))
+        #expect(ModelError.invalidName(entity: name, key: nil).description.contains("sqlite_"))
+        #expect((try? load(#"{"entities":[{"name":"sqliteish"}]}"#).get()) != nil)
+    }
+
     @Test func anAttributeNamedZPKIsRejectedAsReserved() {
         let result = load(#"{"entities":[{"name":"A","attributes":[{"name":"Z_PK","type":"int"}]}]}"#)
         #expect(result == .failure(.reservedKey(entity: "A", key: "Z_PK")))

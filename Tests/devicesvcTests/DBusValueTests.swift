@@ -27,4 +27,25 @@ import Testing
         let value = DBusValue.structure([.string("a"), .variant(.uint32(1)), .strings(["b"])])
         #expect(value.description == "(\"a\", <1>, [\"b\"])")
     }
+
+    /// Found by the `dbus` fuzz target: a message carrying a NaN decoded unequal to itself
+    /// re-encoded, because IEEE `==` says NaN != NaN. Values compare as they are on the wire.
+    @Test func aMessageCarryingNaNDecodesEqualToItselfReencoded() throws {
+        var call = DBusMessage.signal(
+            path: try DBusObjectPath("/a"), interface: "org.example.Thing", member: "Changed",
+            body: [.double(.nan), .structure([.double(-.nan), .variant(.double(.infinity))])])
+        call.serial = 1
+        let decoded = try DBusMessage.decode(try call.encoded())
+        #expect(decoded == call)
+        #expect(try DBusMessage.decode(try decoded.encoded()) == decoded)
+    }
+
+    @Test func doublesCompareByTheirBitsAndHashConsistently() {
+        #expect(DBusValue.double(.nan) == .double(.nan))
+        #expect(DBusValue.double(0.0) != .double(-0.0))
+        #expect(DBusValue.double(1.5) == .double(1.5))
+        #expect(Set([DBusValue.double(.nan), .double(.nan)]).count == 1)
+        #expect(DBusValue.int32(1) != .uint32(1))
+        #expect(DBusValue.array(.int32, []) != .array(.uint32, []))
+    }
 }

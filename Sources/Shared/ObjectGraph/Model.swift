@@ -47,11 +47,14 @@ public struct Model: Sendable, Hashable {
 
     /// Names are compared ignoring case, and names starting with `Z_` are the store's: a SQL store
     /// maps entities to tables and keys to columns, whose names SQLite compares ignoring case,
-    /// and keeps its own tables, columns and indexes under the `Z_` prefix.
+    /// and keeps its own tables, columns and indexes under the `Z_` prefix. Entity names starting
+    /// with `sqlite_` are SQLite's own (it refuses to create such a table).
     private func validate() throws(ModelError) {
         var entityNames: Set<String> = []
         for entity in entities {
-            guard Model.isValidName(entity.name), !Model.isStoreName(entity.name) else {
+            guard Model.isValidName(entity.name), !Model.isStoreName(entity.name),
+                !Model.isSQLiteName(entity.name)
+            else {
                 throw .invalidName(entity: entity.name, key: nil)
             }
             guard entityNames.insert(entity.name.lowercased()).inserted else { throw .duplicateEntity(entity.name) }
@@ -89,6 +92,11 @@ public struct Model: Sendable, Hashable {
     /// Whether `name` (already a valid name, so ASCII) starts with `Z_` in any case.
     static func isStoreName(_ name: String) -> Bool {
         name.uppercased().hasPrefix("Z_")
+    }
+
+    /// Whether `name` starts with `sqlite_` in any case: SQLite reserves such table names.
+    static func isSQLiteName(_ name: String) -> Bool {
+        name.lowercased().hasPrefix("sqlite_")
     }
 
     static func isValidName(_ name: String) -> Bool {
@@ -205,7 +213,7 @@ public enum ModelError: Error, Hashable, CustomStringConvertible {
         case .duplicateKey(let e, let k): return "model: \(e).\(k) is declared twice (keys are compared ignoring case)"
         case .invalidName(let e, let k?): return "model: \(e).\(k) is not a valid name (ASCII letters, digits, _)"
         case .invalidName(let e, nil):
-            return "model: '\(e)' is not a valid entity name (ASCII letters, digits, _; not starting with Z_)"
+            return "model: '\(e)' is not a valid entity name (ASCII letters, digits, _; not starting with Z_ or sqlite_)"
         case .reservedKey(let e, let k): return "model: \(e).\(k) uses a reserved name (id, version, or Z_…)"
         case .invalidDefault(let e, let k): return "model: \(e).\(k) has a default of the wrong type"
         case .unknownDestination(let e, let k, let d): return "model: \(e).\(k) points at unknown entity '\(d)'"

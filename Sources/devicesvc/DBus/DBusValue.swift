@@ -120,3 +120,36 @@ extension DBusValue: CustomStringConvertible {
         }
     }
 }
+
+extension DBusValue {
+    /// Two values are equal when they are the same on the wire: doubles compare by bit pattern, so
+    /// a NaN read from a message equals itself (IEEE `==` would make a decoded message unequal to
+    /// the same message decoded again; found by the `dbus` fuzz target) and `-0.0` differs from
+    /// `0.0`. Equal values have equal bits, so the synthesized `hash(into:)` stays consistent.
+    static func == (lhs: DBusValue, rhs: DBusValue) -> Bool {
+        switch lhs {
+        case .byte(let a): if case .byte(let b) = rhs { return a == b }
+        case .boolean(let a): if case .boolean(let b) = rhs { return a == b }
+        case .int16(let a): if case .int16(let b) = rhs { return a == b }
+        case .uint16(let a): if case .uint16(let b) = rhs { return a == b }
+        case .int32(let a): if case .int32(let b) = rhs { return a == b }
+        case .uint32(let a): if case .uint32(let b) = rhs { return a == b }
+        case .int64(let a): if case .int64(let b) = rhs { return a == b }
+        case .uint64(let a): if case .uint64(let b) = rhs { return a == b }
+        case .double(let a): if case .double(let b) = rhs { return a.bitPattern == b.bitPattern }
+        case .string(let a): if case .string(let b) = rhs { return a == b }
+        case .objectPath(let a): if case .objectPath(let b) = rhs { return a == b }
+        case .signature(let a): if case .signature(let b) = rhs { return a == b }
+        case .unixFD(let a): if case .unixFD(let b) = rhs { return a == b }
+        case .variant(let a): if case .variant(let b) = rhs { return a == b }
+        case .array(let type, let a):
+            if case .array(let otherType, let b) = rhs { return type == otherType && a == b }
+        case .dictionary(let key, let value, let a):
+            if case .dictionary(let otherKey, let otherValue, let b) = rhs {
+                return key == otherKey && value == otherValue && a == b
+            }
+        case .structure(let a): if case .structure(let b) = rhs { return a == b }
+        }
+        return false
+    }
+}
