@@ -48,7 +48,9 @@ import Testing
     @Test func anEntityNamedLikeSQLitesOwnTablesIsRejected() {
         let name = "sqlite_sequenZ_HIY"
         #expect(load(#"{"entities":[{"name":"\#(name)"}]}"#) == .failure(.invalidName(entity: name, key: nil)))
-        #expect(load(#"{"entities":[{"name":"SQLITE_stat1"}]}"#) == .failure(.invalidName(entity: "SQLITE_stat1", key: nil)))
+        #expect(
+            load(#"{"entities":[{"name":"SQLITE_stat1"}]}"#) == .failure(.invalidName(entity: "SQLITE_stat1", key: nil))
+        )
         #expect(ModelError.invalidName(entity: name, key: nil).description.contains("sqlite_"))
         #expect((try? load(#"{"entities":[{"name":"sqliteish"}]}"#).get()) != nil)
     }

@@ -213,7 +213,8 @@ public enum ModelError: Error, Hashable, CustomStringConvertible {
         case .duplicateKey(let e, let k): return "model: \(e).\(k) is declared twice (keys are compared ignoring case)"
         case .invalidName(let e, let k?): return "model: \(e).\(k) is not a valid name (ASCII letters, digits, _)"
         case .invalidName(let e, nil):
-            return "model: '\(e)' is not a valid entity name (ASCII letters, digits, _; not starting with Z_ or sqlite_)"
+            return
+                "model: '\(e)' is not a valid entity name (ASCII letters, digits, _; not starting with Z_ or sqlite_)"
         case .reservedKey(let e, let k): return "model: \(e).\(k) uses a reserved name (id, version, or Z_…)"
         case .invalidDefault(let e, let k): return "model: \(e).\(k) has a default of the wrong type"
         case .unknownDestination(let e, let k, let d): return "model: \(e).\(k) points at unknown entity '\(d)'"
