@@ -94,6 +94,39 @@ import Testing
         #expect(read.json == result)
     }
 
+    @Test func toManyFaultsIsOptInForFetchAndGetAndRoundTrips() throws {
+        #expect(try FetchParams(json: json(#"{"entity":"Device"}"#)).toMany == .values)
+        #expect(try FetchParams(json: json(#"{"entity":"Device","toMany":null}"#)).toMany == .values)
+        #expect(try GetParams(json: json(#"{"ids":[]}"#)).toMany == .values)
+        // The default leaves the wire exactly as `PROTOCOL.md` has it: no `toMany` member.
+        #expect(FetchParams(entity: "Device").json["toMany"] == nil)
+        #expect(GetParams(ids: []).json == json(#"{"ids":[]}"#))
+
+        let fetch = try FetchParams(json: json(#"{"entity":"Device","limit":1,"toMany":"faults"}"#))
+        #expect(fetch == FetchParams(entity: "Device", limit: 1, toMany: .faults))
+        #expect(try FetchParams(json: fetch.json) == fetch)
+        #expect(fetch.json["toMany"] == .string("faults"))
+        let get = try GetParams(json: json(#"{"ids":["Device/1"],"toMany":"faults"}"#))
+        #expect(get == GetParams(ids: [ObjectID(entity: "Device", number: 1)], toMany: .faults))
+        #expect(get.json == json(#"{"ids":["Device/1"],"toMany":"faults"}"#))
+        #expect(try GetParams(json: json(#"{"ids":[],"toMany":"values"}"#)).json == json(#"{"ids":[]}"#))
+
+        let request = FetchRequest(entity: "Device", fetchLimit: 1)
+        #expect(FetchParams(request, toMany: .faults).toMany == .faults)
+        #expect(FetchParams(request).toMany == .values)
+    }
+
+    @Test(arguments: [#""changes""#, #""Faults""#, "1", "true", #"["faults"]"#, #"{}"#])
+    func anUnknownToManyModeNamesTheToManyField(value: String) {
+        #expect(
+            invalidField { () throws(RPCError) in
+                _ = try FetchParams(json: json(#"{"entity":"Device","toMany":\#(value)}"#))
+            } == "toMany")
+        #expect(
+            invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{"ids":[],"toMany":\#(value)}"#)) }
+                == "toMany")
+    }
+
     @Test func getNamesTheBadID() {
         #expect(invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{}"#)) } == "ids")
         #expect(

@@ -112,6 +112,39 @@ import Testing
         await service.stop()
     }
 
+    @Test func aRecordingFetchesTheDeviceWithoutItsReadings() async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let service = try await StoreServiceProcess.start(
+            socketPath: directory + "/store.sock", databasePath: directory + "/store.sqlite")
+        let recorder = StoreRecorder(socketPath: service.socketPath)
+        do {
+            #expect(await recorder.record(makeRecording(chain: "c-1")) == nil)
+            // A store opened as the recorder opens it, and the recording's fetch and inserts (not saved).
+            let store = try await RemoteStore.open(
+                socketPath: service.socketPath,
+                options: RemoteStore.Options(clientName: "devicesvc", reconnect: nil, changeStream: .off))
+            defer { store.close() }
+            let context = ObjectContext(store: store, name: "devicesvc")
+            let device = try await context.perform { () throws -> ObjectID in
+                try makeRecording(chain: "c-2").insert(into: context)
+                return try #require(context.registeredObjects.first { $0.entity.name == "Device" }).objectID
+            }
+            // Saved after the fetch: readings fetched with the device would not hold these two.
+            #expect(await recorder.record(makeRecording(chain: "c-3")) == nil)
+            let chains = try await context.perform { () throws -> [String?] in
+                try context.existingObject(with: device).relatedObjects(forKey: "readings").map { $0.string("chain") }
+            }
+            #expect(chains.sorted { ($0 ?? "") < ($1 ?? "") } == ["c-1", "c-1", "c-2", "c-2", "c-3", "c-3"])
+        } catch {
+            await recorder.close()
+            await service.stop()
+            throw error
+        }
+        await recorder.close()
+        await service.stop()
+    }
+
     @Test func aStoreThatGoesAwayFailsTheRecordingAndTheNextOneConnectsAgain() async throws {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -113,7 +113,9 @@ public struct StoreObject: JSONConvertible, Hashable {
 }
 
 /// `{"entity":"Reading","where":"value > $min","args":{"min":5},"sort":[{"key":"time","ascending":false}],
-/// "limit":100,"offset":0,"result":"objects"}`; only `entity` is required.
+/// "limit":100,"offset":0,"result":"objects","toMany":"faults"}`; only `entity` is required.
+///
+/// `toMany` is an addition to `PROTOCOL.md` (`docs/protocol.md`, `docs/decisions/tomany-faults.md`).
 public struct FetchParams: JSONConvertible, Hashable {
     public var entity: String
     /// The predicate text (`where` on the wire), parsed by the store.
@@ -126,11 +128,14 @@ public struct FetchParams: JSONConvertible, Hashable {
     public var offset: Int
     /// `objects` (default), `ids` or `count`.
     public var resultType: FetchRequest.ResultType
+    /// Whether objects carry their to-many arrays (`toMany` on the wire; only `objects` results have any).
+    public var toMany: ReadToMany
 
     public init(
         entity: String, predicate: String? = nil, arguments: [String: JSONValue] = [:],
         sort: [ObjectSortDescriptor] = [],
-        limit: Int? = nil, offset: Int = 0, resultType: FetchRequest.ResultType = .objects
+        limit: Int? = nil, offset: Int = 0, resultType: FetchRequest.ResultType = .objects,
+        toMany: ReadToMany = .values
     ) {
         self.entity = entity
         self.predicate = predicate
@@ -139,6 +144,7 @@ public struct FetchParams: JSONConvertible, Hashable {
         self.limit = limit
         self.offset = offset
         self.resultType = resultType
+        self.toMany = toMany
     }
 
     public init(json: JSONValue) throws(RPCError) {
@@ -160,6 +166,7 @@ public struct FetchParams: JSONConvertible, Hashable {
             throw fields.error("result", "must be 'objects', 'ids' or 'count'")
         }
         resultType = type
+        toMany = try fields.readToMany()
     }
 
     public var json: JSONValue {
@@ -175,6 +182,7 @@ public struct FetchParams: JSONConvertible, Hashable {
         if let limit { members["limit"] = .int(Int64(limit)) }
         members["offset"] = .int(Int64(offset))
         members["result"] = .string(resultType.rawValue)
+        if toMany != .values { members["toMany"] = .string(toMany.rawValue) }
         return .object(members)
     }
 }
@@ -220,21 +228,31 @@ public struct FetchResult: JSONConvertible, Hashable {
     }
 }
 
-/// `{"ids":["Reading/3", …]}`.
+/// `{"ids":["Reading/3", …],"toMany"?:"faults"}`.
+///
+/// `toMany` is an addition to `PROTOCOL.md` (`docs/protocol.md`, `docs/decisions/tomany-faults.md`).
 public struct GetParams: JSONConvertible, Hashable {
     public var ids: [ObjectID]
+    /// Whether objects carry their to-many arrays (`toMany` on the wire).
+    public var toMany: ReadToMany
 
-    public init(ids: [ObjectID]) {
+    public init(ids: [ObjectID], toMany: ReadToMany = .values) {
         self.ids = ids
+        self.toMany = toMany
     }
 
     public init(json: JSONValue) throws(RPCError) {
         let fields = try JSONFields(json)
         _ = try fields.array("ids")
         ids = try fields.objectIDs("ids")
+        toMany = try fields.readToMany()
     }
 
-    public var json: JSONValue { .object(["ids": .array(ids.map { .string($0.description) })]) }
+    public var json: JSONValue {
+        var members: [String: JSONValue] = ["ids": .array(ids.map { .string($0.description) })]
+        if toMany != .values { members["toMany"] = .string(toMany.rawValue) }
+        return .object(members)
+    }
 }
 
 /// `{"txn":1234,"objects":[…],"missing":[…]}`.

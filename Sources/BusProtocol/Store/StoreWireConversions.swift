@@ -59,12 +59,12 @@ extension Model {
 
 extension FetchParams {
     /// `store.fetch`'s params for a store fetch request (the predicate as its format string, the arguments as
-    /// their wire values).
-    public init(_ request: FetchRequest) {
+    /// their wire values), asking for to-many relationships as `toMany` says.
+    public init(_ request: FetchRequest, toMany: ReadToMany = .values) {
         self.init(
             entity: request.entity, predicate: request.predicate?.predicateFormat,
             arguments: request.arguments.mapValues(\.jsonValue), sort: request.sortDescriptors,
-            limit: request.fetchLimit, offset: request.fetchOffset, resultType: request.resultType)
+            limit: request.fetchLimit, offset: request.fetchOffset, resultType: request.resultType, toMany: toMany)
     }
 
     /// The store fetch request these params describe.

@@ -56,9 +56,12 @@ extension ContextCore {
         }
     }
 
-    /// The parent's answer to `request`.
+    /// The parent's answer to `request`. Objects from a store that can leave out to-many values come without
+    /// them: their to-many relationships are faults of their own, read when used.
     func parentExecute(_ request: FetchRequest) throws -> StoreFetchResult.Content {
         switch source {
+        case .store(let store as any ToManyFaultingStore) where request.resultType == .objects:
+            return try store.fetchLeavingOutToMany(request).content
         case .store(let store): return try store.fetch(request).content
         case .parent(let parent): return try parent.performAndWait { try parent.core.execute(request) }
         }

@@ -1,16 +1,20 @@
-/// A store that can answer `objects(with:)` without reading to-many relationships, so that a
-/// context can fire an object's fault without reading, say, every reading of a device; the
-/// context then reads a to-many relationship's members only when it is used.
+/// A store that can answer reads without reading to-many relationships, so that a context can fire an
+/// object's fault, or fetch objects, without reading, say, every reading of a device; the context then
+/// reads a to-many relationship's members only when it is used (`objects(with:)`).
 ///
-/// `SQLiteStore` and `InMemoryStore` adopt it; other stores (`RemoteStore`) answer contexts
-/// with whole snapshots, which is equally correct.
-protocol ToManyFaultingStore: PersistentStore {
+/// `SQLiteStore`, `InMemoryStore` and `RemoteStore` (`"toMany":"faults"` over the wire) adopt it; other
+/// stores answer contexts with whole snapshots, which is equally correct.
+public protocol ToManyFaultingStore: PersistentStore {
     /// `objects(with:)`, with the to-many values left out of every snapshot.
     func objectsLeavingOutToMany(with ids: [ObjectID]) throws -> StoreObjectsResult
+
+    /// `fetch(_:)`, with the to-many values left out of every snapshot of an `objects` result (`ids` and
+    /// `count` results are the same as `fetch(_:)`'s).
+    func fetchLeavingOutToMany(_ request: FetchRequest) throws -> StoreFetchResult
 }
 
 extension SQLiteStore: ToManyFaultingStore {
-    func objectsLeavingOutToMany(with ids: [ObjectID]) throws -> StoreObjectsResult {
+    public func objectsLeavingOutToMany(with ids: [ObjectID]) throws -> StoreObjectsResult {
         try readers.read { connection, txn in
             var result = StoreObjectsResult(txn: txn, objects: [], missing: [])
             for id in ids {
@@ -25,17 +29,36 @@ extension SQLiteStore: ToManyFaultingStore {
             return result
         }
     }
+
+    public func fetchLeavingOutToMany(_ request: FetchRequest) throws -> StoreFetchResult {
+        try fetch(request, readingToMany: false)
+    }
 }
 
 extension InMemoryStore: ToManyFaultingStore {
-    func objectsLeavingOutToMany(with ids: [ObjectID]) throws -> StoreObjectsResult {
+    public func objectsLeavingOutToMany(with ids: [ObjectID]) throws -> StoreObjectsResult {
         var result = try objects(with: ids)
-        for index in result.objects.indices {
-            guard let entity = model.entity(named: result.objects[index].id.entity) else { continue }
-            for relationship in entity.relationships where relationship.isToMany {
-                result.objects[index].values.removeValue(forKey: relationship.name)
-            }
+        result.objects = result.objects.map(model.leavingOutToMany)
+        return result
+    }
+
+    public func fetchLeavingOutToMany(_ request: FetchRequest) throws -> StoreFetchResult {
+        var result = try fetch(request)
+        if case .objects(let snapshots) = result.content {
+            result.content = .objects(snapshots.map(model.leavingOutToMany))
         }
         return result
+    }
+}
+
+extension Model {
+    /// `snapshot` without the values of its entity's to-many relationships.
+    public func leavingOutToMany(_ snapshot: ObjectSnapshot) -> ObjectSnapshot {
+        guard let entity = entity(named: snapshot.id.entity) else { return snapshot }
+        var snapshot = snapshot
+        for relationship in entity.relationships where relationship.isToMany {
+            snapshot.values.removeValue(forKey: relationship.name)
+        }
+        return snapshot
     }
 }

@@ -41,15 +41,38 @@ final class StoreRequestHandlers: Sendable {
         ModelResult(model: store.model)
     }
 
-    /// `store.fetch`.
+    /// `store.fetch`; with `"toMany":"faults"`, objects without their to-many values (never read when the store
+    /// can leave them out).
     func fetch(_ params: FetchParams) throws(RPCError) -> FetchResult {
         let request = try params.fetchRequest()
-        return FetchResult(try perform { try store.fetch(request) })
+        guard params.toMany == .faults, request.resultType == .objects else {
+            return FetchResult(try perform { try store.fetch(request) })
+        }
+        var result = try perform {
+            if let store = store as? any ToManyFaultingStore {
+                try store.fetchLeavingOutToMany(request)
+            } else {
+                try store.fetch(request)
+            }
+        }
+        if case .objects(let snapshots) = result.content {
+            result.content = .objects(snapshots.map(store.model.leavingOutToMany))
+        }
+        return FetchResult(result)
     }
 
-    /// `store.get`.
+    /// `store.get`; with `"toMany":"faults"`, objects without their to-many values.
     func get(_ params: GetParams) throws(RPCError) -> GetResult {
-        GetResult(try perform { try store.objects(with: params.ids) })
+        guard params.toMany == .faults else { return GetResult(try perform { try store.objects(with: params.ids) }) }
+        var result = try perform {
+            if let store = store as? any ToManyFaultingStore {
+                try store.objectsLeavingOutToMany(with: params.ids)
+            } else {
+                try store.objects(with: params.ids)
+            }
+        }
+        result.objects = result.objects.map(store.model.leavingOutToMany)
+        return GetResult(result)
     }
 
     /// `store.history`: transactions after `since`, oldest first, at most `limit` (default and

@@ -1,5 +1,10 @@
 extension SQLiteStore {
     public func fetch(_ request: FetchRequest) throws -> StoreFetchResult {
+        try fetch(request, readingToMany: true)
+    }
+
+    /// `fetch(_:)`; objects hold their to-many values only with `readingToMany`.
+    func fetch(_ request: FetchRequest, readingToMany: Bool) throws -> StoreFetchResult {
         let fetch = try CheckedFetch(request, model: model)
         let table = tables[fetch.entity.name]!
         let query = try makeQuery(for: fetch, table: table)
@@ -21,6 +26,7 @@ extension SQLiteStore {
                 var rows: [ObjectSnapshot] = []
                 while try statement.step() { rows.append(table.row(from: statement, column: 0)) }
                 statement.reset()
+                guard readingToMany else { return StoreFetchResult(txn: txn, content: .objects(rows)) }
                 let objects = try rows.map { (row) throws(SQLiteError) in try table.withToMany(row, on: connection) }
                 return StoreFetchResult(txn: txn, content: .objects(objects))
             }
