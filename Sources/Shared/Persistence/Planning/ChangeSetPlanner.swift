@@ -16,6 +16,9 @@ struct ChangeSetPlanner {
     /// The model's entities, and each one's position (`WorkingObject.entityIndex`).
     let entities: [EntityDescription]
     let entityIndices: [String: Int]
+    /// Per entity (by position): its attribute names, and each attribute's value in a new object.
+    let attributeNames: [[String]]
+    let attributeDefaults: [[PropertyValue]]
 
     /// Every object the save touched, loaded on first use (`ChangeSetPlanner+Slots.swift`).
     var objects: [WorkingObject] = []
@@ -41,6 +44,8 @@ struct ChangeSetPlanner {
         var indices: [String: Int] = [:]
         for (i, entity) in entities.enumerated() { indices[entity.name] = i }
         entityIndices = indices
+        attributeNames = entities.map { $0.attributes.map(\.name) }
+        attributeDefaults = entities.map { $0.attributes.map { $0.defaultValue ?? .null } }
     }
 
     /// Plans `request` against the source's current state.
@@ -152,34 +157,37 @@ struct ChangeSetPlanner {
 
     /// Sets an insert's attributes (checked, defaults for the missing) and relationships.
     private mutating func applyInsert(_ insert: SaveRequest.Insert, at slot: Int) throws {
-        let entity = entities[objects[slot].entityIndex]
+        let entityIndex = objects[slot].entityIndex
+        let entity = entities[entityIndex]
         let id = objects[slot].id
-        // The request's values by attribute position, found by walking the (few) values rather
-        // than hashing every attribute name; `checkKeys` has made sure each key is a property.
-        var given = [PropertyValue?](repeating: nil, count: entity.attributes.count)
+        // The request's values go straight into the defaults by attribute position, found by
+        // walking the (few) values rather than hashing every attribute name; `checkKeys` has made
+        // sure each key is a property. Which positions the request gave is a bit mask.
+        var attributes = attributeDefaults[entityIndex]
         var setsRelationships = false
-        if entity.attributes.count <= 16 {
+        if entity.attributes.count <= 64 {
+            let names = attributeNames[entityIndex]
+            var given: UInt64 = 0
             for (key, value) in insert.values {
-                if let position = entity.attributes.firstIndex(where: { $0.name == key }) {
-                    given[position] = value
+                if let position = names.firstIndex(of: key) {
+                    attributes[position] = value
+                    given |= 1 << UInt64(position)
                 } else {
                     setsRelationships = true
                 }
             }
+            // Checked in attribute order, so that failures are reported in that order.
+            while given != 0 {
+                let position = given.trailingZeroBitCount
+                given &= given - 1
+                attributes[position] = checked(attributes[position], for: entity.attributes[position], of: id) ?? .null
+            }
         } else {
             for (position, attribute) in entity.attributes.enumerated() {
-                given[position] = insert.values[attribute.name]
+                guard let value = insert.values[attribute.name] else { continue }
+                attributes[position] = checked(value, for: attribute, of: id) ?? .null
             }
             setsRelationships = true
-        }
-        var attributes: [PropertyValue] = []
-        attributes.reserveCapacity(entity.attributes.count)
-        for (position, attribute) in entity.attributes.enumerated() {
-            if let value = given[position] {
-                attributes.append(checked(value, for: attribute, of: id) ?? .null)
-            } else {
-                attributes.append(attribute.defaultValue ?? .null)
-            }
         }
         objects[slot].attributes = attributes
         guard setsRelationships else { return }

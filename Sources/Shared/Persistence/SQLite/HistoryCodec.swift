@@ -2,14 +2,27 @@ import Foundation
 
 /// Serialises a `ChangeSet`'s objects for the history table and reads them back exactly.
 ///
-/// The text is compact JSON: `{"i":[object…],"u":[[object,[changed keys],{previous values}]…],"d":[object…]}`
-/// with `object` = `["Entity", number, version, {values}]`. Values are written by the model's
+/// The text is compact JSON: `{"i":[object or run…],"u":[[object,[changed keys],{previous values}]…],"d":[object…]}`
+/// with `object` = `["Entity", number, version, {values}]`. Inserts are mostly written as runs
+/// (`HistoryCodec+InsertRuns.swift`): consecutive inserts of one entity that hold a value for every
+/// property, as one table `{"e":"Entity","k":[keys],"r":[[number,version,value…]…]}`, so that the
+/// key names are written once per run rather than once per object. Rows written before runs
+/// existed (objects only) read the same way. Values are written by the model's
 /// types, so no tags are needed: dates as seconds since 2001 (Foundation's reference date, exact),
 /// binary as base64, uuids as strings, json wrapped in a one-element array (to tell JSON `null`
 /// from a missing value), to-one as the destination's number, to-many as an array of numbers.
 /// Keys the model no longer has are skipped when reading.
 struct HistoryCodec {
     let model: Model
+    /// Each entity's property names, in model order: the columns of its insert runs.
+    let insertColumns: [String: [String]]
+
+    init(model: Model) {
+        self.model = model
+        var columns: [String: [String]] = [:]
+        for entity in model.entities { columns[entity.name] = entity.propertyNames }
+        insertColumns = columns
+    }
 
     enum DecodingError: Error, CustomStringConvertible {
         case malformed(txn: Int64)
@@ -28,10 +41,7 @@ struct HistoryCodec {
         var out: [UInt8] = []
         out.reserveCapacity(64 + 160 * (changes.inserted.count + changes.updated.count + changes.deleted.count))
         JSONWriter.appendLiteral("{\"i\":[", into: &out)
-        for (i, snapshot) in changes.inserted.enumerated() {
-            if i > 0 { out.append(JSONByte.comma) }
-            write(snapshot, into: &out)
-        }
+        writeInserted(changes.inserted, into: &out)
         JSONWriter.appendLiteral("],\"u\":[", into: &out)
         for (i, update) in changes.updated.enumerated() {
             if i > 0 { out.append(JSONByte.comma) }
@@ -55,7 +65,7 @@ struct HistoryCodec {
         return out
     }
 
-    private func write(_ snapshot: ObjectSnapshot, into out: inout [UInt8]) {
+    func write(_ snapshot: ObjectSnapshot, into out: inout [UInt8]) {
         out.append(JSONByte.openBracket)
         JSONWriter.appendString(snapshot.id.entity, into: &out)
         out.append(JSONByte.comma)
@@ -80,7 +90,7 @@ struct HistoryCodec {
         out.append(JSONByte.closeBrace)
     }
 
-    private func write(_ value: PropertyValue, into out: inout [UInt8]) {
+    func write(_ value: PropertyValue, into out: inout [UInt8]) {
         switch value {
         case .null: JSONWriter.appendLiteral("null", into: &out)
         case .string(let s): JSONWriter.appendString(s, into: &out)
@@ -147,8 +157,18 @@ struct HistoryCodec {
                 snapshot: snapshot, changedKeys: Set(keys.compactMap(\.stringValue)),
                 previousValues: values(from: previous, entity: entity))
         }
+        var insertedSnapshots: [ObjectSnapshot] = []
+        insertedSnapshots.reserveCapacity(inserted.count)
+        for item in inserted {
+            if case .object(let run) = item {
+                guard appendRun(run, to: &insertedSnapshots) else { throw DecodingError.malformed(txn: txn) }
+            } else {
+                guard let snapshot = snapshot(from: item) else { throw DecodingError.malformed(txn: txn) }
+                insertedSnapshots.append(snapshot)
+            }
+        }
         return ChangeSet(
-            txn: txn, time: time, author: author, inserted: try snapshots(inserted), updated: updates,
+            txn: txn, time: time, author: author, inserted: insertedSnapshots, updated: updates,
             deleted: try snapshots(deleted))
     }
 
@@ -174,7 +194,7 @@ struct HistoryCodec {
         return values
     }
 
-    private func attributeValue(_ json: JSONValue, type: AttributeType) -> PropertyValue {
+    func attributeValue(_ json: JSONValue, type: AttributeType) -> PropertyValue {
         if json.isNull { return .null }
         switch type {
         case .string: return json.stringValue.map(PropertyValue.string) ?? .null
@@ -191,7 +211,7 @@ struct HistoryCodec {
         }
     }
 
-    private func relationshipValue(_ json: JSONValue, relationship: RelationshipDescription) -> PropertyValue {
+    func relationshipValue(_ json: JSONValue, relationship: RelationshipDescription) -> PropertyValue {
         if relationship.isToMany {
             let numbers = json.arrayValue?.compactMap(\.intValue) ?? []
             return .references(numbers.map { ObjectID(entity: relationship.destination, number: $0) })
