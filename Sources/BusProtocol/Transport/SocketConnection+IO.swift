@@ -8,8 +8,8 @@ extension SocketConnection {
     /// When the outbound queue is empty the bytes go straight to the socket from the calling thread (under the
     /// connection's lock, which also keeps the descriptor open); what the socket does not take is queued and sent
     /// by the loop when epoll reports the socket writable. A write is all or nothing: if queueing it would pass
-    /// `Options.maxOutboundBytes`, nothing of it is sent, `write` returns `false`, and `onOverflow` is called once
-    /// on the loop; from then on every write is refused.
+    /// `Options.maxOutboundBytes` even after the socket has taken what it can of the queue, nothing of it is sent,
+    /// `write` returns `false`, and `onOverflow` is called once on the loop; from then on every write is refused.
     ///
     /// - Returns: `true` when the bytes were sent or queued; `false` after close or overflow.
     @discardableResult
@@ -38,8 +38,9 @@ extension SocketConnection {
             guard state.phase == .open, !state.hasOverflowed else { return .refused }
             if bytes.isEmpty { return .accepted }
             var queued = state.outbound.count
-            if !sendingNow, queued + bytes.count > options.maxOutboundBytes {
-                // The limit is for bytes the peer has not taken: hand the socket what it takes before judging.
+            if queued + bytes.count > options.maxOutboundBytes {
+                // The limit is for bytes the peer has not taken, not for bytes the loop has not sent yet (a loop
+                // kept off the CPU must not get a reading peer dropped): hand the socket what it takes first.
                 guard sendQueued(&state) else { return .failed }
                 queued = state.outbound.count
             }
@@ -113,7 +114,9 @@ extension SocketConnection {
         enum Outcome { case idle, drained(Handlers?), finish }
         let outcome = state.withLock { state -> Outcome in
             state.isFlushScheduled = false
-            guard !state.isClosed, !state.outbound.isEmpty else { return .idle }
+            // A write that found the queue over the limit may have sent it itself; epoll still watching for room
+            // means a drain is owed (and the interest must go, or level-triggered epoll reports it forever).
+            guard !state.isClosed, !state.outbound.isEmpty || state.interest.contains(.writable) else { return .idle }
             guard sendQueued(&state) else { return .finish }
             if !state.outbound.isEmpty {
                 // Full: epoll reports when there is room (already watched unless a batched flush got here).

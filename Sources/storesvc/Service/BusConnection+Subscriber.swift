@@ -8,11 +8,9 @@ extension BusConnection: SubscriberConnection {
         send(event: event)
     }
 
-    /// Sent from the hub's thread (`send(encodedEvent:method:)`). `sendBatched(encodedEvent:method:)` (sent by the
-    /// connection's loop, coalesced) is not used yet: with it, `aSubscriberThatStopsReadingIsDroppedWhileOthersCarryOn`
-    /// failed under heavy machine load (the reading subscriber was dropped too); see the delivery branch's report.
+    /// Live events go out from the connection's loop, several in one write when they come faster than it sends.
     func send(encodedEvent frame: [UInt8]) -> Bool {
-        send(encodedEvent: frame, method: ChangedEvent.method)
+        sendBatched(encodedEvent: frame, method: ChangedEvent.method)
     }
 
     func sendWhenWritable(_ event: RPCEvent, completion: @escaping @Sendable (Bool) -> Void) {

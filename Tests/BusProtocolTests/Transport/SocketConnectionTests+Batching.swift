@@ -122,19 +122,6 @@ import Testing
             #expect(probe.waitForClose() == .localClose)
         }
     }
-
-    /// Runs `body` while the loop's thread is kept busy by a task, so that nothing it was handed runs meanwhile.
-    private func whileHolding(_ loop: EventLoop, _ body: () throws -> Void) throws {
-        let entered = Occurrence()
-        let release = DispatchSemaphore(value: 0)
-        loop.execute {
-            entered.fire()
-            release.wait()
-        }
-        defer { release.signal() }
-        try #require(entered.wait(), "the loop ran the holding task")
-        try body()
-    }
 }
 
 extension RawPeer {
