@@ -102,6 +102,28 @@ public final class BusConnection: Sendable, CustomStringConvertible {
     ///   frame is empty or larger than `maxFrame` (reported to `onHandlerError`).
     @discardableResult
     public func send(encodedEvent frame: [UInt8], method: String) -> Bool {
+        guard isFramed(frame, method: method) else { return false }
+        return write(frame)
+    }
+
+    /// Queues an event already encoded as a frame for the connection's loop to send, like
+    /// `send(encodedEvent:method:)` but without a system call on the calling thread
+    /// (`SocketConnection.writeBatched(_:)`): everything queued for the connection until its loop runs goes out
+    /// in one write. For a producer fanning each event out to many connections, e.g. a store's change events:
+    /// the sends are spread over the server's loops, and a connection that falls behind catches up with fewer,
+    /// larger writes.
+    ///
+    /// It keeps the order with every other message sent on the connection, and the same outbound limit.
+    ///
+    /// - Returns: `false` when the event was not queued (see `send(encodedEvent:method:)`).
+    @discardableResult
+    public func sendBatched(encodedEvent frame: [UInt8], method: String) -> Bool {
+        guard isFramed(frame, method: method) else { return false }
+        return write(frame, batched: true)
+    }
+
+    /// Whether `frame` holds a payload within `maxFrame`; reports it when not.
+    private func isFramed(_ frame: [UInt8], method: String) -> Bool {
         let length = frame.count - Frame.headerLength
         guard length > 0, length <= core.frameEncoder.maximumLength else {
             let error: FrameError =
@@ -109,7 +131,7 @@ public final class BusConnection: Sendable, CustomStringConvertible {
             core.report(method: method, error: BusServerError.unencodableAnswer(.frame(error)))
             return false
         }
-        return write(frame)
+        return true
     }
 
     /// Sends a typed event (`ChangedEvent`, `StepEvent`, …) to the client.
@@ -170,10 +192,11 @@ public final class BusConnection: Sendable, CustomStringConvertible {
         for waiter in idle { waiter() }
     }
 
-    /// Writes one frame; a refused write is counted for `bus.overflow`.
+    /// Writes one frame (`batched`: from the loop, `SocketConnection.writeBatched(_:)`); a refused write is
+    /// counted for `bus.overflow`.
     @discardableResult
-    func write(_ frame: [UInt8]) -> Bool {
-        if socket.write(frame) { return true }
+    func write(_ frame: [UInt8], batched: Bool = false) -> Bool {
+        if batched ? socket.writeBatched(frame) : socket.write(frame) { return true }
         state.withLock { state in
             if state.closeReason == nil { state.refusedMessages += 1 }
         }

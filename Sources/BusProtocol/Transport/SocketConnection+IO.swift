@@ -8,26 +8,61 @@ extension SocketConnection {
     /// When the outbound queue is empty the bytes go straight to the socket from the calling thread (under the
     /// connection's lock, which also keeps the descriptor open); what the socket does not take is queued and sent
     /// by the loop when epoll reports the socket writable. A write is all or nothing: if queueing it would pass
-    /// `Options.maxOutboundBytes`, nothing of it is sent, `write` returns `false`, and `onOverflow` is called once
-    /// on the loop; from then on every write is refused.
+    /// `Options.maxOutboundBytes` even after the socket has taken what it can of the queue, nothing of it is sent,
+    /// `write` returns `false`, and `onOverflow` is called once on the loop; from then on every write is refused.
     ///
     /// - Returns: `true` when the bytes were sent or queued; `false` after close or overflow.
     @discardableResult
     public func write(_ bytes: [UInt8]) -> Bool {
-        enum Outcome { case accepted, refused, overflowed(OutboundOverflow), failed }
+        write(bytes, sendingNow: true)
+    }
+
+    /// Queues `bytes` after everything written before for the loop to send; callable from any thread.
+    ///
+    /// Unlike `write(_:)` this never calls into the kernel on the calling thread: the bytes join the outbound queue
+    /// and the connection's loop sends the whole queue with one `send` when it next runs its tasks. Bytes queued by
+    /// several calls before then (e.g. one event per transaction while the loop was busy) therefore go out in one
+    /// system call, and a thread fanning one message out to many connections only copies bytes, spread over the
+    /// connections' loops. Order, atomicity, the outbound limit and overflow are exactly those of `write(_:)`, and
+    /// the two may be mixed.
+    ///
+    /// - Returns: `true` when the bytes were queued; `false` after close or overflow.
+    @discardableResult
+    public func writeBatched(_ bytes: [UInt8]) -> Bool {
+        write(bytes, sendingNow: false)
+    }
+
+    private func write(_ bytes: [UInt8], sendingNow: Bool) -> Bool {
+        enum Outcome { case accepted, mustFlush, refused, overflowed(OutboundOverflow), failed }
         let outcome = state.withLock { state -> Outcome in
             guard state.phase == .open, !state.hasOverflowed else { return .refused }
             if bytes.isEmpty { return .accepted }
-            let queued = state.outbound.count
+            var queued = state.outbound.count
+            if queued + bytes.count > options.maxOutboundBytes {
+                // The limit is for bytes the peer has not taken, not for bytes the loop has not sent yet (a loop
+                // kept off the CPU must not get a reading peer dropped): hand the socket what it takes first.
+                guard sendQueued(&state) else { return .failed }
+                queued = state.outbound.count
+            }
             guard queued + bytes.count <= options.maxOutboundBytes else {
                 state.hasOverflowed = true
                 return .overflowed(
                     OutboundOverflow(queuedBytes: queued, refusedBytes: bytes.count, limit: options.maxOutboundBytes))
             }
-            return enqueue(bytes, into: &state) ? .accepted : .failed
+            if sendingNow { return enqueue(bytes, into: &state) ? .accepted : .failed }
+            state.outbound.append(bytes)
+            // Queued bytes are always on their way: epoll reports writability (set after a partial send), or a
+            // flush is scheduled on the loop.
+            guard !state.isFlushScheduled, !state.interest.contains(.writable) else { return .accepted }
+            state.isFlushScheduled = true
+            return .mustFlush
         }
         switch outcome {
         case .accepted:
+            return true
+        case .mustFlush:
+            // A stopped loop has closed (or is closing) the connection; the bytes die with it.
+            _ = loop.submit { [self] in flush() }
             return true
         case .refused:
             return false
@@ -73,23 +108,19 @@ extension SocketConnection {
         if !readiness.isDisjoint(with: [.readable, .hangup, .error]) { read(after: readiness) }
     }
 
-    /// Sends queued bytes until the queue is empty or the socket is full.
+    /// Sends queued bytes until the queue is empty or the socket is full (then epoll reports when it has room);
+    /// on epoll's writability and for `writeBatched(_:)`'s scheduled flush.
     private func flush() {
         enum Outcome { case idle, drained(Handlers?), finish }
         let outcome = state.withLock { state -> Outcome in
-            guard !state.isClosed, !state.outbound.isEmpty else { return .idle }
-            while !state.outbound.isEmpty {
-                let result = state.outbound.withUnsentBytes { raw in
-                    Result { () throws(SystemError) in try Syscall.send(descriptor.rawValue, raw) }
-                }
-                switch result {
-                case .success(0):
-                    return .idle  // full again: epoll reports when there is room
-                case .success(let count):
-                    state.outbound.consume(count)
-                case .failure(let error):
-                    return beginClose(&state, .error(error)) ? .finish : .idle
-                }
+            state.isFlushScheduled = false
+            // A write that found the queue over the limit may have sent it itself; epoll still watching for room
+            // means a drain is owed (and the interest must go, or level-triggered epoll reports it forever).
+            guard !state.isClosed, !state.outbound.isEmpty || state.interest.contains(.writable) else { return .idle }
+            guard sendQueued(&state) else { return .finish }
+            if !state.outbound.isEmpty {
+                // Full: epoll reports when there is room (already watched unless a batched flush got here).
+                return updateInterest(&state) ? .idle : .finish
             }
             if state.phase == .draining { return beginClose(&state, .localClose) ? .finish : .idle }
             guard updateInterest(&state) else { return .finish }
@@ -100,6 +131,28 @@ extension SocketConnection {
         case .drained(let handlers): handlers?.onDrain()
         case .finish: finishClose()
         }
+    }
+
+    /// Sends queued bytes until the queue is empty or the socket takes no more.
+    ///
+    /// - Returns: `false` when sending failed and the connection began closing (the caller must call
+    ///   `finishClose()`, or `scheduleFinishClose()` off the loop, after releasing the lock).
+    private func sendQueued(_ state: inout State) -> Bool {
+        while !state.outbound.isEmpty {
+            let result = state.outbound.withUnsentBytes { raw in
+                Result { () throws(SystemError) in try Syscall.send(descriptor.rawValue, raw) }
+            }
+            switch result {
+            case .success(0):
+                return true
+            case .success(let count):
+                state.outbound.consume(count)
+            case .failure(let error):
+                _ = beginClose(&state, .error(error))
+                return false
+            }
+        }
+        return true
     }
 
     /// Reads up to `maxReadsPerWakeup` times, handing each chunk to `onRead`.

@@ -83,6 +83,8 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
         var interest: IOInterest = []
         var outbound = OutboundBuffer()
         var hasOverflowed = false
+        /// A `flush()` for `writeBatched(_:)` is submitted to the loop and has not started.
+        var isFlushScheduled = false
         var drainDeadline: ScheduledWork?
         /// Set by the `finishClose` that closes the descriptor (once; `onClose` may come from a later run).
         var isFinished = false

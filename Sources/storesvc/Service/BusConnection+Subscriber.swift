@@ -8,8 +8,9 @@ extension BusConnection: SubscriberConnection {
         send(event: event)
     }
 
+    /// Live events go out from the connection's loop, several in one write when they come faster than it sends.
     func send(encodedEvent frame: [UInt8]) -> Bool {
-        send(encodedEvent: frame, method: ChangedEvent.method)
+        sendBatched(encodedEvent: frame, method: ChangedEvent.method)
     }
 
     func sendWhenWritable(_ event: RPCEvent, completion: @escaping @Sendable (Bool) -> Void) {

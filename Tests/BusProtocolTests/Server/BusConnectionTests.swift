@@ -19,6 +19,43 @@ import Testing
         #expect(messages.last?["result"]?["value"] == .int(3))
     }
 
+    @Test func sendsBatchedEncodedEventsBeforeTheResultInTheOrderTheyWereQueued() throws {
+        let bus = try TestBus()
+        let peer = try RawBusPeer(path: bus.socketPath)
+        #expect(peer.greet())
+        let count = 200
+        peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.floodBatched","params":{"value":\#(count),"text":"b"}}"#)
+        let messages = (0...count).compactMap { _ in peer.readMessage() }
+        #expect(messages.count == count + 1)
+        #expect(messages.prefix(count).map { $0["params"]?["value"]?.intValue } == (0..<count).map { Int64($0) })
+        #expect(messages.prefix(count).allSatisfy { $0["method"] == .string("test.tick") && $0["id"] == nil })
+        #expect(messages.last?["result"]?["value"] == .int(Int64(count)))
+    }
+
+    @Test func dropsAPeerThatStopsReadingBatchedEventsWithOverflow() throws {
+        let bus = try TestBus {
+            $0.maxOutbound = 64 * 1024
+            $0.overflowGoodbyeTimeout = .seconds(20)  // the stalled peer gets time to read the goodbye
+        }
+        let stalled = try RawBusPeer(path: bus.socketPath)
+        #expect(stalled.greet())
+        let lively = try RawBusPeer(path: bus.socketPath)
+        #expect(lively.greet())
+        let text = String(repeating: "x", count: 1000)
+        stalled.send(
+            #"{"jsonrpc":"2.0","id":1,"method":"test.floodBatched","params":{"value":100000,"text":"\#(text)"}}"#)
+        for id in 1...20 {
+            lively.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"test.echo","params":{"value":\#(id)}}"#)
+            #expect(lively.readMessage()?["result"]?["value"] == .int(Int64(id)))
+        }
+        let messages = stalled.readToEnd()
+        let ticks = messages.filter { $0["method"] == .string("test.tick") }
+        #expect(ticks.count > 10 && ticks.count < 100000)
+        #expect(ticks.map { $0["params"]?["value"]?.intValue } == (0..<ticks.count).map { Int64($0) })
+        #expect(messages.last?["method"] == .string("bus.overflow"))
+        #expect(!messages.contains { $0["id"] == .int(1) }, "the flood's own answer was dropped with the rest")
+    }
+
     @Test func dropsAPeerThatStopsReadingWithOverflowWhileAnotherKeepsWorking() throws {
         let bus = try TestBus {
             $0.maxOutbound = 64 * 1024

@@ -67,6 +67,14 @@ enum TestFlood: RPCMethod {
     static let name = "test.flood"
 }
 
+/// `test.floodBatched`: like `test.flood`, with each event encoded here and queued with
+/// `BusConnection.sendBatched(encodedEvent:method:)`.
+enum TestFloodBatched: RPCMethod {
+    typealias Params = NumberParams
+    typealias Result = NumberParams
+    static let name = "test.floodBatched"
+}
+
 /// `test.replay`: sends `value` events paced by the client's reading, then answers.
 enum TestReplay: RPCMethod {
     typealias Params = NumberParams
@@ -247,6 +255,16 @@ final class TestBus: Sendable {
             let text = params.text ?? ""
             var sent = 0
             while sent < params.value, request.connection.send(TickEvent(value: sent, text: text)) { sent += 1 }
+            return NumberParams(value: sent)
+        }
+        server.register(TestFloodBatched.self) { request, params in
+            var sent = 0
+            while sent < params.value {
+                let frame = try RPCEvent(TickEvent(value: sent, text: params.text ?? "")).encodeFrame(
+                    encoder: FrameEncoder())
+                guard request.connection.sendBatched(encodedEvent: frame, method: TickEvent.method) else { break }
+                sent += 1
+            }
             return NumberParams(value: sent)
         }
         server.register(TestReplay.self) { request, params in

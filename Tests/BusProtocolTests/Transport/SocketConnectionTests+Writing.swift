@@ -118,6 +118,44 @@ import Testing
         }
     }
 
+    @Test func takesAWritePastTheQueueLimitThatTheSocketStillTakes() throws {
+        try withLoop { loop in
+            // A reading peer is not dropped because the loop has not sent the queue yet (e.g. kept off the CPU):
+            // only bytes the socket refused count against the limit.
+            let limit = 64 * 1024
+            let (connection, probe, peer) = try makeConnectedPair(on: loop, options: .init(maxOutboundBytes: limit))
+            var written: [UInt8] = []
+            var received: [UInt8] = []
+            var seed: UInt32 = 1
+            func nextFrame() -> [UInt8] {
+                seed += 1
+                return patternBytes(count: 8 * 1024, seed: seed)
+            }
+            try whileHolding(loop) {
+                while connection.outboundByteCount == 0 {
+                    let frame = nextFrame()
+                    try #require(connection.write(frame))
+                    written += frame
+                    try #require(seed < 1_000, "the socket buffer fills up")
+                }
+                // The peer takes everything the socket holds; the queue waits for the held loop.
+                received += RawPeer.read(peer, count: RawPeer.availableBytes(peer))
+                for _ in 0..<12 {
+                    let frame = nextFrame()
+                    let isAccepted = connection.write(frame)
+                    #expect(isAccepted, "the socket has room for the queue and this frame")
+                    if isAccepted { written += frame }
+                }
+            }
+            received += RawPeer.read(peer, count: written.count - received.count)
+            #expect(received == written)
+            #expect(probe.overflows.isEmpty)
+            #expect(probe.wait { $0.drains >= 1 }, "the drain is reported even when a write sent the queue itself")
+            #expect(connection.outboundByteCount == 0)
+            connection.close()
+        }
+    }
+
     @Test func flushesQueuedBytesAndTheFinalBytesBeforeClosingGracefully() throws {
         try withLoop { loop in
             let (connection, probe, peer) = try makeConnectedPair(on: loop, options: .init(maxOutboundBytes: 8 << 20))

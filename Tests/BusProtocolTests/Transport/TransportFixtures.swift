@@ -157,3 +157,16 @@ func fileType(_ path: String) -> UInt32? {
     guard lstat(path, &status) == 0 else { return nil }
     return UInt32(status.st_mode & S_IFMT)
 }
+
+/// Runs `body` while the loop's thread is kept busy by a task, so that nothing it was handed runs meanwhile.
+func whileHolding(_ loop: EventLoop, _ body: () throws -> Void) throws {
+    let entered = Occurrence()
+    let release = DispatchSemaphore(value: 0)
+    loop.execute {
+        entered.fire()
+        release.wait()
+    }
+    defer { release.signal() }
+    try #require(entered.wait(), "the loop ran the holding task")
+    try body()
+}
