@@ -52,20 +52,16 @@ import Testing
     @Test func twoRemoteStoresSeeEachOthersSavesMergedAutomatically() async throws {
         let service = try await onThread { try StoreServiceProcess.start() }
         defer { service.destroy() }
-        let first = try await service.remoteStore("first")
-        defer { first.close() }
-        let second = try await service.remoteStore("second")
-        defer { second.close() }
-        let writer = ObjectContext(store: first, name: "writer")
-        let reader = ObjectContext(store: second, name: "reader")
-        reader.automaticallyMergesChanges = true
+        let contexts = try await service.writerAndReader()
+        defer { contexts.close() }
+        let (writer, reader) = (contexts.writer, contexts.reader)
         let id = try await onThread { try writer.saveDevice("AA:02", name: "before") }
         let seen = try await onThread {
             try reader.performAndWait { try reader.existingObject(with: id).string("name") }
         }
         #expect(seen == "before")
 
-        let changes = ChangeRecorder(second)
+        let changes = ChangeRecorder(contexts.readerStore)
         try await onThread {
             try writer.performAndWait {
                 try writer.existingObject(with: id)["name", as: String.self] = "after"

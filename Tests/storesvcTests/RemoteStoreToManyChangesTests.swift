@@ -9,13 +9,9 @@ import Testing
     @Test func aReadingSavedElsewhereJoinsAndLeavesDeviceReadingsWithNoRoundTrip() async throws {
         let service = try await onThread { try StoreServiceProcess.start() }
         defer { service.destroy() }
-        let writerStore = try await service.remoteStore("writer")
-        defer { writerStore.close() }
-        let readerStore = try await service.remoteStore("reader")
-        defer { readerStore.close() }
-        let writer = ObjectContext(store: writerStore, name: "writer")
-        let reader = ObjectContext(store: readerStore, name: "reader")
-        reader.automaticallyMergesChanges = true
+        let contexts = try await service.writerAndReader()
+        defer { contexts.close() }
+        let (writer, reader, readerStore) = (contexts.writer, contexts.reader, contexts.readerStore)
         let (device, readings) = try await onThread {
             try writer.performAndWait { () throws -> (ObjectID, [ObjectID]) in
                 let device = writer.insert(entity: "Device")
@@ -74,13 +70,9 @@ import Testing
     @Test func aReadingMovedElsewhereLeavesOneDeviceAndJoinsTheOtherWithNoRoundTrip() async throws {
         let service = try await onThread { try StoreServiceProcess.start() }
         defer { service.destroy() }
-        let writerStore = try await service.remoteStore("writer")
-        defer { writerStore.close() }
-        let readerStore = try await service.remoteStore("reader")
-        defer { readerStore.close() }
-        let writer = ObjectContext(store: writerStore, name: "writer")
-        let reader = ObjectContext(store: readerStore, name: "reader")
-        reader.automaticallyMergesChanges = true
+        let contexts = try await service.writerAndReader()
+        defer { contexts.close() }
+        let (writer, reader, readerStore) = (contexts.writer, contexts.reader, contexts.readerStore)
         let (lamp, thermo, reading) = try await onThread {
             try writer.performAndWait { () throws -> (ObjectID, ObjectID, ObjectID) in
                 let lamp = writer.insert(entity: "Device")

@@ -112,13 +112,11 @@ import Testing
     @Test func aDeviceWithFaultedReadingsMergesARemoteReading() async throws {
         let service = try await onThread { try StoreServiceProcess.start() }
         defer { service.destroy() }
-        let writerStore = try await service.remoteStore("writer")
-        defer { writerStore.close() }
-        let readerStore = try await service.remoteStore("reader")
-        defer { readerStore.close() }
-        let writer = ObjectContext(store: writerStore, name: "writer")
-        let reader = ObjectContext(store: readerStore, name: "reader")
-        reader.automaticallyMergesChanges = true
+        let contexts = try await service.writerAndReader()
+        defer { contexts.close() }
+        let (writer, reader, writerStore, readerStore) = (
+            contexts.writer, contexts.reader, contexts.writerStore, contexts.readerStore
+        )
         let saved = try await onThread { try Self.saveDevice("AA:32", readings: 1, in: writer) }
         try await onThread {
             try reader.performAndWait { _ = try #require(try reader.fetch(Self.deviceRequest("AA:32")).first) }

@@ -46,6 +46,40 @@ extension StoreServiceProcess {
     }
 }
 
+/// A writer and a reader context, each on a `RemoteStore` of its own on one service; the reader merges
+/// what the store's change stream brings.
+struct WriterAndReader {
+    let writer: ObjectContext
+    let reader: ObjectContext
+    let writerStore: RemoteStore
+    let readerStore: RemoteStore
+
+    /// Closes both stores.
+    func close() {
+        writerStore.close()
+        readerStore.close()
+    }
+}
+
+extension StoreServiceProcess {
+    /// A writer context and a reader context (merging changes automatically) on two `RemoteStore`s.
+    func writerAndReader() async throws -> WriterAndReader {
+        let writerStore = try await remoteStore("writer")
+        let readerStore: RemoteStore
+        do {
+            readerStore = try await remoteStore("reader")
+        } catch {
+            writerStore.close()
+            throw error
+        }
+        let reader = ObjectContext(store: readerStore, name: "reader")
+        reader.automaticallyMergesChanges = true
+        return WriterAndReader(
+            writer: ObjectContext(store: writerStore, name: "writer"), reader: reader, writerStore: writerStore,
+            readerStore: readerStore)
+    }
+}
+
 extension ObjectContext {
     /// Inserts and saves one `Device`; returns its permanent ID.
     func saveDevice(_ address: String, name: String? = nil) throws -> ObjectID {
