@@ -53,7 +53,7 @@ extension InMemoryStore: ToManyFaultingStore {
 
 extension Model {
     /// `snapshot` without the values of its entity's to-many relationships.
-    public func leavingOutToMany(_ snapshot: ObjectSnapshot) -> ObjectSnapshot {
+    func leavingOutToMany(_ snapshot: ObjectSnapshot) -> ObjectSnapshot {
         guard let entity = entity(named: snapshot.id.entity) else { return snapshot }
         var snapshot = snapshot
         for relationship in entity.relationships where relationship.isToMany {

@@ -10,7 +10,8 @@ import Shared
 /// called and answers through its completion, so a connection's saves are applied in the order
 /// they were received as long as the caller calls `save` in that order.
 final class StoreRequestHandlers: Sendable {
-    let store: any PersistentStore
+    /// A store that can answer reads without reading to-many sets (`"toMany":"faults"`).
+    let store: any ToManyFaultingStore
     let hub: SubscriptionHub
     let log: ServiceLog
     /// The most transactions `store.history` returns when the request names no `limit` (and the
@@ -26,7 +27,7 @@ final class StoreRequestHandlers: Sendable {
         var inFlight: Int64 = 0
     }
 
-    init(store: any PersistentStore, hub: SubscriptionHub, log: ServiceLog, historyPageLimit: Int = 1000) {
+    init(store: any ToManyFaultingStore, hub: SubscriptionHub, log: ServiceLog, historyPageLimit: Int = 1000) {
         self.store = store
         self.hub = hub
         self.log = log
@@ -41,38 +42,19 @@ final class StoreRequestHandlers: Sendable {
         ModelResult(model: store.model)
     }
 
-    /// `store.fetch`; with `"toMany":"faults"`, objects without their to-many values (never read when the store
-    /// can leave them out).
+    /// `store.fetch`; with `"toMany":"faults"`, objects without their to-many values (never read).
     func fetch(_ params: FetchParams) throws(RPCError) -> FetchResult {
         let request = try params.fetchRequest()
-        guard params.toMany == .faults, request.resultType == .objects else {
-            return FetchResult(try perform { try store.fetch(request) })
-        }
-        var result = try perform {
-            if let store = store as? any ToManyFaultingStore {
-                try store.fetchLeavingOutToMany(request)
-            } else {
-                try store.fetch(request)
-            }
-        }
-        if case .objects(let snapshots) = result.content {
-            result.content = .objects(snapshots.map(store.model.leavingOutToMany))
-        }
-        return FetchResult(result)
+        if params.toMany == .faults { return FetchResult(try perform { try store.fetchLeavingOutToMany(request) }) }
+        return FetchResult(try perform { try store.fetch(request) })
     }
 
-    /// `store.get`; with `"toMany":"faults"`, objects without their to-many values.
+    /// `store.get`; with `"toMany":"faults"`, objects without their to-many values (never read).
     func get(_ params: GetParams) throws(RPCError) -> GetResult {
-        guard params.toMany == .faults else { return GetResult(try perform { try store.objects(with: params.ids) }) }
-        var result = try perform {
-            if let store = store as? any ToManyFaultingStore {
-                try store.objectsLeavingOutToMany(with: params.ids)
-            } else {
-                try store.objects(with: params.ids)
-            }
+        if params.toMany == .faults {
+            return GetResult(try perform { try store.objectsLeavingOutToMany(with: params.ids) })
         }
-        result.objects = result.objects.map(store.model.leavingOutToMany)
-        return GetResult(result)
+        return GetResult(try perform { try store.objects(with: params.ids) })
     }
 
     /// `store.history`: transactions after `since`, oldest first, at most `limit` (default and
