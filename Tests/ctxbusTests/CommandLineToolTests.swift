@@ -59,6 +59,9 @@ import Testing
         (["store", "fetch", "Reading", "--arg", "min"], "invalid --arg 'min': expected name=value"),
         (["store", "watch", "--where", "a == 1"], "--where needs an <entity>"),
         (["store", "get", "Device/x"], "invalid object ID 'Device/x'"),
+        (["store", "fetch", "Device", "--to-many", "changes"], "invalid value 'changes' for '--to-many'"),
+        (["store", "get", "Device/1", "--to-many", "none"], "invalid value 'none' for '--to-many'"),
+        (["store", "watch", "Device", "--to-many", "faults"], "invalid value 'faults' for '--to-many'"),
         (["device", "run", "AA:BB", "connect"], "invalid address 'AA:BB'"),
         (["device", "run", "AA:BB:CC:DD:EE:01"], "missing <step>"),
         (["device", "run", "AA:BB:CC:DD:EE:01", "connect", "raed:2a19"], "invalid chain step 2 'raed:2a19'"),
@@ -92,5 +95,21 @@ import Testing
         }
         #expect(configuration.name == "fetch")
         #expect((command as? StoreFetchCommand)?.params.entity == "Reading")
+        #expect((command as? StoreFetchCommand)?.params.toMany == .values)
+    }
+
+    @Test func toManyChoosesHowReadsAndWatchesCarryToManyRelationships() {
+        func command(_ words: [String]) -> (any Command)? {
+            guard case .run(let command, _, _) = tool.invocation(for: words) else { return nil }
+            return command
+        }
+        #expect(
+            (command(["store", "fetch", "Device", "--to-many", "faults"]) as? StoreFetchCommand)?.params.toMany
+                == .faults)
+        #expect(
+            (command(["store", "get", "Device/1", "--to-many=faults"]) as? StoreGetCommand)?.params.toMany == .faults)
+        #expect((command(["store", "get", "Device/1"]) as? StoreGetCommand)?.params.toMany == .values)
+        #expect((command(["store", "watch", "--to-many", "changes"]) as? StoreWatchCommand)?.params.toMany == .changes)
+        #expect((command(["store", "watch"]) as? StoreWatchCommand)?.params.toMany == .values)
     }
 }

@@ -52,4 +52,24 @@ import Testing
                 "txn 9 (app)  deleted   Reading/4",
             ])
     }
+
+    @Test func anUpdateWithToManyChangesListsTheMembersAddedAndRemoved() {
+        let device = StoreObject(
+            id: ObjectID(entity: "Device", number: 3), version: 6, values: ["name": .string("lamp")],
+            toManyChanges: [
+                "readings": ToManyChange(
+                    added: [ObjectID(entity: "Reading", number: 7), ObjectID(entity: "Reading", number: 8)],
+                    removed: [ObjectID(entity: "Reading", number: 2)])
+            ])
+        let added = StoreObject(
+            id: ObjectID(entity: "Device", number: 4), version: 2, values: [:],
+            toManyChanges: ["readings": ToManyChange(added: [ObjectID(entity: "Reading", number: 9)])])
+        let change = ChangedEvent(
+            subscription: 1, txn: 10, author: nil, inserted: [], updated: [device, added], deleted: [])
+        #expect(
+            rendering.lines(for: change) == [
+                "txn 10  updated   Device/3  v6  name=lamp readings+=Reading/7,Reading/8 readings-=Reading/2",
+                "txn 10  updated   Device/4  v2  readings+=Reading/9",
+            ])
+    }
 }

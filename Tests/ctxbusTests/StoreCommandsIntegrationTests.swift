@@ -55,6 +55,27 @@ import Testing
         }
     }
 
+    @Test func fetchAndGetWithToManyFaultsLeaveTheReadingsOut() async throws {
+        try await withStore { _, environment in
+            let saved = try await Ctxbus.run(
+                [
+                    "store", "save", "--insert", "Device:d1", "address=AA:BB:CC:DD:EE:01", "--insert", "Reading",
+                    "characteristic=2a19", "value=Wg==", "time=2024-05-01T12:00:00Z", "device=d1",
+                ], environment: environment)
+            #expect(saved.status == 0, "\(saved.errors)")
+            for read in [["store", "get", "Device/1"], ["store", "fetch", "Device"]] {
+                let whole = try await Ctxbus.run(read + ["--json"], environment: environment)
+                let faulted = try await Ctxbus.run(read + ["--to-many", "faults", "--json"], environment: environment)
+                #expect(whole.status == 0 && faulted.status == 0, "\(whole.errors) \(faulted.errors)")
+                let wholeDevice = try json(whole.output)["objects"]?.arrayValue?.first
+                let faultedDevice = try json(faulted.output)["objects"]?.arrayValue?.first
+                #expect(wholeDevice?["values"]?["readings"] == .array([.string("Reading/1")]), "\(read)")
+                #expect(faultedDevice?["values"]?["address"] == .string("AA:BB:CC:DD:EE:01"), "\(read)")
+                #expect(faultedDevice?["values"]?["readings"] == nil, "\(read)")
+            }
+        }
+    }
+
     @Test func jsonOutputOfEveryReadCommandIsOneParsableLine() async throws {
         try await withStore { _, environment in
             _ = try await Ctxbus.run(

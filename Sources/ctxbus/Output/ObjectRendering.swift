@@ -53,7 +53,8 @@ struct ObjectRendering: Sendable {
     }
 
     /// The lines of one `store.changed` event: one per object,
-    /// `txn 12  inserted  Device/3  v1  address=AA:… name=thermo`.
+    /// `txn 12  inserted  Device/3  v1  address=AA:… name=thermo`; with to-many changes (`--to-many changes`)
+    /// the members added and removed follow, `readings+=Reading/7,Reading/8 readings-=Reading/2`.
     func lines(for change: ChangedEvent) -> [String] {
         let prefix = "txn \(change.txn)" + (change.author.map { " (\($0))" } ?? "")
         var lines: [String] = []
@@ -69,6 +70,12 @@ struct ObjectRendering: Sendable {
             guard let value = object.values[key] else { return nil }
             return ValueText.pair(key, value, type: description?.attribute(named: key)?.type)
         }
-        return "\(prefix)  \(kind)  \(object.id)  v\(object.version)  " + pairs.joined(separator: " ")
+        let memberChanges = object.toManyChanges.keys.sorted().flatMap { key -> [String] in
+            guard let change = object.toManyChanges[key] else { return [] }
+            return [(key + "+=", change.added), (key + "-=", change.removed)].compactMap { label, members in
+                members.isEmpty ? nil : label + members.map(\.description).joined(separator: ",")
+            }
+        }
+        return "\(prefix)  \(kind)  \(object.id)  v\(object.version)  " + (pairs + memberChanges).joined(separator: " ")
     }
 }

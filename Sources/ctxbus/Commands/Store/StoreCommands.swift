@@ -24,6 +24,21 @@ enum StoreCommands {
                 + "that looks like JSON, quote it as JSON: --arg name='\"20\"'."),
     ]
 
+    /// `--to-many values|faults` of `fetch` and `get` (`toMany` of `store.fetch` / `store.get`).
+    static let readToManyOption = OptionSpec.value(
+        "to-many", valueName: "values|faults",
+        help: "values (default): each to-many relationship as the whole array of member IDs; faults: left "
+            + "out (its column stays empty), so that a device with many readings is read without them.")
+
+    /// The `--to-many` of `fetch` and `get`: `.values` when absent.
+    static func readToMany(_ arguments: ParsedArguments) throws(UsageError) -> ReadToMany {
+        guard let text = arguments.value("to-many") else { return .values }
+        guard let mode = ReadToMany(rawValue: text) else {
+            throw .invalidValue(text, for: "to-many", expected: "values or faults")
+        }
+        return mode
+    }
+
     /// The served model, or `nil` when the service does not answer it (rendering falls back to
     /// sorted columns).
     static func model(from client: BusClient) async -> Model? {

@@ -2,7 +2,7 @@ import BusProtocol
 import Shared
 
 /// `ctxbus store fetch ENTITY [--where P] [--arg k=v]… [--sort [-]key]… [--limit N] [--offset N]
-/// [--count | --ids]`.
+/// [--count | --ids] [--to-many values|faults]`.
 struct StoreFetchCommand: Command {
     static let configuration = CommandConfiguration(
         name: "fetch", abstract: "Fetch the objects of one entity that match a predicate.",
@@ -21,12 +21,14 @@ struct StoreFetchCommand: Command {
             .value("offset", valueName: "n", help: "Skip the first n objects."),
             .flag("count", help: "Print only the number of matching objects."),
             .flag("ids", help: "Print only the IDs of the matching objects, one per line."),
+            StoreCommands.readToManyOption,
         ],
         service: .store,
         examples: [
             "ctxbus store fetch Device",
             "ctxbus store fetch Reading --where 'value > $min' --arg min=20 --sort -time --limit 10",
             "ctxbus store fetch Reading --where 'device.address == $a' --arg a=AA:BB:CC:DD:EE:01 --count",
+            "ctxbus store fetch Device --to-many faults",
         ])
 
     let params: FetchParams
@@ -41,7 +43,7 @@ struct StoreFetchCommand: Command {
             arguments: try KeyValueArgument.object(arguments.values("arg"), option: "--arg"),
             sort: try SortArgument.descriptors(arguments.values("sort")),
             limit: try arguments.integer("limit", atLeast: 0), offset: try arguments.integer("offset", atLeast: 0) ?? 0,
-            resultType: count ? .count : ids ? .ids : .objects)
+            resultType: count ? .count : ids ? .ids : .objects, toMany: try StoreCommands.readToMany(arguments))
     }
 
     func run(in context: CommandContext) async throws {

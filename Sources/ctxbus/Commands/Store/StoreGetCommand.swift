@@ -1,7 +1,7 @@
 import BusProtocol
 import Shared
 
-/// `ctxbus store get ID…`.
+/// `ctxbus store get ID… [--to-many values|faults]`.
 struct StoreGetCommand: Command {
     static let configuration = CommandConfiguration(
         name: "get", abstract: "Get objects by ID.",
@@ -10,10 +10,11 @@ struct StoreGetCommand: Command {
             (the exit status stays 0). With --json, the result as one JSON value ({"txn","objects","missing"}).
             """,
         arguments: [ArgumentSpec("id", help: "An object ID like Device/3.", isRepeating: true)],
+        options: [StoreCommands.readToManyOption],
         service: .store,
-        examples: ["ctxbus store get Device/1 Reading/12"])
+        examples: ["ctxbus store get Device/1 Reading/12", "ctxbus store get Device/1 --to-many faults"])
 
-    let ids: [ObjectID]
+    let params: GetParams
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         var ids: [ObjectID] = []
@@ -23,13 +24,13 @@ struct StoreGetCommand: Command {
             }
             ids.append(id)
         }
-        self.ids = ids
+        params = GetParams(ids: ids, toMany: try StoreCommands.readToMany(arguments))
     }
 
     func run(in context: CommandContext) async throws {
         let console = context.console
         try await context.withClient { client in
-            let result = try await client.call(StoreGet.self, GetParams(ids: ids))
+            let result = try await client.call(StoreGet.self, params)
             if console.isJSON { return console.json(result.json) }
             let rendering = ObjectRendering(model: await StoreCommands.model(from: client))
             console.lines(rendering.lines(for: result.objects))

@@ -1,7 +1,7 @@
 import BusProtocol
 import Shared
 
-/// `ctxbus store watch [ENTITY] [--where P] [--arg k=v]… [--since TXN]`: streams `store.changed`
+/// `ctxbus store watch [ENTITY] [--where P] [--arg k=v]… [--since TXN] [--to-many values|changes]`: streams `store.changed`
 /// until Ctrl-C or SIGTERM (exit 0).
 struct StoreWatchCommand: Command {
     static let configuration = CommandConfiguration(
@@ -18,13 +18,18 @@ struct StoreWatchCommand: Command {
         options: StoreCommands.predicateOptions + [
             .value(
                 "since", valueName: "txn",
-                help: "First replay every transaction after txn (error 410 if the history no longer reaches back).")
+                help: "First replay every transaction after txn (error 410 if the history no longer reaches back)."),
+            .value(
+                "to-many", valueName: "values|changes",
+                help: "values (default): a changed to-many relationship as the whole array of member IDs; "
+                    + "changes: only the members added (key+=…) and removed (key-=…)."),
         ],
         service: .store, streamsUntilInterrupted: true,
         examples: [
             "ctxbus store watch Reading",
             "ctxbus store watch Reading --where 'characteristic == $c' --arg c=2a19 --json",
             "ctxbus store watch --since 0",
+            "ctxbus store watch Device --to-many changes",
         ])
 
     let params: SubscribeParams
@@ -36,7 +41,16 @@ struct StoreWatchCommand: Command {
         params = SubscribeParams(
             entity: entity, predicate: predicate,
             arguments: try KeyValueArgument.object(arguments.values("arg"), option: "--arg"),
-            since: try arguments.integer("since", atLeast: 0).map(Int64.init))
+            since: try arguments.integer("since", atLeast: 0).map(Int64.init),
+            toMany: try Self.toMany(arguments))
+    }
+
+    private static func toMany(_ arguments: ParsedArguments) throws(UsageError) -> SubscribeParams.ToMany {
+        guard let text = arguments.value("to-many") else { return .values }
+        guard let mode = SubscribeParams.ToMany(rawValue: text) else {
+            throw .invalidValue(text, for: "to-many", expected: "values or changes")
+        }
+        return mode
     }
 
     func run(in context: CommandContext) async throws {
