@@ -22,7 +22,8 @@ extension ObjectContext {
         return core.object(with: id)
     }
 
-    /// The object for `id` with its values loaded.
+    /// The object for `id` with its values loaded; its to-many relationships stay faults until used, as after a
+    /// fetch.
     ///
     /// - Throws: `StoreError.notFound` when no such object exists in this context's view
     ///   (never saved, deleted in the store, or deleted in this context or an ancestor).
@@ -34,7 +35,9 @@ extension ObjectContext {
             if object.deletedFlag { throw StoreError.notFound(id) }
             if object.insertedFlag || (object.committed != nil && !object.missingFlag) { return object }
         }
-        guard let snapshot = try core.parentSnapshots(of: [id])[id] else { throw StoreError.notFound(id) }
+        guard let snapshot = try core.parentSnapshots(of: [id], leavingOutToMany: true)[id] else {
+            throw StoreError.notFound(id)
+        }
         let object = core.object(with: id)
         if object.committed == nil || object.missingFlag {
             object.committed = snapshot.values
