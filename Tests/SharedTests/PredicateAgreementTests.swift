@@ -6,7 +6,7 @@ import Testing
 /// predicates, in-memory evaluation selects exactly the IDs that the compiled SQL selects.
 @Suite struct PredicateAgreementTests {
     static let seeds: [UInt64] = [1, 2, 3, 42, 1_234_567, 0xDEAD_BEEF, 77, 2026]
-    static let predicatesPerEntity = 120
+    static let predicatesPerEntity = 40 * TestScale.factor
 
     @Test(arguments: seeds)
     func memoryAndSQLSelectTheSameObjects(seed: UInt64) throws {

@@ -3,8 +3,8 @@ import Foundation
 import Shared
 import Testing
 
-/// Hundreds of rounds of random inserts, updates and deletes saved by workers and merged into the
-/// main context: after every round, the previous result with the live query's diffs applied must
+/// A hundred rounds (times `TestScale.factor`) of random inserts, updates and deletes saved by workers
+/// and merged into the main context: after every round, the previous result with the live query's diffs applied must
 /// be exactly what a fresh fetch returns (objects, order, sections and values).
 @Suite struct LiveQueryRandomisedTests {
     struct Scenario: Sendable, CustomTestStringConvertible {
@@ -24,7 +24,7 @@ import Testing
         Scenario(seed: 4, sectionKey: nil, predicate: "connected == YES", limit: 12),
     ]
 
-    static let rounds = 300
+    static let rounds = 100 * TestScale.factor
 
     /// One row as the test keeps it: the object and the values it showed.
     struct Row: Equatable, CustomStringConvertible {

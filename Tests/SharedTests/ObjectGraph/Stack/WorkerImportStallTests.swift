@@ -3,13 +3,14 @@ import Foundation
 import Shared
 import Testing
 
-/// The stack's promise: a long import on a worker never holds up the main context. 100,000
-/// readings are saved in batches of 1,000 through worker → root → SQLite while a ticker on the
+/// The stack's promise: a long import on a worker never holds up the main context. 10,000
+/// readings are saved in batches of 500 through worker → root → SQLite while a ticker on the
 /// main queue records how late it runs. The figures are printed, not asserted (timing on a
-/// shared machine would flake); the assertions check that everything arrived.
+/// shared machine would flake); the assertions check that everything arrived and that main kept
+/// ticking. `scripts/bench stack` measures the same import at 100,000 readings in a release build.
 @Suite struct WorkerImportStallTests {
-    static let objects = 100_000
-    static let batch = 1_000
+    static let objects = 10_000
+    static let batch = 500
 
     @Test func aLongWorkerImportLeavesTheMainQueueFree() throws {
         _ = testMainQueue
