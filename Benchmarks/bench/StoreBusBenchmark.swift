@@ -63,7 +63,7 @@ enum StoreBusBenchmark {
             directory: directory, store: store, redis: redis, durableRedis: durableRedis, in: processes)
 
         var rows: [[String]] = []
-        if !onlyFanOut { 
+        if !onlyFanOut {
             try appendRequestRows(
                 to: &rows, store: store, redis: redis, durableRedis: durableRedis, directory: directory,
                 processes: processes)

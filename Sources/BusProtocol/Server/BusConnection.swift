@@ -72,6 +72,9 @@ public final class BusConnection: Sendable, CustomStringConvertible {
     /// Whether the connection is still open and accepting messages.
     public var isOpen: Bool { state.withLock { $0.closeReason == nil } && socket.isOpen }
 
+    /// The loop that serves the connection (reads, and sends what the socket did not take at once).
+    public var loop: EventLoop { socket.loop }
+
     /// Requests received and not answered yet.
     public var inFlightCount: Int { state.withLock { $0.inFlight.count } }
 

@@ -30,7 +30,8 @@ extension SocketConnection {
             }
             let before = state.outbound.count
             state.outbound.append(byWriting: write)
-            precondition(state.outbound.count == before + byteCount, "queued a different number of bytes than announced")
+            precondition(
+                state.outbound.count == before + byteCount, "queued a different number of bytes than announced")
             return .accepted
         }
         switch outcome {
