@@ -212,8 +212,10 @@ final class SubscriptionHub: Sendable {
             case .nothing:
                 continue
             case .frame(let frame):
+                // Counted before the hand-off: a refusal (which subtracts) can come back from a loop at once.
+                let handedOff = Int64(group.busRecipients.count)
+                if handedOff > 0 { state.withLock { $0.eventsSent += handedOff } }
                 fanOut.send(frame.numbered, to: group.busRecipients)
-                sent += Int64(group.busRecipients.count)
                 for member in group.others {
                     if member.connection.send(encodedEvent: frame.frame(for: member.id)) {
                         sent += 1
