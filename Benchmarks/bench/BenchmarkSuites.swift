@@ -3,6 +3,7 @@ enum BenchmarkSuites {
     static let all: [String: @Sendable () throws -> Void] = [
         "bus": StoreBusBenchmark.run,
         "busecho": BusBenchmark.run,
+        "busfanout": StoreBusBenchmark.runFanOut,
         "device": DeviceBenchmark.run,
         "reactive": ReactiveBenchmark.run,
         "socket": SocketBenchmark.run,

@@ -27,10 +27,21 @@ import Synchronization
 enum StoreBusBenchmark {
     static let duration: Duration = .seconds(2)
     static let saveClients = 8
-    static let subscribers = 100
+    /// 100, or `CTXBUS_BENCH_SUBSCRIBERS` (to separate the save path's latency from the fan-out's).
+    static let subscribers = ProcessInfo.processInfo.environment["CTXBUS_BENCH_SUBSCRIBERS"].flatMap { Int($0) } ?? 100
     static let fanOutMessages = 2_000
 
     static func run() throws {
+        try run(onlyFanOut: false)
+    }
+
+    /// `bench busfanout`: only the fan-out cases (storesvc disk and memory, Redis pub/sub), with storesvc's CPU
+    /// time over each storesvc fan-out.
+    static func runFanOut() throws {
+        try run(onlyFanOut: true)
+    }
+
+    private static func run(onlyFanOut: Bool) throws {
         if let socket = ProcessInfo.processInfo.environment["CTXBUS_BENCH_SAVE_CLIENT"] {
             try runSaveClient(socket: socket)
             return
@@ -49,9 +60,53 @@ enum StoreBusBenchmark {
         let store = directory.appendingPathComponent("store.sock").path
         let redis = directory.appendingPathComponent("redis.sock").path
         let durableRedis = directory.appendingPathComponent("redis-aof.sock").path
-        try startServices(directory: directory, store: store, redis: redis, durableRedis: durableRedis, in: processes)
+        let (storesvc, redisServer) = try startServices(
+            directory: directory, store: store, redis: redis, durableRedis: durableRedis, in: processes)
 
         var rows: [[String]] = []
+        if !onlyFanOut {
+            try appendRequestRows(
+                to: &rows, store: store, redis: redis, durableRedis: durableRedis, directory: directory,
+                processes: processes)
+        }
+        let diskCPU = ProcessCPUTime(pid: storesvc)
+        let diskFanOut = try storeFanOut(socket: store, durability: "disk")
+        let diskSeconds = diskCPU.elapsed()
+        let memoryCPU = ProcessCPUTime(pid: storesvc)
+        let memoryFanOut = try Self.storeFanOut(socket: store, durability: "memory")
+        let memorySeconds = memoryCPU.elapsed()
+        let redisCPU = ProcessCPUTime(pid: redisServer)
+        let redisFanOut = try redisFanOut(socket: redis, payloadSize: diskFanOut.messageSize)
+        let redisSeconds = redisCPU.elapsed()
+        for (name, run, cpu) in [("disk", diskFanOut, diskSeconds), ("memory", memoryFanOut, memorySeconds)] {
+            rows.append([
+                "fan-out to \(subscribers) (\(name)), p50 (ms)", "-", ms(run.latencies.p50), ms(redisFanOut.p50), "",
+            ])
+            rows.append([
+                "fan-out to \(subscribers) (\(name)), p99 (ms)", "-", ms(run.latencies.p99), ms(redisFanOut.p99),
+                ratio(redisFanOut.p99, run.latencies.p99, goal: "≥ 0.5 (p99 within 2×)"),
+            ])
+            rows.append([
+                "  (publisher's save ack, p50 / p99 ms)", "-", "\(ms(run.acks.p50)) / \(ms(run.acks.p99))", "-", "",
+            ])
+            rows.append([
+                "  (server CPU s over the fan-out)", "-", cpuSeconds(cpu), cpuSeconds(redisSeconds), "",
+            ])
+        }
+        printTable(["case", "storesvc raw client", "storesvc BusClient", "redis", "ratio vs redis (goal)"], rows)
+        print(
+            "  fan-out: \(fanOutMessages) messages at ~1000/s, \(diskFanOut.messageSize)-byte store.changed frames "
+                + "(redis payload the same size); storesvc latency = event received − save sent, commit included "
+                + "(saves with durability disk, then memory); saves from \(saveClients) child processes of this runner, one BusClient each"
+        )
+        print("  load after: \(loadAverage())")
+    }
+
+    /// The `store.get` and durable-save rows.
+    private static func appendRequestRows(
+        to rows: inout [[String]], store: String, redis: String, durableRedis: String, directory: URL,
+        processes: ProcessGroup
+    ) throws {
         let seeded = try seedDevice(socket: store)
         let getFrame = frame(#"{"jsonrpc":"2.0","id":1,"method":"store.get","params":{"ids":["\#(seeded)"]}}"#)
         let redisGet1 = try redisBenchmark(socket: redis, tests: "set,get", clients: 1, requests: 100_000)
@@ -72,41 +127,20 @@ enum StoreBusBenchmark {
             "durable 1-object saves, 8 clients", "-", rate(saves), rate(redisSet["SET"]),
             ratio(saves, redisSet["SET"], goal: "≥ 1"),
         ])
-        let diskFanOut = try storeFanOut(socket: store, durability: "disk")
-        let memoryFanOut = try Self.storeFanOut(socket: store, durability: "memory")
-        let redisFanOut = try redisFanOut(socket: redis, payloadSize: diskFanOut.messageSize)
-        for (name, run) in [("disk", diskFanOut), ("memory", memoryFanOut)] {
-            rows.append([
-                "fan-out to 100 (\(name)), p50 (ms)", "-", ms(run.latencies.p50), ms(redisFanOut.p50), "",
-            ])
-            rows.append([
-                "fan-out to 100 (\(name)), p99 (ms)", "-", ms(run.latencies.p99), ms(redisFanOut.p99),
-                ratio(redisFanOut.p99, run.latencies.p99, goal: "≥ 0.5 (p99 within 2×)"),
-            ])
-            rows.append([
-                "  (publisher's save ack, p50 / p99 ms)", "-", "\(ms(run.acks.p50)) / \(ms(run.acks.p99))", "-", "",
-            ])
-        }
-        printTable(["case", "storesvc raw client", "storesvc BusClient", "redis", "ratio vs redis (goal)"], rows)
-        print(
-            "  fan-out: \(fanOutMessages) messages at ~1000/s, \(diskFanOut.messageSize)-byte store.changed frames "
-                + "(redis payload the same size); storesvc latency = event received − save sent, commit included "
-                + "(saves with durability disk, then memory); saves from \(saveClients) child processes of this runner, one BusClient each"
-        )
-        print("  load after: \(loadAverage())")
     }
 
     // MARK: - Services
 
+    /// Starts storesvc and the two Redis servers; returns the PIDs of storesvc and of the Redis without persistence.
     private static func startServices(
         directory: URL, store: String, redis: String, durableRedis: String, in processes: ProcessGroup
-    ) throws {
+    ) throws -> (storesvc: pid_t, redis: pid_t) {
         let binaryDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let storesvc = binaryDirectory.appendingPathComponent("storesvc").path
         guard FileManager.default.isExecutableFile(atPath: storesvc) else {
             throw BenchError("no storesvc beside the runner at \(storesvc); scripts/bench builds it")
         }
-        try processes.start(
+        let storesvcPID = try processes.start(
             storesvc,
             [
                 "--socket", store, "--database", directory.appendingPathComponent("store.sqlite").path, "--log-level",
@@ -115,7 +149,7 @@ enum StoreBusBenchmark {
         let redisServer = try executable("redis-server")
         let aof = directory.appendingPathComponent("aof")
         try FileManager.default.createDirectory(at: aof, withIntermediateDirectories: true)
-        try processes.start(
+        let redisPID = try processes.start(
             redisServer,
             [
                 "--port", "0", "--unixsocket", redis, "--unixsocketperm", "700", "--save", "", "--appendonly", "no",
@@ -134,6 +168,7 @@ enum StoreBusBenchmark {
                 usleep(20_000)
             }
         }
+        return (storesvcPID, redisPID)
     }
 
     private static func executable(_ name: String) throws -> String {
@@ -432,6 +467,8 @@ enum StoreBusBenchmark {
     }
 
     private static func ms(_ value: Double) -> String { String(format: "%.3f", value) }
+
+    private static func cpuSeconds(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "?" }
 
     private static func ratio(_ ours: Double, _ theirs: Double?, goal: String) -> String {
         guard let theirs, theirs > 0 else { return "?" }

@@ -37,12 +37,38 @@ import Testing
         #expect(stats["result"]?["eventsSent"] == .int(500))
     }
 
+    /// What the blocking side of `aSubscriberThatStopsReadingIsDroppedWhileOthersCarryOn` saw.
+    private struct StalledSubscriberRun: Sendable {
+        /// Set when the lively reader fell behind (its count when it did).
+        var readerStoppedAt: Int?
+        var subscriptionsAfterTheSaves: JSONValue?
+        var statsAfterTheSaves: JSONValue?
+        var stalledConnectionClosed = false
+        var stalledLeftovers: [JSONValue] = []
+        var savedCount: JSONValue?
+    }
+
     @Test func aSubscriberThatStopsReadingIsDroppedWhileOthersCarryOn() async throws {
-        let service = try StoreServiceProcess.start(arguments: ["--max-outbound", "65536"])
-        defer { service.destroy() }
-        let stalled = try RawBusConnection(path: service.socketPath, receiveBuffer: 4096)
-        try stalled.hello()
-        _ = try stalled.call(1, "store.subscribe", "{}")
+        // Every blocking step (starting and stopping the process, raw sockets, polling) runs on a thread of its
+        // own: the cooperative pool only runs the BusClient reader, which must keep reading for the test to mean
+        // anything.
+        let service = try await onOwnThread { try StoreServiceProcess.start(arguments: ["--max-outbound", "65536"]) }
+        do {
+            try await runStalledSubscriber(on: service)
+        } catch {
+            _ = try? await onOwnThread { service.destroy() }
+            throw error
+        }
+        _ = try? await onOwnThread { service.destroy() }
+    }
+
+    private func runStalledSubscriber(on service: StoreServiceProcess) async throws {
+        let stalled = try await onOwnThread { () throws -> RawBusConnection in
+            let stalled = try RawBusConnection(path: service.socketPath, receiveBuffer: 4096)
+            try stalled.hello()
+            _ = try stalled.call(1, "store.subscribe", "{}")
+            return stalled
+        }
         let reader = try await service.client("reader")
         defer { reader.close() }
         let received = Locked<[Int64]>([])
@@ -51,41 +77,53 @@ import Testing
         }
         defer { events.dispose() }
         _ = try await reader.call(StoreSubscribe.self, SubscribeParams(entity: "Device"))
-        let writer = try RawBusConnection(path: service.socketPath)
-        try writer.hello()
         let saves = 200
-        for i in 1...saves {
-            // Live events are not paced (PROTOCOL.md), so a reader more than `--max-outbound` plus a socket buffer
-            // behind is dropped by right, which a busy machine can make of this process's reader. Keep it within
-            // four events (~33 KB): the only subscriber that may be dropped is the one that does not read.
-            guard eventually(timeout: .seconds(60), { received.withLock { $0.count } >= i - 5 }) else {
-                Issue.record("the reader stopped receiving events at \(received.withLock { $0.count })")
-                break
+        let run = try await onOwnThread { () throws -> StalledSubscriberRun in
+            var run = StalledSubscriberRun()
+            let writer = try RawBusConnection(path: service.socketPath)
+            try writer.hello()
+            for i in 1...saves {
+                // Live events are not paced (PROTOCOL.md), so a reader more than `--max-outbound` plus a socket
+                // buffer behind is dropped by right, which a busy machine can make of this process's reader. Keep
+                // it within four events (~33 KB): the only subscriber that may be dropped is the one that does
+                // not read.
+                guard eventually(timeout: .seconds(60), { received.withLock { $0.count } >= i - 5 }) else {
+                    run.readerStoppedAt = received.withLock { $0.count }
+                    return run
+                }
+                _ = try writer.call(i, "store.save", insertDevice("D\(i)", payload: 8_000))
             }
-            _ = try writer.call(i, "store.save", insertDevice("D\(i)", payload: 8_000))
-        }
-        #expect(eventually(timeout: .seconds(60)) { received.withLock { $0.count } == saves })
-        #expect(received.withLock { $0 } == (1...Int64(saves)).map { $0 })
-        let stats = try writer.call(saves + 1, "store.stats")
-        #expect(stats["result"]?["subscriptions"] == .int(1))
-        // The stalled connection goes once its overflow goodbye is sent or times out.
-        var probe = saves + 10
-        #expect(
-            eventually {
+            guard eventually(timeout: .seconds(60), { received.withLock { $0.count } >= saves }) else {
+                run.readerStoppedAt = received.withLock { $0.count }
+                return run
+            }
+            run.statsAfterTheSaves = try writer.call(saves + 1, "store.stats")["result"]
+            // The stalled connection goes once its overflow goodbye is sent or times out.
+            var probe = saves + 10
+            run.stalledConnectionClosed = eventually(timeout: .seconds(60)) {
                 probe += 1
                 return (try? writer.call(probe, "store.stats"))?["result"]?["connections"] == .int(2)
-            })
+            }
+            run.stalledLeftovers = try stalled.readUntilClosed()
+            run.savedCount = try writer.call(probe + 1, "store.fetch", #"{"entity":"Device","result":"count"}"#)[
+                "result"]?["count"]
+            return run
+        }
+        #expect(run.readerStoppedAt == nil, "the reader stopped receiving events")
+        #expect(received.withLock { $0 } == (1...Int64(saves)).map { $0 })
+        // The stalled subscription was dropped for overflow; the reader's is the one left.
+        #expect(run.statsAfterTheSaves?["subscriptions"] == .int(1))
+        #expect(run.statsAfterTheSaves?["subscribersDropped"] == .int(1))
+        #expect(run.stalledConnectionClosed)
         // The stalled subscriber finds a prefix of its events (never one with a hole), then, best
         // effort, bus.overflow (it cannot arrive here: the goodbye times out because this peer
         // does not read), then the end.
-        let leftovers = try stalled.readUntilClosed()
-        let changed = leftovers.filter { $0["method"] == .string("store.changed") }
+        let changed = run.stalledLeftovers.filter { $0["method"] == .string("store.changed") }
         #expect(changed.compactMap { $0["params"]?["txn"]?.intValue } == (0..<Int64(changed.count)).map { $0 + 1 })
         #expect(changed.count < saves)
-        let overflow = leftovers.firstIndex { $0["method"] == .string("bus.overflow") }
-        #expect(overflow == nil || overflow == leftovers.count - 1)
-        let count = try writer.call(probe + 1, "store.fetch", #"{"entity":"Device","result":"count"}"#)
-        #expect(count["result"]?["count"] == .int(Int64(saves)))
+        let overflow = run.stalledLeftovers.firstIndex { $0["method"] == .string("bus.overflow") }
+        #expect(overflow == nil || overflow == run.stalledLeftovers.count - 1)
+        #expect(run.savedCount == .int(Int64(saves)))
     }
 
     @Test func subscribeSinceReplaysWithNoGapAndNoDuplicateAcrossTheLiveBoundary() async throws {

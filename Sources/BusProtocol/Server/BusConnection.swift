@@ -72,6 +72,9 @@ public final class BusConnection: Sendable, CustomStringConvertible {
     /// Whether the connection is still open and accepting messages.
     public var isOpen: Bool { state.withLock { $0.closeReason == nil } && socket.isOpen }
 
+    /// The loop that serves the connection (reads, and sends what the socket did not take at once).
+    public var loop: EventLoop { socket.loop }
+
     /// Requests received and not answered yet.
     public var inFlightCount: Int { state.withLock { $0.inFlight.count } }
 
@@ -124,7 +127,11 @@ public final class BusConnection: Sendable, CustomStringConvertible {
 
     /// Whether `frame` holds a payload within `maxFrame`; reports it when not.
     private func isFramed(_ frame: [UInt8], method: String) -> Bool {
-        let length = frame.count - Frame.headerLength
+        isFramed(payloadLength: frame.count - Frame.headerLength, method: method)
+    }
+
+    /// Whether a payload of `length` bytes is within `maxFrame` (and not empty); reports it when not.
+    func isFramed(payloadLength length: Int, method: String) -> Bool {
         guard length > 0, length <= core.frameEncoder.maximumLength else {
             let error: FrameError =
                 length > 0 ? .frameTooLarge(length: length, limit: core.frameEncoder.maximumLength) : .emptyFrame
@@ -197,10 +204,15 @@ public final class BusConnection: Sendable, CustomStringConvertible {
     @discardableResult
     func write(_ frame: [UInt8], batched: Bool = false) -> Bool {
         if batched ? socket.writeBatched(frame) : socket.write(frame) { return true }
+        countRefusedMessage()
+        return false
+    }
+
+    /// Counts a message the socket refused, for `bus.overflow`'s `dropped`.
+    func countRefusedMessage() {
         state.withLock { state in
             if state.closeReason == nil { state.refusedMessages += 1 }
         }
-        return false
     }
 
     /// A frame of one of the server's own small messages (errors, `{}`), which always encode.

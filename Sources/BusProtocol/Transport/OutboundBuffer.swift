@@ -14,6 +14,12 @@ struct OutboundBuffer {
         storage.append(contentsOf: bytes)
     }
 
+    /// Appends what `write` appends to the storage it is given (which already holds the unsent bytes, and
+    /// possibly sent ones before them: `write` must only append).
+    mutating func append(byWriting write: (inout [UInt8]) -> Void) {
+        write(&storage)
+    }
+
     /// Calls `body` with the unsent bytes; returns what it returns.
     func withUnsentBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         storage.withUnsafeBytes { raw in body(UnsafeRawBufferPointer(rebasing: raw[head...])) }

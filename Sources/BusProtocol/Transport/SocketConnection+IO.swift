@@ -110,7 +110,7 @@ extension SocketConnection {
 
     /// Sends queued bytes until the queue is empty or the socket is full (then epoll reports when it has room);
     /// on epoll's writability and for `writeBatched(_:)`'s scheduled flush.
-    private func flush() {
+    func flush() {
         enum Outcome { case idle, drained(Handlers?), finish }
         let outcome = state.withLock { state -> Outcome in
             state.isFlushScheduled = false
@@ -137,7 +137,7 @@ extension SocketConnection {
     ///
     /// - Returns: `false` when sending failed and the connection began closing (the caller must call
     ///   `finishClose()`, or `scheduleFinishClose()` off the loop, after releasing the lock).
-    private func sendQueued(_ state: inout State) -> Bool {
+    func sendQueued(_ state: inout State) -> Bool {
         while !state.outbound.isEmpty {
             let result = state.outbound.withUnsentBytes { raw in
                 Result { () throws(SystemError) in try Syscall.send(descriptor.rawValue, raw) }

@@ -4,11 +4,13 @@ import BusProtocol
 extension BusConnection: SubscriberConnection {
     var connectionID: UInt64 { id }
 
+    var busConnection: BusConnection? { self }
+
     func send(_ event: RPCEvent) -> Bool {
         send(event: event)
     }
 
-    /// Live events go out from the connection's loop, several in one write when they come faster than it sends.
+    /// Live events normally go through the hub's `FrameFanOut`; this is for a frame sent to one subscriber.
     func send(encodedEvent frame: [UInt8]) -> Bool {
         sendBatched(encodedEvent: frame, method: ChangedEvent.method)
     }

@@ -15,8 +15,8 @@ import Shared
 /// a frame parses to the same JSON as `RPCEvent(event).json` with that subscription number. Building a frame for
 /// one more subscriber is two copies and a number, not an event build and an encoding.
 struct ChangedEventFrame: Sendable {
-    /// Everything after the subscription number: `,"txn":…}}`.
-    private let tail: [UInt8]
+    /// The head, then the subscription number, then everything after it (`,"txn":…}}`), for `FrameFanOut`.
+    let numbered: NumberedFrame
 
     /// Encodes `event`'s params except its `subscription`.
     ///
@@ -42,28 +42,15 @@ struct ChangedEventFrame: Sendable {
             JSONWriter.appendString(id.description, into: &tail)
         }
         JSONWriter.appendLiteral("]}}", into: &tail)
-        self.tail = tail
+        numbered = NumberedFrame(prefix: Self.head, suffix: tail)
     }
 
     /// The frame (length header included) of the event for `subscription`.
     ///
-    /// The length is not checked against a limit here; `BusConnection.send(encodedEvent:)` refuses frames
-    /// larger than the server's `maxFrame`.
+    /// The length is not checked against a limit here; `BusConnection.send(encodedEvent:)` and `FrameFanOut`
+    /// refuse frames larger than the server's `maxFrame`.
     func frame(for subscription: Int64) -> [UInt8] {
-        var digits: [UInt8] = []
-        JSONWriter.appendInteger(subscription, into: &digits)
-        let length = Self.head.count + digits.count + tail.count
-        var frame: [UInt8] = []
-        frame.reserveCapacity(Frame.headerLength + length)
-        let value = UInt32(truncatingIfNeeded: length)
-        frame.append(UInt8(truncatingIfNeeded: value >> 24))
-        frame.append(UInt8(truncatingIfNeeded: value >> 16))
-        frame.append(UInt8(truncatingIfNeeded: value >> 8))
-        frame.append(UInt8(truncatingIfNeeded: value))
-        frame.append(contentsOf: Self.head)
-        frame.append(contentsOf: digits)
-        frame.append(contentsOf: tail)
-        return frame
+        numbered.frame(for: subscription)
     }
 
     /// The payload of every `store.changed` frame up to the subscription number.

@@ -8,6 +8,10 @@ protocol SubscriberConnection: AnyObject, Sendable {
     /// Identifies the connection (subscriptions belong to one connection).
     var connectionID: UInt64 { get }
 
+    /// The bus connection behind it, whose live events the hub sends through its `FrameFanOut` (from the
+    /// connection's loop); `nil` (fakes) sends them with `send(encodedEvent:)`.
+    var busConnection: BusConnection? { get }
+
     /// Queues `event` on the connection's bounded outbound queue.
     ///
     /// - Returns: `false` when the connection is closed or was dropped (its queue overflowed);

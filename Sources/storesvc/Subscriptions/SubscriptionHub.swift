@@ -48,7 +48,12 @@ final class SubscriptionHub: Sendable {
     }
 
     struct State: Sendable {
-        var subscriptions: [Int64: Record] = [:]
+        var subscriptions: [Int64: Record] = [:] {
+            didSet { liveGroups = nil }
+        }
+        /// The live subscriptions grouped by filter, as `deliver` uses them; rebuilt after any change to
+        /// `subscriptions` (`nil` until then).
+        var liveGroups: [LiveGroup]?
         var nextID: Int64 = 0
         /// The last transaction `deliver` was called with.
         var lastSeen: Int64
@@ -62,6 +67,8 @@ final class SubscriptionHub: Sendable {
     let model: Model
     let log: ServiceLog
     let state: Locked<State>
+    /// Sends the live events to bus connections, from their loops.
+    private let fanOut: FrameFanOut
     private let observation: Locked<StoreObservation?> = Locked(nil)
     let replayQueue = DispatchQueue(label: "ContextBus.storesvc.replay", attributes: .concurrent)
 
@@ -71,7 +78,11 @@ final class SubscriptionHub: Sendable {
         self.model = store.model
         self.log = log
         self.replayPageSize = replayPageSize
-        state = Locked(State(lastSeen: store.lastTransaction))
+        let state = Locked(State(lastSeen: store.lastTransaction))
+        self.state = state
+        fanOut = FrameFanOut(method: ChangedEvent.method) { refused in
+            SubscriptionHub.forget(refused.map(\.number), countedAsSent: true, in: state)
+        }
         let observation = store.observeChanges { [weak self] changes in self?.deliver(changes) }
         self.observation.withLock { $0 = observation }
     }
@@ -173,58 +184,69 @@ final class SubscriptionHub: Sendable {
     ///
     /// Subscriptions with the same filter see the same event: it is built, filtered and encoded once
     /// per filter (`SubscriptionFilter.Key`), and each subscriber gets the shared bytes with its own
-    /// `subscription` number spliced in (`ChangedEventFrame`). Per subscriber that leaves a copy of
-    /// the frame and one write to its connection, which goes straight to the socket when nothing is
-    /// queued for it, and is otherwise appended to its outbound queue, which the loop sends in one write.
+    /// `subscription` number spliced in (`ChangedEventFrame`). The live subscriptions are kept grouped by filter
+    /// (`LiveGroup`, rebuilt only when subscriptions change), with their bus connections grouped by loop: this
+    /// thread hands each loop the frame once (`FrameFanOut`), and the loops queue it for their connections and
+    /// send each connection's queue with one system call.
     func deliver(_ changes: ChangeSet) {
-        let targets = state.withLock { state -> [(Int64, Record)] in
+        let groups = state.withLock { state -> [LiveGroup] in
             state.lastSeen = max(state.lastSeen, changes.txn)
-            var targets: [(Int64, Record)] = []
-            for (id, record) in state.subscriptions where record.phase == .live && changes.txn > record.processedThrough
-            {
-                state.subscriptions[id]?.processedThrough = changes.txn
-                targets.append((id, record))
-            }
-            return targets
+            return state.currentLiveGroups()
         }
-        guard !targets.isEmpty else { return }
-        let toManyChanges = self.toManyChanges(of: changes, for: targets.map(\.1.filter))
-        let changes = completingToMany(changes, for: targets.map(\.1.filter))
+        guard !groups.isEmpty else { return }
+        let filters = groups.map(\.filter)
+        let toManyChanges = self.toManyChanges(of: changes, for: filters)
+        let changes = completingToMany(changes, for: filters)
         var lookup = ChangeLookup(changes: changes, store: store)
-        var encoded: [SubscriptionFilter.Key: EncodedChange] = [:]
         var sent: Int64 = 0
         var gone: [Int64] = []
-        for (id, record) in targets.sorted(by: { $0.0 < $1.0 }) {
-            let change: EncodedChange
-            if let known = encoded[record.filter.key] {
-                change = known
-            } else {
-                change = EncodedChange(
-                    record.filter.event(
-                        for: changes, subscription: 0, lookup: { lookup.values(of: $0) },
-                        toManyChanges: { toManyChanges }))
-                encoded[record.filter.key] = change
-            }
-            let isSent: Bool
+        for group in groups {
+            // A subscription that went live after this transaction (its replay covered it) is not sent it.
+            let group = changes.txn > group.latestStart ? group : group.members(after: changes.txn)
+            guard !group.isEmpty else { continue }
+            let change = EncodedChange(
+                group.filter.event(
+                    for: changes, subscription: 0, lookup: { lookup.values(of: $0) },
+                    toManyChanges: { toManyChanges }))
             switch change {
             case .nothing:
                 continue
             case .frame(let frame):
-                isSent = record.connection.send(encodedEvent: frame.frame(for: id))
+                // Counted before the hand-off: a refusal (which subtracts) can come back from a loop at once.
+                let handedOff = Int64(group.busRecipients.count)
+                if handedOff > 0 { state.withLock { $0.eventsSent += handedOff } }
+                fanOut.send(frame.numbered, to: group.busRecipients)
+                for member in group.others {
+                    if member.connection.send(encodedEvent: frame.frame(for: member.id)) {
+                        sent += 1
+                    } else {
+                        gone.append(member.id)
+                    }
+                }
             case .unencodable(var event):
                 // Sent the plain way, which reports why it cannot be encoded (and fails).
-                event.subscription = id
-                isSent = record.connection.send(RPCEvent(event))
-            }
-            if isSent {
-                sent += 1
-            } else {
-                gone.append(id)
+                for member in group.members {
+                    event.subscription = member.id
+                    if member.connection.send(RPCEvent(event)) {
+                        sent += 1
+                    } else {
+                        gone.append(member.id)
+                    }
+                }
             }
         }
+        state.withLock { $0.eventsSent += sent }
+        if !gone.isEmpty { Self.forget(gone, countedAsSent: false, in: state) }
+    }
+
+    /// Forgets subscriptions whose connection refused an event (closed, or dropped for overflow), counting them as
+    /// dropped; `countedAsSent`: their refused events had been counted in `eventsSent`.
+    static func forget(_ subscriptions: [Int64], countedAsSent: Bool, in state: Locked<State>) {
         state.withLock { state in
-            state.eventsSent += sent
-            for id in gone where state.subscriptions.removeValue(forKey: id) != nil { state.subscribersDropped += 1 }
+            if countedAsSent { state.eventsSent -= Int64(subscriptions.count) }
+            for id in subscriptions where state.subscriptions.removeValue(forKey: id) != nil {
+                state.subscribersDropped += 1
+            }
         }
     }
 }

@@ -42,6 +42,7 @@ final class TemporarySQLiteStore: Sendable {
 /// every send fail, as a connection dropped for overflow does.
 final class RecordingConnection: SubscriberConnection {
     let connectionID: UInt64
+    var busConnection: BusConnection? { nil }
     private let state = Locked(State())
 
     private struct State {

@@ -1,0 +1,52 @@
+// Queueing without sending, for a loop that writes several frames to a connection and then sends them together.
+
+extension SocketConnection {
+    /// Appends `byteCount` bytes, written by `write`, to the outbound queue without a system call; call on the
+    /// connection's loop, and call `flush()` after the last one.
+    ///
+    /// Order, atomicity, the outbound limit and overflow are those of `write(_:)`: the bytes go after everything
+    /// written before, and when they would take the queue past `Options.maxOutboundBytes` even after the socket
+    /// has taken what it can, nothing is queued, `onOverflow` follows on the loop, and every later write is
+    /// refused.
+    ///
+    /// - Parameters:
+    ///   - byteCount: How many bytes `write` appends (checked).
+    ///   - write: Appends the bytes to the array it is given; it must only append. Called under the
+    ///     connection's lock: it must not call back into the connection.
+    /// - Returns: `true` when the bytes were queued; `false` after close or overflow.
+    func queueWithoutSending(byteCount: Int, _ write: (inout [UInt8]) -> Void) -> Bool {
+        enum Outcome { case accepted, refused, overflowed(OutboundOverflow), failed }
+        let outcome = state.withLock { state -> Outcome in
+            guard state.phase == .open, !state.hasOverflowed else { return .refused }
+            var queued = state.outbound.count
+            if queued + byteCount > options.maxOutboundBytes {
+                guard sendQueued(&state) else { return .failed }
+                queued = state.outbound.count
+            }
+            guard queued + byteCount <= options.maxOutboundBytes else {
+                state.hasOverflowed = true
+                return .overflowed(
+                    OutboundOverflow(queuedBytes: queued, refusedBytes: byteCount, limit: options.maxOutboundBytes))
+            }
+            let before = state.outbound.count
+            state.outbound.append(byWriting: write)
+            precondition(
+                state.outbound.count == before + byteCount, "queued a different number of bytes than announced")
+            return .accepted
+        }
+        switch outcome {
+        case .accepted:
+            return true
+        case .refused:
+            return false
+        case .overflowed(let overflow):
+            loop.execute { [self] in
+                if let handlers = state.withLock({ $0.handlers }) { handlers.onOverflow(overflow) }
+            }
+            return false
+        case .failed:
+            scheduleFinishClose()
+            return false
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import BusProtocol
+import Foundation
+import Shared
+import Testing
+
+/// `FrameFanOut` over a real `BusServer` (two loops) and raw peers: numbers, order, limits, overflow.
+@Suite struct FrameFanOutTests {
+    /// A `test.tick` event frame whose `value` is the spliced number.
+    private func tickFrame(text: String = "t") -> NumberedFrame {
+        NumberedFrame(
+            prefix: Array(#"{"jsonrpc":"2.0","method":"test.tick","params":{"value":"#.utf8),
+            suffix: Array(#","text":"\#(text)"}}"#.utf8))
+    }
+
+    /// Connects `count` greeted peers and returns each with its server-side connection.
+    private func connect(_ count: Int, to bus: TestBus) throws -> [(peer: RawBusPeer, connection: BusConnection)] {
+        var pairs: [(peer: RawBusPeer, connection: BusConnection)] = []
+        for _ in 0..<count {
+            let known = Set(bus.server.connections.map(\.id))
+            let peer = try RawBusPeer(path: bus.socketPath)
+            #expect(peer.greet())
+            let connection = try #require(bus.server.connections.first { !known.contains($0.id) })
+            pairs.append((peer, connection))
+        }
+        return pairs
+    }
+
+    @Test func everyRecipientGetsEveryFrameWithItsOwnNumberInOrderAfterWhatWasSentBefore() throws {
+        let bus = try TestBus()
+        let pairs = try connect(4, to: bus)
+        #expect(Set(pairs.map { ObjectIdentifier($0.connection.loop) }).count == 2, "spread over both loops")
+        let refused = Recorder<Int64>()
+        let fanOut = FrameFanOut(method: TickEvent.method) { for recipient in $0 { refused.append(recipient.number) } }
+        for (index, pair) in pairs.enumerated() {
+            #expect(pair.connection.send(TickEvent(value: -1 - index, text: "before")))
+        }
+        let recipients = FrameFanOut.Recipients(
+            pairs.enumerated().map { FrameFanOut.Recipient(connection: $1.connection, number: Int64($0) * 1000) })
+        #expect(recipients.count == 4)
+        let frames = 50
+        for index in 0..<frames { fanOut.send(tickFrame(text: "f\(index)"), to: recipients) }
+        for (index, pair) in pairs.enumerated() {
+            let messages = (0...frames).compactMap { _ in pair.peer.readMessage() }
+            #expect(messages.count == frames + 1)
+            #expect(messages.first?["params"]?["text"] == .string("before"))
+            #expect(messages.dropFirst().allSatisfy { $0["params"]?["value"] == .int(Int64(index) * 1000) })
+            #expect(
+                messages.dropFirst().map { $0["params"]?["text"] } == (0..<frames).map { .string("f\($0)") })
+        }
+        #expect(refused.all.isEmpty)
+    }
+
+    @Test func aFrameLargerThanMaxFrameIsRefusedAndReportedWhileTheConnectionStaysOpen() throws {
+        let bus = try TestBus { $0.maxFrame = 200 }
+        let pairs = try connect(2, to: bus)
+        let refused = Recorder<Int64>()
+        let fanOut = FrameFanOut(method: TickEvent.method) { for recipient in $0 { refused.append(recipient.number) } }
+        let recipients = FrameFanOut.Recipients(
+            pairs.enumerated().map { FrameFanOut.Recipient(connection: $1.connection, number: Int64($0)) })
+        fanOut.send(tickFrame(text: String(repeating: "x", count: 300)), to: recipients)
+        fanOut.send(tickFrame(text: "small"), to: recipients)
+        for pair in pairs {
+            #expect(pair.peer.readMessage()?["params"]?["text"] == .string("small"))
+        }
+        #expect(refused.wait(forCount: 2))
+        #expect(Set(refused.all) == [0, 1])
+        #expect(bus.handlerErrors.wait(forCount: 2))
+        #expect(bus.handlerErrors.all.allSatisfy { $0.hasPrefix("test.tick:") })
+        #expect(pairs.allSatisfy { $0.connection.isOpen })
+    }
+
+    @Test func aRecipientThatStopsReadingIsDroppedWithOverflowWhileTheOthersGetEveryFrame() throws {
+        let bus = try TestBus {
+            $0.maxOutbound = 64 * 1024
+            $0.overflowGoodbyeTimeout = .seconds(20)  // the stalled peer gets time to read the goodbye
+        }
+        let pairs = try connect(3, to: bus)
+        let stalled = pairs[0]
+        let refused = Recorder<Int64>()
+        let fanOut = FrameFanOut(method: TickEvent.method) { for recipient in $0 { refused.append(recipient.number) } }
+        let recipients = FrameFanOut.Recipients(
+            pairs.enumerated().map { FrameFanOut.Recipient(connection: $1.connection, number: Int64($0)) })
+        let text = String(repeating: "x", count: 1000)
+        // Far more than the stalled peer's socket buffers and queue hold; the lively ones read each frame before
+        // the next is sent, so only the stalled one can fall behind.
+        let frames = 2000
+        for index in 0..<frames {
+            fanOut.send(tickFrame(text: "\(index) \(text)"), to: recipients)
+            for pair in pairs.dropFirst() {
+                let message = pair.peer.readMessage()
+                #expect(message?["params"]?["text"] == .string("\(index) \(text)"))
+                if message == nil { return }
+            }
+        }
+        #expect(refused.wait(forCount: 1))
+        #expect(refused.all.allSatisfy { $0 == 0 }, "only the stalled recipient is refused")
+        let messages = stalled.peer.readToEnd()
+        let ticks = messages.filter { $0["method"] == .string("test.tick") }
+        #expect(ticks.count > 10 && ticks.count < frames)
+        #expect(ticks.map { $0["params"]?["text"] } == (0..<ticks.count).map { .string("\($0) \(text)") })
+        #expect(messages.last?["method"] == .string("bus.overflow"))
+        #expect(pairs.dropFirst().allSatisfy { $0.connection.isOpen })
+    }
+
+    @Test func framesForAConnectionThatClosedAreRefused() throws {
+        let bus = try TestBus()
+        let pairs = try connect(1, to: bus)
+        let closed = Gate()
+        pairs[0].connection.onClose { _ in closed.open() }
+        pairs[0].connection.close()
+        #expect(closed.wait())
+        let refused = Recorder<Int64>()
+        let fanOut = FrameFanOut(method: TickEvent.method) { for recipient in $0 { refused.append(recipient.number) } }
+        fanOut.send(
+            tickFrame(), to: FrameFanOut.Recipients([FrameFanOut.Recipient(connection: pairs[0].connection, number: 7)])
+        )
+        #expect(refused.wait(forCount: 1))
+        #expect(refused.all == [7])
+    }
+}
