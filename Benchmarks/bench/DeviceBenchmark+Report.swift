@@ -88,20 +88,19 @@ extension DeviceBenchmark {
                     + "(\(format(one.chainsPerSecond)) → \(format(many.chainsPerSecond)) chains/s)")
         }
         print("speed-up with \(devices.count) devices: " + speedUps.joined(separator: ", "))
-        guard bleakRan,
-            let ours = phases.first(where: { $0.client == "devicesvc" && $0.devices == 1 }),
-            let theirs = phases.first(where: { $0.client == "bleak" && $0.devices == 1 })
-        else {
+        guard bleakRan, let theirs = phases.first(where: { $0.client == "bleak" && $0.devices == 1 }) else {
             if !bleakRan { print("bleak: not run (scripts/bluez-sim --python failed)") }
             return
         }
-        let ourOverhead = ours.latency.mean - radioMilliseconds
         let theirOverhead = theirs.latency.mean - radioMilliseconds
-        print(
-            "devicesvc vs bleak on one device: overhead \(format(ourOverhead)) vs \(format(theirOverhead)) ms per "
-                + "chain (\(format(ourOverhead / max(theirOverhead, 0.001)))x), client CPU "
-                + "\(format(ours.clientCPUPerChain)) vs \(format(theirs.clientCPUPerChain)) ms per chain "
-                + "(\(format(ours.clientCPUPerChain / max(theirs.clientCPUPerChain, 0.001)))x)")
+        for ours in phases where ours.client.hasPrefix("devicesvc") && ours.devices == 1 {
+            let ourOverhead = ours.latency.mean - radioMilliseconds
+            print(
+                "\(ours.client) vs bleak on one device: overhead \(format(ourOverhead)) vs \(format(theirOverhead)) "
+                    + "ms per chain (\(format(ourOverhead / max(theirOverhead, 0.001)))x), client CPU "
+                    + "\(format(ours.clientCPUPerChain)) vs \(format(theirs.clientCPUPerChain)) ms per chain "
+                    + "(\(format(ours.clientCPUPerChain / max(theirs.clientCPUPerChain, 0.001)))x)")
+        }
     }
 
     static func format(_ value: Double) -> String { String(format: "%.2f", value) }

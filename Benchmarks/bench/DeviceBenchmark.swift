@@ -7,8 +7,9 @@ import Shared
 /// `bench device`: connect → read 2a19 → write (with response) → disconnect chains through the real `devicesvc`
 /// against the simulated BlueZ, next to bleak (Python) doing the same against the same simulator afterwards.
 ///
-/// Four phases of 200 chains each: devicesvc on one device (sequential), devicesvc on four devices at once
-/// (50 each), then, with devicesvc stopped, bleak the same two ways. Each phase reports chains/s, latency, the
+/// Phases of 200 chains each: devicesvc on one device (sequential), devicesvc on four devices at once (50 each);
+/// with devicesvc stopped, bleak the same two ways and on four devices with its `connect()` serialised by hand;
+/// then devicesvc on one device again (the load of a shared machine drifts). Each phase reports chains/s, latency, the
 /// overhead over the 25 ms the simulator spends "on the radio" (connect 10 + resolve 10 + disconnect 5 ms) and
 /// the CPU time of every process involved (utime + stime from /proc/PID/stat): devicesvc and this process's
 /// client, or bleak's Python process; the simulator's Python process and its dbus-daemon. The simulator's share
@@ -26,27 +27,37 @@ enum DeviceBenchmark {
         let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
         let simulator = try Simulator.start(options: ["--cached", "all"])
         defer { simulator.stop() }
-        let directory = simulator.directory
-        let service = try startService(bus: simulator.busAddress, socket: directory + "/device.sock")
-        var serviceRunning = true
-        defer { if serviceRunning { _ = service.terminate() } }
-        let client = try connect(to: directory + "/device.sock")
-        defer { client.close() }
         let stack = [("simulator", simulator.pid), ("dbus-daemon", simulator.daemonPID)]
-        let ours = CPUWatch([("devicesvc", service.pid), ("bench client", getpid())] + stack)
 
-        for _ in 0..<5 { try runChain(client, device: devices[0]) }  // warm-up
-        var phases = [try measure("devicesvc", devices: 1, cpu: ours) { try runChains(client, on: [devices[0]]) }]
-        phases.append(
-            try measure("devicesvc", devices: devices.count, cpu: ours) { try runChains(client, on: devices) })
-
+        var phases = try withService(on: simulator, watching: stack) { client, cpu in
+            [
+                try measure("devicesvc", devices: 1, cpu: cpu) { try runChains(client, on: [devices[0]]) },
+                try measure("devicesvc", devices: devices.count, cpu: cpu) { try runChains(client, on: devices) },
+            ]
+        }
         // bleak runs alone: devicesvc would otherwise receive (and the bus route to it) bleak's signals too.
-        client.close()
-        _ = service.terminate()
-        serviceRunning = false
         let bleak = try runBleak(bus: simulator.busAddress, watching: stack)
         phases += bleak
+        // devicesvc on one device once more, to show how far the machine's load moved the figures meanwhile.
+        phases += try withService(on: simulator, watching: stack) { client, cpu in
+            [try measure("devicesvc, again", devices: 1, cpu: cpu) { try runChains(client, on: [devices[0]]) }]
+        }
         printReport(phases, load: load, bleakRan: !bleak.isEmpty)
+    }
+
+    /// Starts `devicesvc` on the simulator, connects a client, runs five warm-up chains, then `body` with a CPU
+    /// watch over devicesvc, this process and `stack`; stops the service afterwards.
+    static func withService(
+        on simulator: Simulator, watching stack: [(name: String, pid: pid_t)],
+        _ body: (BusClient, CPUWatch) throws -> [Phase]
+    ) throws -> [Phase] {
+        let socket = simulator.directory + "/device.sock"
+        let service = try startService(bus: simulator.busAddress, socket: socket)
+        defer { _ = service.terminate() }
+        let client = try connect(to: socket)
+        defer { client.close() }
+        for _ in 0..<5 { try runChain(client, device: devices[0]) }
+        return try body(client, CPUWatch([("devicesvc", service.pid), ("bench client", getpid())] + stack))
     }
 
     /// Runs `chains` chains split evenly over `devices`, one thread per device, and returns each chain's
