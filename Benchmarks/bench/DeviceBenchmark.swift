@@ -7,9 +7,13 @@ import Shared
 /// `bench device`: connect → read 2a19 → write (with response) → disconnect chains through the real `devicesvc`
 /// against the simulated BlueZ, next to bleak (Python) doing the same against the same simulator afterwards.
 ///
-/// Reports chains/s and per-chain latency for 200 sequential chains, the per-chain overhead over the 25 ms the
-/// simulator spends "on the radio" (connect 10 + resolve 10 + disconnect 5 ms), and the speed-up with four devices
-/// in parallel (connection set-up stays serialised per adapter, so the speed-up is bounded by it).
+/// Phases of 200 chains each: devicesvc on one device (sequential), devicesvc on four devices at once (50 each);
+/// with devicesvc stopped, bleak the same two ways and on four devices with its `connect()` serialised by hand;
+/// then devicesvc on one device again (the load of a shared machine drifts). Each phase reports chains/s, latency, the
+/// overhead over the 25 ms the simulator spends "on the radio" (connect 10 + resolve 10 + disconnect 5 ms) and
+/// the CPU time of every process involved (utime + stime from /proc/PID/stat): devicesvc and this process's
+/// client, or bleak's Python process; the simulator's Python process and its dbus-daemon. The simulator's share
+/// of one core shows whether it is the ceiling of the four-device phases.
 enum DeviceBenchmark {
     static let chains = 200
     static let devices = ["AA:BB:CC:DD:EE:01", "AA:BB:CC:DD:EE:02", "AA:BB:CC:DD:EE:03", "AA:BB:CC:DD:EE:04"]
@@ -20,60 +24,86 @@ enum DeviceBenchmark {
         .deletingLastPathComponent().deletingLastPathComponent().path
 
     static func run() throws {
+        let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
         let simulator = try Simulator.start(options: ["--cached", "all"])
         defer { simulator.stop() }
-        let directory = simulator.directory
-        let service = try startService(bus: simulator.busAddress, socket: directory + "/device.sock")
+        let stack = [("simulator", simulator.pid), ("dbus-daemon", simulator.daemonPID)]
+
+        var phases = try withService(on: simulator, watching: stack) { client, cpu in
+            [
+                try measure("devicesvc", devices: 1, cpu: cpu) { try runChains(client, on: [devices[0]]) },
+                try measure("devicesvc", devices: devices.count, cpu: cpu) { try runChains(client, on: devices) },
+            ]
+        }
+        // bleak runs alone: devicesvc would otherwise receive (and the bus route to it) bleak's signals too.
+        let bleak = try runBleak(bus: simulator.busAddress, watching: stack)
+        phases += bleak
+        // devicesvc on one device once more, to show how far the machine's load moved the figures meanwhile.
+        phases += try withService(on: simulator, watching: stack) { client, cpu in
+            [try measure("devicesvc, again", devices: 1, cpu: cpu) { try runChains(client, on: [devices[0]]) }]
+        }
+        printReport(phases, load: load, bleakRan: !bleak.isEmpty)
+    }
+
+    /// Starts `devicesvc` on the simulator, connects a client, runs five warm-up chains, then `body` with a CPU
+    /// watch over devicesvc, this process and `stack`; stops the service afterwards.
+    static func withService(
+        on simulator: Simulator, watching stack: [(name: String, pid: pid_t)],
+        _ body: (BusClient, CPUWatch) throws -> [Phase]
+    ) throws -> [Phase] {
+        let socket = simulator.directory + "/device.sock"
+        let service = try startService(bus: simulator.busAddress, socket: socket)
         defer { _ = service.terminate() }
-        let client = try connect(to: directory + "/device.sock")
+        let client = try connect(to: socket)
         defer { client.close() }
+        for _ in 0..<5 { try runChain(client, device: devices[0]) }
+        return try body(client, CPUWatch([("devicesvc", service.pid), ("bench client", getpid())] + stack))
+    }
 
-        for _ in 0..<5 { try runChain(client, device: devices[0]) }  // warm-up
-        var latencies: [Double] = []
-        let sequentialStart = ContinuousClock.now
-        for _ in 0..<chains {
-            let start = ContinuousClock.now
-            try runChain(client, device: devices[0])
-            latencies.append((ContinuousClock.now - start).milliseconds)
-        }
-        let sequentialSeconds = (ContinuousClock.now - sequentialStart).milliseconds / 1000
-        let sequentialRate = Double(chains) / sequentialSeconds
-
+    /// Runs `chains` chains split evenly over `devices`, one thread per device, and returns each chain's
+    /// latency in milliseconds.
+    ///
+    /// A `Thread` per device, not `concurrentPerform`: that runs only as many iterations at once as there are
+    /// cores (two here), which measured two devices at a time instead of four.
+    static func runChains(_ client: BusClient, on devices: [String]) throws -> [Double] {
         let perDevice = chains / devices.count
+        let latencies = Locked([Double]())
         let failures = Locked(0)
-        let parallelStart = ContinuousClock.now
-        DispatchQueue.concurrentPerform(iterations: devices.count) { index in
-            for _ in 0..<perDevice {
-                do { try runChain(client, device: devices[index]) } catch { failures.withLock { $0 += 1 } }
-            }
+        let finished = DispatchGroup()
+        for device in devices {
+            finished.enter()
+            Thread {
+                defer { finished.leave() }
+                for _ in 0..<perDevice {
+                    let start = ContinuousClock.now
+                    do {
+                        try runChain(client, device: device)
+                        let elapsed = (ContinuousClock.now - start).milliseconds
+                        latencies.withLock { $0.append(elapsed) }
+                    } catch {
+                        failures.withLock { $0 += 1 }
+                    }
+                }
+            }.start()
         }
-        let parallelSeconds = (ContinuousClock.now - parallelStart).milliseconds / 1000
-        let parallelRate = Double(perDevice * devices.count) / parallelSeconds
-        guard failures.withLock({ $0 }) == 0 else { throw BenchmarkError.chainsFailed(failures.withLock { $0 }) }
+        finished.wait()
+        let failed = failures.withLock { $0 }
+        guard failed == 0 else { throw BenchmarkError.chainsFailed(failed) }
+        return latencies.withLock { $0 }
+    }
 
-        let summary = Summary(latencies)
-        print("device: \(chains) sequential chains (connect, read 2a19, write with response, disconnect) via devicesvc")
-        print(
-            "  devicesvc        \(format(sequentialRate)) chains/s; per chain ms: mean \(format(summary.mean)), "
-                + "p50 \(format(summary.p50)), p90 \(format(summary.p90)), p99 \(format(summary.p99)), "
-                + "max \(format(summary.max)); overhead over \(format(radioMilliseconds)) ms radio: "
-                + "\(format(summary.mean - radioMilliseconds)) ms")
-        print(
-            "  devicesvc x4     \(format(parallelRate)) chains/s with \(devices.count) devices in parallel "
-                + "(\(perDevice) chains each): speed-up \(format(parallelRate / sequentialRate))x")
-        if let bleak = try runBleak(bus: simulator.busAddress) {
-            print(
-                "  bleak            \(format(bleak.rate)) chains/s; per chain ms: mean \(format(bleak.mean)), "
-                    + "p50 \(format(bleak.p50)), p90 \(format(bleak.p90)), p99 \(format(bleak.p99)); overhead: "
-                    + "\(format(bleak.mean - radioMilliseconds)) ms")
-            let ours = summary.mean - radioMilliseconds
-            let theirs = bleak.mean - radioMilliseconds
-            print(
-                "  devicesvc/bleak  \(format(sequentialRate / bleak.rate))x the chains/s; per-chain overhead "
-                    + "\(format(ours)) vs \(format(theirs)) ms (\(format(ours / max(theirs, 0.001)))x)")
-        } else {
-            print("  bleak            not run (scripts/bluez-sim --python failed)")
-        }
+    /// Times one phase and the CPU its processes spent.
+    static func measure(
+        _ client: String, devices: Int, cpu: CPUWatch, _ body: () throws -> [Double]
+    ) throws -> Phase {
+        let before = cpu.sample()
+        let start = ContinuousClock.now
+        let latencies = try body()
+        let seconds = (ContinuousClock.now - start).milliseconds / 1000
+        let after = cpu.sample()
+        return Phase(
+            client: client, devices: devices, chains: latencies.count, seconds: seconds, latency: Summary(latencies),
+            cpuSeconds: after.merging(before) { $0 - $1 })
     }
 
     // MARK: - Chains
@@ -134,32 +164,6 @@ enum DeviceBenchmark {
         }
     }
 
-    /// bleak's figures from `scripts/bluezsim/bleak_bench.py`, against the same simulator devicesvc used.
-    ///
-    /// The same simulator, not one of its own: the simulator's timers run late under load (10 ms came out as
-    /// 14–18 ms here), and a simulator started elsewhere (another session, another moment) is slower or faster
-    /// by more than the difference being measured.
-    static func runBleak(bus: String) throws -> (rate: Double, mean: Double, p50: Double, p90: Double, p99: Double)? {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("bench-bleak-\(getpid()).out").path
-        defer { try? FileManager.default.removeItem(atPath: output) }
-        setenv("DBUS_SYSTEM_BUS_ADDRESS", bus, 1)
-        let status = try ChildProcess.run(
-            repositoryRoot + "/scripts/bluez-sim",
-            [
-                "--python", repositoryRoot + "/scripts/bluezsim/bleak_bench.py", "--chains", String(chains),
-                "--use-running",
-            ],
-            standardOutput: output)
-        let data = (try? Data(contentsOf: URL(fileURLWithPath: output))) ?? Data()
-        guard status == 0,
-            let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last(where: { $0.hasPrefix("{") }),
-            let json = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-            let rate = json["chains_per_s"] as? Double, let ms = json["ms"] as? [String: Double],
-            let mean = ms["mean"], let p50 = ms["p50"], let p90 = ms["p90"], let p99 = ms["p99"]
-        else { return nil }
-        return (rate, mean, p50, p90, p99)
-    }
-
     // MARK: - Helpers
 
     static func blocking<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
@@ -175,24 +179,6 @@ enum DeviceBenchmark {
         return try result.withLock { $0 }!.get()
     }
 
-    static func format(_ value: Double) -> String { String(format: "%.2f", value) }
-
-    struct Summary {
-        let mean, p50, p90, p99, max: Double
-
-        init(_ values: [Double]) {
-            let sorted = values.sorted()
-            func at(_ fraction: Double) -> Double {
-                sorted[min(sorted.count - 1, Int((fraction * Double(sorted.count - 1)).rounded()))]
-            }
-            mean = values.reduce(0, +) / Double(values.count)
-            p50 = at(0.5)
-            p90 = at(0.9)
-            p99 = at(0.99)
-            max = sorted.last ?? 0
-        }
-    }
-
     enum BenchmarkError: Error, CustomStringConvertible {
         case simulatorDidNotStart(String)
         case chainsFailed(Int)
@@ -202,7 +188,7 @@ enum DeviceBenchmark {
         var description: String {
             switch self {
             case .simulatorDidNotStart(let output): return "the simulator did not start: \(output)"
-            case .chainsFailed(let count): return "\(count) parallel chains failed"
+            case .chainsFailed(let count): return "\(count) chains failed"
             case .unexpectedResult(let json): return "unexpected chain result \(json)"
             case .spawnFailed(let executable, let code): return "cannot start \(executable): error \(code)"
             }
@@ -213,6 +199,8 @@ enum DeviceBenchmark {
     struct Simulator {
         let busAddress: String
         let pid: pid_t
+        /// The simulator's private dbus-daemon.
+        let daemonPID: pid_t
         let directory: String
 
         static func start(options: [String]) throws -> Simulator {
@@ -228,9 +216,10 @@ enum DeviceBenchmark {
                 values[String(line[..<equals])] = String(line[line.index(after: equals)...])
             }
             guard let bus = values["DBUS_SYSTEM_BUS_ADDRESS"], let pid = values["BLUEZ_SIM_PID"].flatMap(Int32.init),
+                let daemonPID = values["BLUEZ_SIM_DBUS_PID"].flatMap(Int32.init),
                 let directory = values["BLUEZ_SIM_DIR"]
             else { throw BenchmarkError.simulatorDidNotStart(text) }
-            return Simulator(busAddress: bus, pid: pid, directory: directory)
+            return Simulator(busAddress: bus, pid: pid, daemonPID: daemonPID, directory: directory)
         }
 
         func stop() {

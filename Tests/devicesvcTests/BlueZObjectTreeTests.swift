@@ -48,6 +48,17 @@ import Testing
         #expect(makeTree().characteristic(uuid, onDevice: Self.devicePath)?.path == Self.echoPath)
     }
 
+    @Test func aUUIDFoundTwiceOnOneDeviceGivesTheCharacteristicWithTheSmallestPath() {
+        var objects = makeTree().objects
+        let later = Self.path("/org/bluez/hci0/dev_AA_BB_CC_DD_EE_01/service0030/char0031")
+        let earlier = Self.path("/org/bluez/hci0/dev_AA_BB_CC_DD_EE_01/service0008/char0009")
+        for path in [later, earlier] {
+            objects[path] = [BlueZ.characteristicInterface: ["UUID": .string("00002A19-0000-1000-8000-00805F9B34FB")]]
+        }
+        let tree = BlueZObjectTree(objects: objects)
+        #expect(tree.characteristic(BluetoothUUID("2a19")!, onDevice: Self.devicePath)?.path == earlier)
+    }
+
     @Test func doesNotFindACharacteristicOfAnotherDevice() {
         let other = Self.path("/org/bluez/hci0/dev_AA_BB_CC_DD_EE_02")
         #expect(makeTree().characteristic(BluetoothUUID("2a19")!, onDevice: other) == nil)

@@ -325,6 +325,47 @@ import Testing
             ])
     }
 
+    @Test func theAdapterIsFreeForTheNextConnectOnceTheLinkIsUpWhileServicesStillResolve() {
+        let (runner, backend, scheduler) = makeRunner()
+        backend.script(
+            "Connect AA:BB:CC:DD:EE:01", .staged(linkUp: .milliseconds(10), resolved: .milliseconds(100)))
+        backend.script(
+            "Connect AA:BB:CC:DD:EE:02", .staged(linkUp: .milliseconds(10), resolved: .milliseconds(100)))
+        let (_, a) = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
+        let (_, b) = start(runner, RunParams(address: second, steps: [.connect(timeoutMs: nil)]))
+        #expect(backend.log == ["Connect AA:BB:CC:DD:EE:01"])
+        scheduler.advance(by: .milliseconds(10))
+        #expect(
+            backend.log == [
+                "Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:01 linked", "Connect AA:BB:CC:DD:EE:02",
+            ])
+        scheduler.advance(by: .milliseconds(100))
+        #expect(a.isCompleted && b.hasEnded == false)
+        scheduler.advance(by: .milliseconds(10))
+        #expect(b.isCompleted)
+    }
+
+    @Test func aRetriedConnectQueuesAgainBehindConnectsThatArrivedDuringTheBackoff() {
+        var settings = ChainSettings()
+        settings.retry = RetryPolicy(retries: 1, initialDelay: .milliseconds(20))
+        let (runner, backend, scheduler) = makeRunner(settings: settings)
+        let busy = DeviceError.bluez(DBusError(name: "org.bluez.Error.InProgress", message: "In Progress"))
+        backend.script("Connect AA:BB:CC:DD:EE:01", .fail(busy))
+        backend.script("Connect AA:BB:CC:DD:EE:02", .delay(.milliseconds(50)))
+        _ = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
+        _ = start(runner, RunParams(address: second, steps: [.connect(timeoutMs: nil)]))
+        #expect(backend.log == ["Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02"])
+        scheduler.advance(by: .milliseconds(20))
+        // The retry waits for the second device's link set-up instead of overlapping it.
+        #expect(backend.log == ["Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02"])
+        scheduler.advance(by: .milliseconds(30))
+        #expect(
+            backend.log == [
+                "Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02", "Connect AA:BB:CC:DD:EE:02 done",
+                "Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:01 done",
+            ])
+    }
+
     @Test func globalSerializationRunsOneChainAtATimeAcrossDevices() {
         var settings = ChainSettings()
         settings.serialization = .global

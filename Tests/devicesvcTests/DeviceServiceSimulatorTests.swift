@@ -205,6 +205,50 @@ struct DeviceServiceSimulatorTests {
         }
     }
 
+    @Test func linkSetUpsOnOneAdapterNeverOverlapWhenChainsOnThreeDevicesRunAtOnce() async throws {
+        // The simulator answers InProgress to a Connect while another link is being set up; with no retries,
+        // any overlap would fail a chain.
+        try await withSimulatedStack(
+            simulatorOptions: ["--one-connect-per-adapter"], serviceArguments: ["--retry", "0"]
+        ) { stack in
+            let devices = [Self.first, Self.second, BluetoothAddress("AA:BB:CC:DD:EE:03")!]
+            let outcomes = await withTaskGroup(of: Result<RecordedRunResult, RPCError>.self) { group in
+                for index in 0..<9 {
+                    group.addTask {
+                        await stack.service.run(RunParams(address: devices[index % 3], steps: Self.readWriteChain))
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.allSatisfy { (try? $0.get()) != nil })
+            let connects = try await stack.simulator.callLog().filter { $0.method == "Connect" }.map(\.outcome)
+            #expect(connects == Array(repeating: "ok", count: 9))
+        }
+    }
+
+    @Test func aDeviceStillResolvingItsServicesDoesNotHoldUpAnotherDevicesConnect() async throws {
+        try await withSimulatedStack(serviceArguments: ["--resolve-timeout-ms", "120000"]) { stack in
+            try await stack.simulator.neverResolveServices("AA:BB:CC:DD:EE:01")
+            let waiting = try await stack.service.makeClient(name: "waiting")
+            let firstEnded = Locked(false)
+            let first = Task {
+                let outcome = await stack.service.run(
+                    RunParams(address: Self.first, steps: [.connect(timeoutMs: 120_000)]), on: waiting)
+                firstEnded.withLock { $0 = true }
+                return outcome
+            }
+            // The first device's link is up (BlueZ answered its Connect) but its services never resolve.
+            try await eventually {
+                try await stack.simulator.callLog().contains { $0.method == "Connect" && $0.outcome == "ok" }
+            }
+            let second = await stack.service.run(RunParams(address: Self.second, steps: Self.readWriteChain))
+            #expect((try? second.get()) != nil)
+            #expect(firstEnded.withLock { $0 } == false)
+            waiting.close()
+            _ = await first.value
+        }
+    }
+
     @Test func transientInProgressIsRetriedThenSucceeds() async throws {
         try await withSimulatedStack(serviceArguments: ["--retry", "3", "--retry-delay-ms", "20"]) { stack in
             try await stack.simulator.fail(

@@ -118,6 +118,8 @@ class Device:
             raise in_progress()
         if self.connected:
             return None
+        if self.bluetoothd.parameters.get("one_connect_per_adapter") and self._another_link_setting_up():
+            raise in_progress()
         self._start_link(lambda: call.reply(), call.fail)
         return PENDING
 
@@ -192,6 +194,11 @@ class Device:
         raise invalid_args()
 
     # ---- the link -----------------------------------------------------------------------------------------
+
+    def _another_link_setting_up(self) -> bool:
+        """Whether another device on this adapter is connecting and its link is not up yet."""
+        return any(other is not self and other.adapter is self.adapter and other.connecting and not other.connected
+                   for other in self.bluetoothd.devices.values())
 
     def _start_link(self, on_ready, on_failed) -> None:
         self.connecting = True

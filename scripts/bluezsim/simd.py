@@ -116,6 +116,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--timing", action="append", default=[], metavar="NAME=MS",
                         help=f"override a timing ({', '.join(DEFAULT_TIMINGS)})")
     parser.add_argument("--powered-off", action="store_true", help="start with the adapter powered off")
+    parser.add_argument("--one-connect-per-adapter", action="store_true",
+                        help="answer InProgress to a Connect while another device on the adapter is still "
+                             "setting up its link (as controllers that take one LE connection at a time do)")
     return parser.parse_args(argv)
 
 
@@ -129,7 +132,8 @@ def main(argv: list[str]) -> int:
             return 2
         overrides[name] = int(value)
     RUNTIME.timings.update(overrides)
-    parameters: dict = {"devices": args.devices, "powered": not args.powered_off}
+    parameters: dict = {"devices": args.devices, "powered": not args.powered_off,
+                        "one_connect_per_adapter": args.one_connect_per_adapter}
     if args.cached is not None:
         parameters["cached"] = args.cached if args.cached in ("all", "none") else args.cached.split(",")
 

@@ -51,15 +51,16 @@ extension BlueZClient {
 
     // MARK: - Connect and disconnect
 
-    /// `Device1.Connect`, then waits for `ServicesResolved`; completes once the device is connected with its
-    /// GATT database known.
+    /// `Device1.Connect`, then waits for `ServicesResolved`; sends `.linkUp` when the link is established
+    /// (`Connected` true, or the `Connect` reply if that comes first) and completes once the device is connected
+    /// with its GATT database known.
     ///
     /// A connection whose services do not resolve within `resolveTimeout` is disconnected (waiting for BlueZ to
     /// answer the `Disconnect`) and the operation fails with `.servicesNotResolved`, a transient failure. The
     /// link dropping (`Connected` false) after the `Connect` reply fails with `.linkLost`.
     func connect(
         _ address: BluetoothAddress, onAdapter adapter: String, resolveTimeout: Duration, callTimeout: Duration
-    ) -> Signal<Void, DeviceError> {
+    ) -> Signal<ConnectStage, DeviceError> {
         Signal { observer, lifetime in
             let device: BlueZDevice
             do throws(DeviceError) {
@@ -68,14 +69,22 @@ extension BlueZClient {
                 return observer.send(error: error)
             }
             let progress = Locked(ConnectProgress())
+            let linkUp: @Sendable () -> Void = {
+                let first = progress.withLock { state -> Bool in
+                    defer { state.isLinkUp = true }
+                    return !state.isLinkUp
+                }
+                if first { observer.send(value: .linkUp) }
+            }
             let finish: @Sendable () -> Void = {
-                observer.send(value: ())
+                linkUp()
                 observer.sendCompleted()
             }
             lifetime += self.observe { event in
                 switch event {
                 case .propertiesChanged(let change)
                 where change.path == device.path && change.interface == BlueZ.deviceInterface:
+                    if change.changed["Connected"]?.boolValue == true { linkUp() }
                     if change.changed["ServicesResolved"]?.boolValue == true {
                         let done = progress.withLock { state -> Bool in
                             // Too late once we gave up: our Disconnect is on its way.
@@ -103,6 +112,7 @@ extension BlueZClient {
             lifetime += connecting.start { event in
                 switch event {
                 case .value:
+                    linkUp()
                     // The reply comes after the signals sent before it: the tree is current for this device.
                     let resolvedNow = self.tree.device(at: device.path).map { $0.isConnected && $0.servicesResolved }
                     let done = progress.withLock { state -> Bool in
@@ -125,7 +135,7 @@ extension BlueZClient {
     /// Disconnects a connection whose services never resolved, then fails with `.servicesNotResolved`.
     private func giveUpResolving(
         _ device: BlueZDevice, progress: Locked<ConnectProgress>, after timeout: Duration,
-        observer: Observer<Void, DeviceError>
+        observer: Observer<ConnectStage, DeviceError>
     ) {
         let proceed = progress.withLock { state -> Bool in
             guard !state.isResolved else { return false }
@@ -270,6 +280,8 @@ extension BlueZClient {
 /// How far one `connect` has come.
 struct ConnectProgress: Sendable {
     var hasReply = false
+    /// Set once `.linkUp` was sent.
+    var isLinkUp = false
     var isResolved = false
     /// Set when the services-resolved timeout fired: the `Connected` false that our own `Disconnect` causes is
     /// not a link loss.

@@ -88,7 +88,8 @@ struct BlueZObjectTree: Sendable, Hashable {
     func device(_ address: BluetoothAddress, onAdapter adapter: String) -> BlueZDevice? {
         // BlueZ names device objects after the address; look there first, then search (a device object
         // whose path does not follow the convention is still found by its Address property).
-        if let path = try? DBusObjectPath("/org/bluez/\(adapter)/dev_" + address.string.replacing(":", with: "_")),
+        let element = String(address.string.map { $0 == ":" ? "_" : $0 })
+        if let path = try? DBusObjectPath("/org/bluez/\(adapter)/dev_" + element),
             let device = device(at: path)
         {
             return device
@@ -103,12 +104,19 @@ struct BlueZObjectTree: Sendable, Hashable {
 
     /// The first characteristic (by path order) with `uuid`, short or full, below the device at `devicePath`.
     ///
-    /// Every GATT step looks its characteristic up here, so it does not sort the whole tree: it takes the
-    /// smallest path among the matches.
+    /// Every GATT step looks its characteristic up here, so it neither sorts the tree nor builds a value for
+    /// every characteristic: it compares UUIDs in the raw properties and builds the one with the smallest path.
     func characteristic(_ uuid: BluetoothUUID, onDevice devicePath: DBusObjectPath) -> GattCharacteristic? {
         let canonical = uuid.canonical
-        return unorderedCharacteristics(onDevice: devicePath).filter { $0.uuid == canonical }
-            .min { $0.path < $1.path }
+        var best: (path: DBusObjectPath, properties: DBusPropertyMap)?
+        for (path, interfaces) in objects {
+            guard let properties = interfaces[BlueZ.characteristicInterface],
+                properties["UUID"]?.stringValue?.lowercased() == canonical, path != devicePath,
+                path.isInNamespace(devicePath), best.map({ path < $0.path }) ?? true
+            else { continue }
+            best = (path, properties)
+        }
+        return best.flatMap { GattCharacteristic(path: $0.path, properties: $0.properties) }
     }
 
     private func unorderedCharacteristics(onDevice devicePath: DBusObjectPath) -> [GattCharacteristic] {

@@ -10,7 +10,8 @@ import Shared
 ///                                  │ its turn
 ///                                  ▼
 ///       steps, one after the other (flatMap .concat), each with its timeout; read/write/notify/wait fail on link loss
-///            connect ─▶ connections queue (one set-up at a time per adapter) ─▶ Connect + ServicesResolved, retried
+///            connect ─▶ connections queue (one link set-up at a time per adapter, held until Connected) ─▶
+///                       Connect + ServicesResolved; each retry queues again
 ///                                  │ first failure, cancellation, or chain timeout
 ///                                  ▼
 ///       disconnect (if connect ran) ─▶ ChainError(step, reason, results so far)
@@ -162,8 +163,9 @@ final class ChainRunner: Sendable {
         let work: Signal<ChainProgress, DeviceError>
         switch step {
         case .connect:
-            let connect = backend.connect(address, timeout: timeout).retrying(retry, on: scheduler, onRetry: onRetry)
-            work = connections.enqueue(connect, for: settings.adapter).map { finished(nil) }
+            work = connectTakingTheAdaptersTurn(address, timeout: timeout)
+                .retrying(retry, on: scheduler, onRetry: onRetry)
+                .map { finished(nil) }
         case .read(let characteristic, _):
             work = backend.read(characteristic, of: address, timeout: timeout)
                 .retrying(retry, on: scheduler, onRetry: onRetry)
@@ -196,6 +198,40 @@ final class ChainRunner: Sendable {
             value: { progress in
                 if case .finished(let result) = progress { record.finish(result) }
             })
+    }
+
+    /// One connect attempt that waits for the adapter's turn and holds it only until the link is up.
+    ///
+    /// BlueZ answers `InProgress` (or the controller aborts) when a second LE connection is set up on the same
+    /// adapter before the first link is established; service discovery on an established link does not block
+    /// the adapter, so the next device's `Connect` goes out while this one still resolves its services. Each
+    /// retry takes a new turn (other devices may connect during the backoff).
+    private func connectTakingTheAdaptersTurn(
+        _ address: BluetoothAddress, timeout: Duration
+    ) -> Signal<Void, DeviceError> {
+        let attempt = backend.connect(address, timeout: timeout)
+        return Signal { [connections, adapter = settings.adapter] observer, lifetime in
+            // The turn ends at `.linkUp` (or when the attempt ends); the attempt itself lives on in `lifetime`.
+            let turn = Signal<Never, Never> { turnObserver, _ in
+                lifetime += attempt.start { event in
+                    switch event {
+                    case .value(.linkUp):
+                        turnObserver.sendCompleted()
+                    case .completed:
+                        turnObserver.sendCompleted()
+                        observer.send(value: ())
+                        observer.sendCompleted()
+                    case .failed(let error):
+                        turnObserver.sendCompleted()
+                        observer.send(error: error)
+                    case .interrupted:
+                        turnObserver.sendCompleted()
+                        observer.sendInterrupted()
+                    }
+                }
+            }
+            lifetime += connections.enqueue(turn, for: adapter).start { _ in }
+        }
     }
 
     /// A notify step: `count` notifications, each sent on, then the step's result; notifications end with it.

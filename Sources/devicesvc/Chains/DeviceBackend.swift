@@ -9,8 +9,9 @@ import Shared
 protocol DeviceBackend: Sendable {
     /// Fails when Bluetooth cannot be used at all (BlueZ not on the bus).
     func checkAvailable() throws(DeviceError)
-    /// Connects and waits until the device's services are resolved.
-    func connect(_ address: BluetoothAddress, timeout: Duration) -> Signal<Void, DeviceError>
+    /// Connects: sends `.linkUp` once the link is established (the adapter is free for another connection set-up
+    /// from then on), then completes once the device's services are resolved.
+    func connect(_ address: BluetoothAddress, timeout: Duration) -> Signal<ConnectStage, DeviceError>
     /// Reads a characteristic.
     func read(
         _ characteristic: BluetoothUUID, of address: BluetoothAddress, timeout: Duration
@@ -44,7 +45,7 @@ struct BlueZBackend: DeviceBackend {
         _ = try client.availableTree()
     }
 
-    func connect(_ address: BluetoothAddress, timeout: Duration) -> Signal<Void, DeviceError> {
+    func connect(_ address: BluetoothAddress, timeout: Duration) -> Signal<ConnectStage, DeviceError> {
         client.connect(address, onAdapter: adapter, resolveTimeout: min(resolveTimeout, timeout), callTimeout: timeout)
     }
 

@@ -19,6 +19,9 @@ final class ScriptedBackend: DeviceBackend {
         case hang
         /// Succeeds after a virtual delay.
         case delay(Duration)
+        /// Connect only: the link comes up after `linkUp` (logged as `"<key> linked"`), the services resolve
+        /// `resolved` later.
+        case staged(linkUp: Duration, resolved: Duration)
     }
 
     let scheduler: TestScheduler
@@ -77,8 +80,22 @@ final class ScriptedBackend: DeviceBackend {
         guard state.withLock({ $0.isAvailable }) else { throw .unavailable("scripted: BlueZ is not on the bus") }
     }
 
-    func connect(_ address: BluetoothAddress, timeout: Duration) -> Signal<Void, DeviceError> {
-        operation("Connect \(address)", value: ())
+    /// A plain behaviour brings the link up when the connect succeeds; `.staged` brings it up earlier.
+    func connect(_ address: BluetoothAddress, timeout: Duration) -> Signal<ConnectStage, DeviceError> {
+        let key = "Connect \(address)"
+        return Signal { observer, lifetime in
+            let connect = self.operation(key, value: ConnectStage.linkUp) { linkUp, resolved in
+                lifetime += self.scheduler.schedule(after: linkUp) {
+                    self.state.withLock { $0.log.append("\(key) linked") }
+                    observer.send(value: .linkUp)
+                    lifetime += self.scheduler.schedule(after: resolved) {
+                        self.state.withLock { $0.log.append("\(key) done") }
+                        observer.sendCompleted()
+                    }
+                }
+            }
+            lifetime += connect.start(observer)
+        }
     }
 
     func read(
@@ -141,7 +158,11 @@ final class ScriptedBackend: DeviceBackend {
 
     // MARK: - Internals
 
-    private func operation<Value: Sendable>(_ key: String, value: Value) -> Signal<Value, DeviceError> {
+    /// `staged` runs a `.staged` behaviour (the caller sends its events); any other operation treats it as
+    /// success.
+    private func operation<Value: Sendable>(
+        _ key: String, value: Value, staged: (@Sendable (_ linkUp: Duration, _ resolved: Duration) -> Void)? = nil
+    ) -> Signal<Value, DeviceError> {
         Signal { observer, lifetime in
             let behaviour = self.state.withLock { state -> Behaviour in
                 state.log.append(key)
@@ -160,6 +181,8 @@ final class ScriptedBackend: DeviceBackend {
             case .fail(let error): observer.send(error: error)
             case .hang: break
             case .delay(let delay): lifetime += self.scheduler.schedule(after: delay, succeed)
+            case .staged(let linkUp, let resolved):
+                if let staged { staged(linkUp, resolved) } else { succeed() }
             }
         }
     }

@@ -24,10 +24,17 @@ def test_bleak_scans_connects_reads_writes_and_gets_notifications(sim, bleak_env
     assert ("Connect", "ok") in calls and ("Disconnect", "ok") in calls
 
 
-def test_bleak_bench_runs_chains(sim, bleak_env):
-    run = subprocess.run([sys.executable, str(HERE.parent / "bleak_bench.py"), "--chains", "3", "--use-running"],
+def test_bleak_bench_runs_chains_sequentially_then_on_devices_in_parallel(sim, bleak_env, sim_env):
+    run = subprocess.run([sys.executable, str(HERE.parent / "bleak_bench.py"), "--chains", "4", "--warm-up", "1",
+                          "--parallel-devices", "2", "--use-running", "--watch",
+                          f"simulator={sim_env['BLUEZ_SIM_PID']}"],
                          env=bleak_env, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     summary = json.loads(run.stdout.splitlines()[-1])
-    assert summary["chains"] == 3 and summary["chains_per_s"] > 0
-    assert sim.ctl("CountCalls", "ss", "AA:BB:CC:DD:EE:01", "Connect") == 3
+    assert summary["chains"] == 4 and summary["chains_per_s"] > 0
+    parallel = summary["phases"]["parallel"]
+    assert parallel["devices"] == 2 and parallel["chains"] == 4
+    assert set(parallel["cpu_s"]) == {"client", "simulator"}
+    assert summary["phases"]["parallel_connect_locked"]["chains"] == 4
+    assert sim.ctl("CountCalls", "ss", "AA:BB:CC:DD:EE:01", "Connect") == 1 + 4 + 2 + 2
+    assert sim.ctl("CountCalls", "ss", "AA:BB:CC:DD:EE:02", "Connect") == 2 + 2

@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+import dbus
 import pytest
 
 from client import ADAPTER, DEVICE, HCI0, Client
@@ -76,6 +77,27 @@ def test_options_choose_devices_cache_and_power(tmp_path):
     finally:
         assert "Traceback" not in stop_sim(process)
     assert not (tmp_path / "ready").exists()
+
+
+def test_one_connect_per_adapter_refuses_a_second_link_set_up_until_the_first_link_is_up(tmp_path):
+    process, env = start_sim(tmp_path / "ready", "--one-connect-per-adapter", "--timing", "connect_ms=300",
+                             "--timing", "resolve_ms=300")
+    dev1, dev2 = HCI0 + "/dev_AA_BB_CC_DD_EE_01", HCI0 + "/dev_AA_BB_CC_DD_EE_02"
+    try:
+        client = Client(env["DBUS_SYSTEM_BUS_ADDRESS"])
+        client.call_async("first", dev1, DEVICE, "Connect")
+        client.wait_for(lambda: False, timeout=0.05)
+        with pytest.raises(dbus.DBusException) as error:
+            client.call(dev2, DEVICE, "Connect")
+        assert error.value.get_dbus_name() == "org.bluez.Error.InProgress"
+        # Once the first link is up (its services still resolving), the second device may connect.
+        assert client.wait_for(lambda: client.get(dev1, DEVICE, "Connected"))
+        assert not client.get(dev1, DEVICE, "ServicesResolved")
+        client.call(dev2, DEVICE, "Connect")
+        assert client.get(dev2, DEVICE, "ServicesResolved")
+        client.close()
+    finally:
+        assert "Traceback" not in stop_sim(process)
 
 
 def test_a_bad_option_is_refused(tmp_path):
