@@ -33,22 +33,9 @@ extension SocketConnection {
     }
 
     private func write(_ bytes: [UInt8], sendingNow: Bool) -> Bool {
-        enum Outcome { case accepted, mustFlush, refused, overflowed(OutboundOverflow), failed }
-        let outcome = state.withLock { state -> Outcome in
-            guard state.phase == .open, !state.hasOverflowed else { return .refused }
+        let outcome = state.withLock { state -> WriteOutcome in
+            if let refusal = admission(of: bytes.count, &state) { return refusal }
             if bytes.isEmpty { return .accepted }
-            var queued = state.outbound.count
-            if queued + bytes.count > options.maxOutboundBytes {
-                // The limit is for bytes the peer has not taken, not for bytes the loop has not sent yet (a loop
-                // kept off the CPU must not get a reading peer dropped): hand the socket what it takes first.
-                guard sendQueued(&state) else { return .failed }
-                queued = state.outbound.count
-            }
-            guard queued + bytes.count <= options.maxOutboundBytes else {
-                state.hasOverflowed = true
-                return .overflowed(
-                    OutboundOverflow(queuedBytes: queued, refusedBytes: bytes.count, limit: options.maxOutboundBytes))
-            }
             if sendingNow { return enqueue(bytes, into: &state) ? .accepted : .failed }
             state.outbound.append(bytes)
             // Queued bytes are always on their way: epoll reports writability (set after a partial send), or a
@@ -57,6 +44,44 @@ extension SocketConnection {
             state.isFlushScheduled = true
             return .mustFlush
         }
+        return complete(outcome)
+    }
+
+    /// What a write comes to, decided under the lock.
+    enum WriteOutcome {
+        case accepted
+        /// Accepted; the loop must be asked to flush.
+        case mustFlush
+        /// Closed or overflowed before.
+        case refused
+        case overflowed(OutboundOverflow)
+        /// The socket failed while the queue was being sent.
+        case failed
+    }
+
+    /// Under the lock: `nil` when `byteCount` more bytes may join the queue, else the outcome that refuses them.
+    ///
+    /// The limit is for bytes the peer has not taken, not for bytes the loop has not sent yet (a loop kept off the
+    /// CPU must not get a reading peer dropped): bytes that would pass it first hand the socket what it takes.
+    /// A refusal for the limit marks the connection overflowed, so every later write is refused too.
+    func admission(of byteCount: Int, _ state: inout State) -> WriteOutcome? {
+        guard state.phase == .open, !state.hasOverflowed else { return .refused }
+        var queued = state.outbound.count
+        if queued + byteCount > options.maxOutboundBytes {
+            guard sendQueued(&state) else { return .failed }
+            queued = state.outbound.count
+        }
+        guard queued + byteCount <= options.maxOutboundBytes else {
+            state.hasOverflowed = true
+            return .overflowed(
+                OutboundOverflow(queuedBytes: queued, refusedBytes: byteCount, limit: options.maxOutboundBytes))
+        }
+        return nil
+    }
+
+    /// After the lock: acts on `outcome` (a flush, `onOverflow` on the loop, a close after a failed send) and
+    /// returns whether the bytes were accepted.
+    func complete(_ outcome: WriteOutcome) -> Bool {
         switch outcome {
         case .accepted:
             return true

@@ -15,38 +15,14 @@ extension SocketConnection {
     ///     connection's lock: it must not call back into the connection.
     /// - Returns: `true` when the bytes were queued; `false` after close or overflow.
     func queueWithoutSending(byteCount: Int, _ write: (inout [UInt8]) -> Void) -> Bool {
-        enum Outcome { case accepted, refused, overflowed(OutboundOverflow), failed }
-        let outcome = state.withLock { state -> Outcome in
-            guard state.phase == .open, !state.hasOverflowed else { return .refused }
-            var queued = state.outbound.count
-            if queued + byteCount > options.maxOutboundBytes {
-                guard sendQueued(&state) else { return .failed }
-                queued = state.outbound.count
-            }
-            guard queued + byteCount <= options.maxOutboundBytes else {
-                state.hasOverflowed = true
-                return .overflowed(
-                    OutboundOverflow(queuedBytes: queued, refusedBytes: byteCount, limit: options.maxOutboundBytes))
-            }
+        let outcome = state.withLock { state -> WriteOutcome in
+            if let refusal = admission(of: byteCount, &state) { return refusal }
             let before = state.outbound.count
             state.outbound.append(byWriting: write)
             precondition(
                 state.outbound.count == before + byteCount, "queued a different number of bytes than announced")
             return .accepted
         }
-        switch outcome {
-        case .accepted:
-            return true
-        case .refused:
-            return false
-        case .overflowed(let overflow):
-            loop.execute { [self] in
-                if let handlers = state.withLock({ $0.handlers }) { handlers.onOverflow(overflow) }
-            }
-            return false
-        case .failed:
-            scheduleFinishClose()
-            return false
-        }
+        return complete(outcome)
     }
 }
