@@ -113,10 +113,7 @@ import Testing
         let sqlite = sqlite
         sqlite.whenGroupApplied {
             sqlite.whenGroupApplied(nil)
-            let answers = Self.queue(on: sqlite, [SaveRequest(inserts: [
-                .init(id: tmp("Device", "l"), values: ["address": .string("late")])
-            ])])
-            late.withLock { $0 = answers }
+            late.withLock { $0 = Self.queue(on: sqlite, [Self.device("late", .disk)]) }
         }
         let first = try store.commit(insert("first"))
         let lateAnswers = try #require(late.withLock { $0 })

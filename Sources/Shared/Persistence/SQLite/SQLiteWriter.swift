@@ -320,7 +320,8 @@ final class SQLiteWriter: @unchecked Sendable {
                 "UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENTITY\" = ?", [.int(maximum), .string(entity)])
             guard sqlite3_changes(connection.handle) == 0 else { continue }
             try connection.run(
-                "INSERT INTO \"Z_PRIMARYKEY\" (\"Z_ENTITY\", \"Z_MAX\") VALUES (?, ?)", [.string(entity), .int(maximum)])
+                "INSERT INTO \"Z_PRIMARYKEY\" (\"Z_ENTITY\", \"Z_MAX\") VALUES (?, ?)",
+                [.string(entity), .int(maximum)])
         }
         dirtyCounters.removeAll()
     }
