@@ -25,7 +25,6 @@ final class SQLiteWriter: @unchecked Sendable {
     // `statistics` are a Mutex/Atomic.
     private let queue = DispatchQueue(label: "ContextBus.SQLiteStore.writer", qos: .userInitiated)
     private let pending = Locked(PendingSaves())
-    private let wakers = DispatchQueue(label: "ContextBus.SQLiteStore.wakers", qos: .userInitiated)
     private let connection: SQLiteConnection
     private let model: Model
     private let tables: [String: SQLiteEntityTable]
@@ -154,23 +153,7 @@ final class SQLiteWriter: @unchecked Sendable {
             if retried { stats.groupsRetriedInSavepoints += 1 }
         }
         observers.publish(committed)
-        var waiting: [SaveJob] = []
-        for (job, outcome) in zip(jobs, outcomes) where job.answer(outcome) { waiting.append(job) }
-        wake(waiting)
-    }
-
-    /// Wakes the threads waiting for a group's answers (already recorded): a lone one from here,
-    /// several from `wakers`, a queue of their own, so that the writer starts the next group
-    /// instead of making one wake-up system call per save first (several microseconds each, on the
-    /// one thread every save goes through).
-    private func wake(_ waiting: [SaveJob]) {
-        guard waiting.count > 1 else {
-            waiting.first?.wake()
-            return
-        }
-        wakers.async {
-            for job in waiting { job.wake() }
-        }
+        for (job, outcome) in zip(jobs, outcomes) { job.finish(outcome) }
     }
 
     /// How one attempt at committing a group ended.

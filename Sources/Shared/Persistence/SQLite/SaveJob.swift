@@ -13,25 +13,13 @@ final class SaveJob: Sendable {
         self.completion = completion
     }
 
-    /// Answers the save: a completion handler is called with `result` at once; for a waiting
-    /// thread `result` is recorded and `true` returned: the thread then waits for `wake()`.
-    func answer(_ result: Result<SaveResult, any Error>) -> Bool {
+    func finish(_ result: Result<SaveResult, any Error>) {
         if let completion {
             completion(result)
-            return false
+            return
         }
         outcome.withLock { $0 = result }
-        return true
-    }
-
-    /// Wakes the thread waiting in `wait()` (after `answer(_:)`).
-    func wake() {
         done.signal()
-    }
-
-    /// Answers the save and wakes its waiting thread, if any.
-    func finish(_ result: Result<SaveResult, any Error>) {
-        if answer(result) { wake() }
     }
 
     func wait() -> Result<SaveResult, any Error> {
