@@ -9,6 +9,8 @@ enum BenchmarkSuites {
         "socket": SocketBenchmark.run,
         "stack": StackBenchmark.run,
         "store": StoreBenchmark.run,
+        "storegroup": StoreGroupCommitBenchmark.run,
+        "storegroup8": StoreGroupCommitBenchmark.runEightThreads,
         "storesaves": StoreSavesBenchmark.run,
         "wire": WireBenchmark.run,
     ]

@@ -135,7 +135,7 @@ enum StoreBenchmark {
 }
 
 /// The same workloads through the C API: a table shaped like the store's `Reading`, WAL, FULL sync.
-private final class RawSQLite {
+final class RawSQLite {
     let db: OpaquePointer
 
     init(path: String) throws {
@@ -182,14 +182,16 @@ private final class RawSQLite {
         sqlite3_reset(statement)
     }
 
-    func insertRate(rowsPerTransaction: Int) throws -> (transactions: Double, rows: Double, rowsPerCPUSecond: Double) {
+    func insertRate(
+        rowsPerTransaction: Int, duration: Duration = StoreBenchmark.duration
+    ) throws -> (transactions: Double, rows: Double, rowsPerCPUSecond: Double) {
         let statement = try prepare(
             "INSERT INTO Reading (Z_PK, Z_VERSION, characteristic, value, time) VALUES (?, ?, ?, ?, ?)")
         defer { sqlite3_finalize(statement) }
         var transactions = 0
         let start = ContinuousClock.now
         let cpuStart = processCPUSeconds()
-        while ContinuousClock.now - start < StoreBenchmark.duration {
+        while ContinuousClock.now - start < duration {
             try exec("BEGIN IMMEDIATE")
             for _ in 0..<rowsPerTransaction {
                 next += 1
@@ -267,7 +269,7 @@ private struct BenchTable {
 
 /// CPU time used by the whole process so far: on a machine shared with other work, rates per
 /// CPU-second compare the store with raw SQLite where wall-clock rates mostly measure the others.
-private func processCPUSeconds() -> Double {
+func processCPUSeconds() -> Double {
     var time = timespec()
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9

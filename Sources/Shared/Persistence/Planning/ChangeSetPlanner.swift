@@ -37,15 +37,37 @@ struct ChangeSetPlanner {
     var failures: [StoreError.ValidationFailure] = []
     var denials: [(owner: ObjectID, key: String, targets: [ObjectID])] = []
 
+    /// What the planner looks up in the model, worked out once per model: a store that plans
+    /// many saves keeps one and starts each planner from it.
+    struct ModelLayout: Sendable {
+        let model: Model
+        let entities: [EntityDescription]
+        let entityIndices: [String: Int]
+        let attributeNames: [[String]]
+        let attributeDefaults: [[PropertyValue]]
+
+        init(model: Model) {
+            self.model = model
+            entities = model.entities
+            var indices: [String: Int] = [:]
+            for (i, entity) in entities.enumerated() { indices[entity.name] = i }
+            entityIndices = indices
+            attributeNames = entities.map { $0.attributes.map(\.name) }
+            attributeDefaults = entities.map { $0.attributes.map { $0.defaultValue ?? .null } }
+        }
+    }
+
     init(model: Model, source: any ChangeSetSource) {
-        self.model = model
+        self.init(layout: ModelLayout(model: model), source: source)
+    }
+
+    init(layout: ModelLayout, source: any ChangeSetSource) {
+        self.model = layout.model
         self.source = source
-        entities = model.entities
-        var indices: [String: Int] = [:]
-        for (i, entity) in entities.enumerated() { indices[entity.name] = i }
-        entityIndices = indices
-        attributeNames = entities.map { $0.attributes.map(\.name) }
-        attributeDefaults = entities.map { $0.attributes.map { $0.defaultValue ?? .null } }
+        entities = layout.entities
+        entityIndices = layout.entityIndices
+        attributeNames = layout.attributeNames
+        attributeDefaults = layout.attributeDefaults
     }
 
     /// Plans `request` against the source's current state.

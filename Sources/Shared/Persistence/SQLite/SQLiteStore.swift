@@ -36,6 +36,9 @@ public final class SQLiteStore: PersistentStore {
         public var largestGroup = 0
         /// Group size → how many groups had that size.
         public var groupSizes: [Int: Int] = [:]
+        /// Groups run a second time with a savepoint per save, because a save's rows could not
+        /// be written (the first attempt runs without savepoints).
+        public var groupsRetriedInSavepoints = 0
     }
 
     public let model: Model
@@ -173,6 +176,10 @@ public final class SQLiteStore: PersistentStore {
 
     /// How many to-many members the writer has read while planning saves (tests).
     var toManyMembersReadBySaves: Int { writer.membersRead.load(ordering: .relaxed) }
+
+    /// Calls `hook` on the writer's queue whenever the saves of a group so far are applied, before
+    /// saves queued meanwhile join the group (tests); `nil` removes it.
+    func whenGroupApplied(_ hook: (@Sendable () -> Void)?) { writer.groupAppliedHook.withLock { $0 = hook } }
 
     /// The number of saves waiting for the writer (tests).
     var pendingSaveCount: Int { writer.pendingCount }

@@ -1,3 +1,4 @@
+import CSQLite
 import Dispatch
 import Foundation
 import Synchronization
@@ -5,12 +6,14 @@ import Synchronization
 /// The only writer of a SQLite store: one connection, one serial queue, group commit.
 ///
 /// `submit` queues a save and blocks until it is answered. When the queue gets to work it takes
-/// every save waiting at that moment and applies them in ONE SQLite transaction, each inside its
-/// own `SAVEPOINT`: a save that fails (conflict, validation) is rolled back to its savepoint and
-/// fails alone, the others commit together with one `COMMIT` (one WAL fsync). A save alone in its
-/// group runs without a savepoint: if it fails, the transaction is rolled back. Each committed save
-/// gets its own `txn`, strictly increasing in queue order. Saves that arrive during a commit form
-/// the next group.
+/// every save waiting at that moment and applies them in ONE SQLite transaction with one `COMMIT`
+/// (one WAL fsync). A save that fails while being planned (conflict, validation, not found) fails
+/// alone: planning only reads. The saves' rows are written without savepoints (a savepoint copies
+/// every page a save changes into its sub-journal); if a save's rows cannot be written (an SQLite
+/// error halfway), the transaction is rolled back and the group runs again with each save inside
+/// its own `SAVEPOINT`, so that the failing one is rolled back to it and fails alone. Each
+/// committed save gets its own `txn`, strictly increasing in queue order. Saves that arrive
+/// during a commit form the next group.
 ///
 /// Durability: a group that holds at least one `.disk` save commits with `synchronous=FULL`
 /// (the WAL is fsynced before `COMMIT` returns). A group of only `.memory` saves commits with
@@ -26,6 +29,7 @@ final class SQLiteWriter: @unchecked Sendable {
     private let model: Model
     private let tables: [String: SQLiteEntityTable]
     private let codec: HistoryCodec
+    private let layout: ChangeSetPlanner.ModelLayout
     private let historyRetention: Int
     private let observers: ChangeObservers
 
@@ -55,6 +59,7 @@ final class SQLiteWriter: @unchecked Sendable {
         self.model = model
         self.tables = tables
         self.codec = HistoryCodec(model: model)
+        self.layout = ChangeSetPlanner.ModelLayout(model: model)
         self.historyRetention = historyRetention
         self.observers = observers
         let counterRows = try connection.statement("SELECT \"Z_ENTITY\", \"Z_MAX\" FROM \"Z_PRIMARYKEY\"")
@@ -112,39 +117,27 @@ final class SQLiteWriter: @unchecked Sendable {
         commitGroup(jobs)
     }
 
-    private func commitGroup(_ jobs: [SaveJob]) {
-        var outcomes: [Result<SaveResult, any Error>] = []
-        var committed: [ChangeSet] = []
-        var txn = lastTxn
+    private func commitGroup(_ first: [SaveJob]) {
+        var jobs = first
+        var outcomes: [Result<SaveResult, any Error>]
+        var committed: [ChangeSet]
+        var retried = false
         do {
-            try setSynchronous(full: jobs.contains { $0.request.durability == .disk })
-            try connection.statement("BEGIN IMMEDIATE").run()
-            // A save alone in its group needs no savepoint: when it fails, the whole transaction
-            // is rolled back instead (sparing the sub-journal's copy of every page it changes).
-            let isAlone = jobs.count == 1
-            for job in jobs {
-                outcomes.append(try apply(job.request, txn: &txn, committed: &committed, inSavepoint: !isAlone))
+            switch try attempt(&jobs, inSavepoints: false) {
+            case .finished(let results, let changes):
+                (outcomes, committed) = (results, changes)
+            case .writeFailed(let error) where jobs.count == 1:
+                (outcomes, committed) = ([.failure(error)], [])
+            case .writeFailed:
+                // Once more with each save in a savepoint of its own: the one whose rows cannot be
+                // written is rolled back to its savepoint and fails alone. Nobody has been answered
+                // yet, so the first attempt leaves no trace but the numbers it allocated (a gap).
+                retried = true
+                switch try attempt(&jobs, inSavepoints: true) {
+                case .finished(let results, let changes): (outcomes, committed) = (results, changes)
+                case .writeFailed(let error): (outcomes, committed) = (jobs.map { _ in .failure(error) }, [])
+                }
             }
-            if isAlone, case .failure = outcomes[0] {
-                try connection.statement("ROLLBACK").run()
-                throw GroupRolledBack()
-            }
-            var pruneTo: Int64?
-            if !committed.isEmpty {
-                try writeCounters()
-                try connection.run(
-                    "UPDATE \"Z_METADATA\" SET \"Z_VALUE\" = ? WHERE \"Z_KEY\" = 'lastTxn'", [.int(txn)])
-                pruneTo = try pruneHistory(lastTxn: txn, firstCommitted: committed[0].txn)
-            }
-            try connection.statement("COMMIT").run()
-            if let pruneTo {
-                oldestHistory = pruneTo + 1
-            } else if oldestHistory == nil, let first = committed.first {
-                oldestHistory = first.txn
-            }
-            lastTxn = txn
-        } catch is GroupRolledBack {
-            committed = []
         } catch {
             try? connection.execute("ROLLBACK")
             outcomes = jobs.map { _ in .failure(error) }
@@ -157,17 +150,109 @@ final class SQLiteWriter: @unchecked Sendable {
             stats.lastGroupSize = jobs.count
             stats.largestGroup = max(stats.largestGroup, jobs.count)
             stats.groupSizes[jobs.count, default: 0] += 1
+            if retried { stats.groupsRetriedInSavepoints += 1 }
         }
         observers.publish(committed)
         for (job, outcome) in zip(jobs, outcomes) { job.finish(outcome) }
     }
 
-    /// The group's transaction was rolled back because its only save failed (not an error of the group).
-    private struct GroupRolledBack: Error {}
+    /// How one attempt at committing a group ended.
+    private enum GroupAttempt {
+        /// Every save has its outcome; the ones that succeeded are committed (in `txn` order).
+        case finished([Result<SaveResult, any Error>], committed: [ChangeSet])
+        /// A save outside a savepoint failed while its rows were written: the transaction was
+        /// rolled back and nothing of the group is committed.
+        case writeFailed(any Error)
+    }
 
-    /// Applies one save, inside its own savepoint when `inSavepoint` (otherwise the caller rolls
-    /// the transaction back when it fails). Returns its outcome; throws only when the savepoint
-    /// itself cannot be managed (then the whole group fails).
+    /// Runs the group's saves in one transaction and commits the ones that succeed.
+    ///
+    /// Saves queued while the group is being applied join it (`jobs` grows; see
+    /// `takeLateJoiners`): they would otherwise wait for this commit and then commit alone.
+    ///
+    /// A save that fails while being planned fails alone in either mode: planning writes nothing.
+    /// Only writing rows can fail halfway; `inSavepoints` puts each save's writes in a savepoint
+    /// that such a failure rolls back to, otherwise the whole transaction is rolled back (the
+    /// caller retries in savepoints). Throws when the transaction itself fails.
+    private func attempt(_ jobs: inout [SaveJob], inSavepoints: Bool) throws -> GroupAttempt {
+        var outcomes: [Result<SaveResult, any Error>] = []
+        outcomes.reserveCapacity(jobs.count)
+        var committed: [ChangeSet] = []
+        var txn = lastTxn
+        try setSynchronous(full: jobs.contains { $0.request.durability == .disk })
+        try connection.statement("BEGIN IMMEDIATE").run()
+        var next = 0
+        while next < jobs.count {
+            let request = jobs[next].request
+            next += 1
+            do {
+                outcomes.append(try apply(request, txn: &txn, committed: &committed, inSavepoint: inSavepoints))
+            } catch let failure as UnsavedWriteFailure {
+                try rollBack()
+                return .writeFailed(failure.error)
+            }
+            // A retry in savepoints runs exactly the group that failed.
+            if next == jobs.count, !inSavepoints {
+                if let hook = groupAppliedHook.withLock({ $0 }) { hook() }
+                jobs += takeLateJoiners(upTo: Self.largestGroup - jobs.count)
+            }
+        }
+        guard !committed.isEmpty else {
+            // Nothing to make durable: every save failed or changed nothing.
+            try rollBack()
+            return .finished(outcomes, committed: [])
+        }
+        try writeCounters()
+        try connection.run("UPDATE \"Z_METADATA\" SET \"Z_VALUE\" = ? WHERE \"Z_KEY\" = 'lastTxn'", [.int(txn)])
+        let pruneTo = try pruneHistory(lastTxn: txn, firstCommitted: committed[0].txn)
+        try connection.statement("COMMIT").run()
+        if let pruneTo {
+            oldestHistory = pruneTo + 1
+        } else if oldestHistory == nil {
+            oldestHistory = committed[0].txn
+        }
+        lastTxn = txn
+        return .finished(outcomes, committed: committed)
+    }
+
+    /// The most saves one transaction takes in, counting late joiners.
+    static let largestGroup = 256
+
+    /// Takes up to `limit` saves queued since the group began, in queue order, for the group's
+    /// transaction: the longest prefix of the queue that fits the transaction's durability (a
+    /// `.disk` save cannot join a group committing without fsync; the saves behind it wait with
+    /// it, so that saves queued by one thread stay in order). The drain already scheduled for
+    /// them finds the queue empty, or takes the rest.
+    private func takeLateJoiners(upTo limit: Int) -> [SaveJob] {
+        guard limit > 0 else { return [] }
+        return pending.withLock { pending in
+            var count = 0
+            while count < min(limit, pending.jobs.count),
+                isSynchronousFull || pending.jobs[count].request.durability != .disk
+            {
+                count += 1
+            }
+            guard count > 0 else { return [] }
+            defer { pending.jobs.removeFirst(count) }
+            return Array(pending.jobs[..<count])
+        }
+    }
+
+    /// Rolls the transaction back, unless SQLite has already done so (it does after some errors,
+    /// such as a full disk).
+    private func rollBack() throws(SQLiteError) {
+        guard sqlite3_get_autocommit(connection.handle) == 0 else { return }
+        try connection.statement("ROLLBACK").run()
+    }
+
+    /// A save's rows failed to be written outside a savepoint (the group must be rolled back).
+    private struct UnsavedWriteFailure: Error {
+        let error: any Error
+    }
+
+    /// Applies one save: plans it, then writes its rows, inside its own savepoint when
+    /// `inSavepoint`. Returns its outcome; throws `UnsavedWriteFailure` when writing fails outside
+    /// a savepoint, or the error of managing the savepoint (then the whole group fails).
     private func apply(
         _ request: SaveRequest, txn: inout Int64, committed: inout [ChangeSet], inSavepoint: Bool
     ) throws -> Result<SaveResult, any Error> {
@@ -175,29 +260,32 @@ final class SQLiteWriter: @unchecked Sendable {
         guard !request.isEmpty else {
             return .success(InMemoryStore.emptyResult(txn: txn, time: time, request: request))
         }
+        let plan: SavePlan
+        do {
+            var planner = ChangeSetPlanner(layout: layout, source: self)
+            plan = try planner.plan(request)
+        } catch {
+            return .failure(error)  // planning reads, it never writes: there is nothing to roll back
+        }
+        guard !plan.isEmpty else {
+            var result = InMemoryStore.emptyResult(txn: txn, time: time, request: request)
+            result.ids = plan.ids
+            return .success(result)
+        }
+        let changes = plan.changeSet(txn: txn + 1, time: time, author: request.author)
         if inSavepoint { try connection.statement("SAVEPOINT \"save\"").run() }
         do {
-            var planner = ChangeSetPlanner(model: model, source: self)
-            let plan = try planner.plan(request)
-            guard !plan.isEmpty else {
-                if inSavepoint { try connection.statement("RELEASE \"save\"").run() }
-                var result = InMemoryStore.emptyResult(txn: txn, time: time, request: request)
-                result.ids = plan.ids
-                return .success(result)
-            }
-            let changes = plan.changeSet(txn: txn + 1, time: time, author: request.author)
             try write(changes, toManyDeltas: plan.toManyDeltas)
-            if inSavepoint { try connection.statement("RELEASE \"save\"").run() }
-            txn += 1
-            committed.append(changes)
-            return .success(SaveResult(txn: changes.txn, ids: plan.ids, versions: plan.versions, changes: changes))
         } catch {
-            if inSavepoint {
-                try connection.statement("ROLLBACK TO \"save\"").run()
-                try connection.statement("RELEASE \"save\"").run()
-            }
+            guard inSavepoint else { throw UnsavedWriteFailure(error: error) }
+            try connection.statement("ROLLBACK TO \"save\"").run()
+            try connection.statement("RELEASE \"save\"").run()
             return .failure(error)
         }
+        if inSavepoint { try connection.statement("RELEASE \"save\"").run() }
+        txn += 1
+        committed.append(changes)
+        return .success(SaveResult(txn: changes.txn, ids: plan.ids, versions: plan.versions, changes: changes))
     }
 
     private func write(_ changes: ChangeSet, toManyDeltas: [ObjectID: [String: ToManyDelta]]) throws {
@@ -224,10 +312,16 @@ final class SQLiteWriter: @unchecked Sendable {
     }
 
     private func writeCounters() throws(SQLiteError) {
+        // An UPDATE changes only the table's page; `INSERT OR REPLACE` would delete and insert
+        // the row, changing its key's index page too: one more page in every commit's WAL frames.
         for entity in dirtyCounters.sorted() {
+            let maximum = counters[entity] ?? 0
             try connection.run(
-                "INSERT OR REPLACE INTO \"Z_PRIMARYKEY\" (\"Z_ENTITY\", \"Z_MAX\") VALUES (?, ?)",
-                [.string(entity), .int(counters[entity] ?? 0)])
+                "UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENTITY\" = ?", [.int(maximum), .string(entity)])
+            guard sqlite3_changes(connection.handle) == 0 else { continue }
+            try connection.run(
+                "INSERT INTO \"Z_PRIMARYKEY\" (\"Z_ENTITY\", \"Z_MAX\") VALUES (?, ?)",
+                [.string(entity), .int(maximum)])
         }
         dirtyCounters.removeAll()
     }
@@ -250,6 +344,10 @@ final class SQLiteWriter: @unchecked Sendable {
     }
 
     // MARK: - Testing hooks
+
+    /// Called on the writer's queue whenever the saves taken into a group so far are applied,
+    /// just before late joiners are taken (tests queue a save at that moment).
+    let groupAppliedHook = Locked<(@Sendable () -> Void)?>(nil)
 
     /// The number of saves waiting for the next group.
     var pendingCount: Int { pending.withLock { $0.jobs.count } }
@@ -322,33 +420,5 @@ extension SQLiteWriter: ChangeSetSource {
 
     func highestAllocatedNumber(entity: String) -> Int64 {
         counters[entity, default: 0]
-    }
-}
-
-/// One save waiting for the writer: the request, then its answer (to a waiting thread, or to a
-/// completion handler).
-final class SaveJob: Sendable {
-    let request: SaveRequest
-    private let done = DispatchSemaphore(value: 0)
-    private let outcome = Locked<Result<SaveResult, any Error>?>(nil)
-    private let completion: (@Sendable (Result<SaveResult, any Error>) -> Void)?
-
-    init(request: SaveRequest, completion: (@Sendable (Result<SaveResult, any Error>) -> Void)? = nil) {
-        self.request = request
-        self.completion = completion
-    }
-
-    func finish(_ result: Result<SaveResult, any Error>) {
-        if let completion {
-            completion(result)
-            return
-        }
-        outcome.withLock { $0 = result }
-        done.signal()
-    }
-
-    func wait() -> Result<SaveResult, any Error> {
-        done.wait()
-        return outcome.withLock { $0! }
     }
 }

@@ -1,0 +1,194 @@
+import CSQLite
+import Dispatch
+import Foundation
+import Testing
+
+@testable import Shared
+
+/// The SQLite writer's group commit: saves written without savepoints, a retry in savepoints
+/// when a save's rows cannot be written, late joiners, and the answers each save gets.
+@Suite struct SQLiteWriterTests {
+    let store: TestStore
+    var sqlite: SQLiteStore { store.store as! SQLiteStore }
+
+    init() throws {
+        store = try StoreFactory.sqlite.make(.deviceReadings)
+    }
+
+    private func insert(_ address: String, durability: Durability = .disk) -> SaveRequest {
+        Self.device(address, durability)
+    }
+
+    /// Queues `requests` in order without blocking; returns a function that waits for every
+    /// answer and returns them in queue order (`txn N` or the error's description).
+    private func queue(_ requests: [SaveRequest]) -> @Sendable () -> [String] {
+        Self.queue(on: sqlite, requests)
+    }
+
+    private static func describe(_ result: Result<SaveResult, any Error>) -> String {
+        switch result {
+        case .success(let saved): return "txn \(saved.txn)"
+        case .failure(let error): return "\(error)"
+        }
+    }
+
+    /// Makes SQLite refuse to insert a device whose address is `refused` (an error while the
+    /// save's rows are written, after it was planned).
+    private func refuseAddress(_ address: String) throws {
+        let path = try #require(store.directory).appendingPathComponent("store.sqlite").path
+        var db: OpaquePointer?
+        #expect(sqlite3_open(path, &db) == SQLITE_OK)
+        defer { sqlite3_close(db) }
+        let trigger = """
+            CREATE TRIGGER refuse BEFORE INSERT ON Device WHEN NEW.address = '\(address)'
+            BEGIN SELECT RAISE(ABORT, 'refused by the test'); END
+            """
+        #expect(sqlite3_exec(db, trigger, nil, nil, nil) == SQLITE_OK)
+    }
+
+    private func addresses() throws -> [String] {
+        try store.all("Device").compactMap { snapshot in
+            guard case .string(let address)? = snapshot.values["address"] else { return nil }
+            return address
+        }
+    }
+
+    @Test func aSaveWhoseRowsCannotBeWrittenFailsAloneAndTheRestOfItsGroupCommits() throws {
+        try refuseAddress("refused")
+        let resume = sqlite.suspendWriter()
+        let answers = queue([insert("a"), insert("refused"), insert("b"), insert("c")])
+        resume()
+        let answered = answers()
+        #expect(answered[0] == "txn 1")
+        #expect(answered[1].contains("refused by the test"))
+        #expect(answered[2...] == ["txn 2", "txn 3"])
+        #expect(sqlite.statistics.groups == 1)
+        #expect(sqlite.statistics.groupSizes == [4: 1])
+        #expect(sqlite.statistics.groupsRetriedInSavepoints == 1)
+        #expect(try addresses() == ["a", "b", "c"])
+        let history = try store.history(since: 0, limit: 10)
+        #expect(history.map(\.txn) == [1, 2, 3])
+        #expect(history.map { $0.inserted.first?.values["address"] } == [.string("a"), .string("b"), .string("c")])
+        // The numbers the rolled-back first attempt allocated are not handed out again.
+        let numbers = try store.all("Device").compactMap(\.id.number)
+        #expect(numbers == numbers.sorted() && Set(numbers).count == 3)
+        #expect(try store.insert("Device", ["address": .string("d")]).number! > numbers.max()!)
+    }
+
+    @Test func aSaveThatFailsWhilePlannedFailsAloneWithoutARetry() throws {
+        let resume = sqlite.suspendWriter()
+        let missing = SaveRequest(updates: [
+            .init(id: ObjectID(entity: "Device", number: 99), version: nil, values: ["name": .string("x")])
+        ])
+        let answers = queue([insert("a"), missing, insert("b")])
+        resume()
+        #expect(
+            answers() == [
+                "txn 1", StoreError.notFound(ObjectID(entity: "Device", number: 99)).description, "txn 2",
+            ])
+        #expect(sqlite.statistics.groups == 1)
+        #expect(sqlite.statistics.groupsRetriedInSavepoints == 0)
+        #expect(try addresses() == ["a", "b"])
+    }
+
+    @Test func aGroupWhoseEverySaveFailsCommitsNothing() throws {
+        try refuseAddress("refused")
+        let resume = sqlite.suspendWriter()
+        let missing = SaveRequest(updates: [
+            .init(id: ObjectID(entity: "Device", number: 99), version: nil, values: ["name": .string("x")])
+        ])
+        let answers = queue([missing, insert("refused")])
+        resume()
+        let answered = answers()
+        #expect(answered[0] == StoreError.notFound(ObjectID(entity: "Device", number: 99)).description)
+        #expect(answered[1].contains("refused by the test"))
+        #expect(sqlite.lastTransaction == 0)
+        #expect(try store.history(since: 0, limit: 10).isEmpty)
+        _ = try store.insert("Device", ["address": .string("after")])
+        #expect(sqlite.lastTransaction == 1)
+    }
+
+    @Test func savesQueuedWhileAGroupIsAppliedJoinItsTransaction() throws {
+        let late = Locked<(@Sendable () -> [String])?>(nil)
+        let sqlite = sqlite
+        sqlite.whenGroupApplied {
+            sqlite.whenGroupApplied(nil)
+            late.withLock { $0 = Self.queue(on: sqlite, [Self.device("late", .disk)]) }
+        }
+        let first = try store.commit(insert("first"))
+        let lateAnswers = try #require(late.withLock { $0 })
+        #expect(first.txn == 1)
+        #expect(lateAnswers() == ["txn 2"])
+        #expect(sqlite.statistics.groups == 1)
+        #expect(sqlite.statistics.groupSizes == [2: 1])
+        #expect(try addresses() == ["first", "late"])
+    }
+
+    @Test func aDiskSaveDoesNotJoinAGroupCommittingWithoutFsyncNorDoTheSavesBehindIt() throws {
+        let late = Locked<(@Sendable () -> [String])?>(nil)
+        let sqlite = sqlite
+        sqlite.whenGroupApplied {
+            sqlite.whenGroupApplied(nil)
+            late.withLock { $0 = Self.queue(on: sqlite, [Self.device("disk", .disk), Self.device("memory", .memory)]) }
+        }
+        let first = try store.commit(insert("first", durability: .memory))
+        let lateAnswers = try #require(late.withLock { $0 })
+        #expect(first.txn == 1)
+        #expect(lateAnswers() == ["txn 2", "txn 3"])
+        #expect(sqlite.statistics.groupSizes == [1: 1, 2: 1])
+        #expect(try addresses() == ["first", "disk", "memory"])
+    }
+
+    @Test func eachWaiterOfAGroupLearnsItsOwnTxnIDsAndVersions() throws {
+        let resume = sqlite.suspendWriter()
+        let results = Locked<[Int: SaveResult]>([:])
+        let done = DispatchGroup()
+        for i in 0..<5 {
+            done.enter()
+            let sqlite = sqlite
+            DispatchQueue(label: "waiter \(i)").async {
+                defer { done.leave() }
+                guard let result = try? sqlite.save(Self.device("w\(i)", .disk)) else { return }
+                results.withLock { $0[i] = result }
+            }
+        }
+        while sqlite.pendingSaveCount < 5 { usleep(1_000) }  // every save waits behind the held writer
+        resume()
+        done.wait()
+        let answered = results.withLock { $0 }
+        #expect(answered.count == 5)
+        #expect(Set(answered.values.map(\.txn)) == Set(1...5))
+        for (i, result) in answered {
+            let id = try #require(result.ids[tmp("Device", "w\(i)")])
+            #expect(result.versions == [id: 1])
+            #expect(result.changes.txn == result.txn)
+            #expect(result.changes.inserted.map(\.id) == [id])
+            #expect(try store.snapshot(id)?.values["address"] == .string("w\(i)"))
+        }
+        #expect(sqlite.statistics.groupSizes == [5: 1])
+    }
+
+    private static func device(_ address: String, _ durability: Durability) -> SaveRequest {
+        var request = SaveRequest(inserts: [.init(id: tmp("Device", address), values: ["address": .string(address)])])
+        request.durability = durability
+        return request
+    }
+
+    /// `queue(_:)` for a hook on the writer's queue, where `self` is not at hand.
+    private static func queue(on sqlite: SQLiteStore, _ requests: [SaveRequest]) -> @Sendable () -> [String] {
+        let answers = Locked<[Int: String]>([:])
+        let done = DispatchGroup()
+        for (i, request) in requests.enumerated() {
+            done.enter()
+            sqlite.save(request) { result in
+                answers.withLock { $0[i] = describe(result) }
+                done.leave()
+            }
+        }
+        let count = requests.count
+        return {
+            done.wait()
+            return answers.withLock { answers in (0..<count).map { answers[$0] ?? "no answer" } }
+        }
+    }
+}
