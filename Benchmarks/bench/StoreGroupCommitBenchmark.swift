@@ -12,13 +12,9 @@ enum StoreGroupCommitBenchmark {
 
     /// Only the 8-thread store saves, for 8 seconds: the workload to profile.
     static func runEightThreads() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "ctxbus-bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try SQLiteStore(url: directory.appendingPathComponent("store.sqlite"), model: Model.deviceReadings)
-        defer { store.close() }
-        let eight = try measure(store, threads: 8, duration: .seconds(8))
+        let eight = try BenchDirectory.withTemporary { directory in
+            try directory.withStore { store in try measure(store, threads: 8, duration: .seconds(8)) }
+        }
         print(
             String(
                 format: "8 threads: %.0f saves/s, %.1f µs CPU each, %.2f per txn (load %@)", eight.saves,
@@ -26,18 +22,15 @@ enum StoreGroupCommitBenchmark {
     }
 
     static func run() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "ctxbus-bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let raw = try RawSQLite(path: directory.appendingPathComponent("raw.sqlite").path)
-        let rawOne = try raw.insertRate(rowsPerTransaction: 1, duration: duration)
-        let rawEight = try raw.insertRate(rowsPerTransaction: 8, duration: duration)
-
-        let store = try SQLiteStore(url: directory.appendingPathComponent("store.sqlite"), model: Model.deviceReadings)
-        defer { store.close() }
-        let one = try measure(store, threads: 1)
-        let eight = try measure(store, threads: 8)
+        let (rawOne, rawEight, one, eight) = try BenchDirectory.withTemporary { directory in
+            let raw = try RawSQLite(path: directory.path("raw.sqlite"))
+            let rawOne = try raw.insertRate(rowsPerTransaction: 1, duration: duration)
+            let rawEight = try raw.insertRate(rowsPerTransaction: 8, duration: duration)
+            let (one, eight) = try directory.withStore { store in
+                (try measure(store, threads: 1), try measure(store, threads: 8))
+            }
+            return (rawOne, rawEight, one, eight)
+        }
 
         func row(_ name: String, _ rate: Double, _ cpu: Double, _ perTxn: Double) -> String {
             name.padding(toLength: 36, withPad: " ", startingAt: 0)
