@@ -62,6 +62,14 @@ import Testing
         (["store", "fetch", "Device", "--to-many", "changes"], "invalid value 'changes' for '--to-many'"),
         (["store", "get", "Device/1", "--to-many", "none"], "invalid value 'none' for '--to-many'"),
         (["store", "watch", "Device", "--to-many", "faults"], "invalid value 'faults' for '--to-many'"),
+        (
+            ["store", "save", "--delete", "Device/1", "--durability", "fast"],
+            "invalid value 'fast' for '--durability': expected disk or memory"
+        ),
+        (
+            ["store", "save", "--delete", "Device/1", "--merge-policy", "mine"],
+            "invalid value 'mine' for '--merge-policy': expected error, objectTrump, storeTrump, overwrite or rollback"
+        ),
         (["device", "run", "AA:BB", "connect"], "invalid address 'AA:BB'"),
         (["device", "run", "AA:BB:CC:DD:EE:01"], "missing <step>"),
         (["device", "run", "AA:BB:CC:DD:EE:01", "connect", "raed:2a19"], "invalid chain step 2 'raed:2a19'"),

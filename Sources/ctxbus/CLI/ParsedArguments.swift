@@ -45,6 +45,22 @@ struct ParsedArguments: Sendable, Hashable {
         return number
     }
 
+    /// `--long` as one of `Choice`'s cases, named by its raw value (`--to-many faults`), if given.
+    func choice<Choice: RawRepresentable & CaseIterable>(
+        _ long: String, of _: Choice.Type = Choice.self
+    )
+        throws(UsageError) -> Choice?
+    where Choice.RawValue == String {
+        guard let text = value(long) else { return nil }
+        guard let choice = Choice(rawValue: text) else {
+            var names = Choice.allCases.map(\.rawValue)
+            let last = names.removeLast()
+            let expected = names.isEmpty ? last : names.joined(separator: ", ") + " or " + last
+            throw .invalidValue(text, for: long, expected: expected)
+        }
+        return choice
+    }
+
     /// `--long` as a number greater than `minimum`, if given.
     func number(_ long: String, above minimum: Double) throws(UsageError) -> Double? {
         guard let text = value(long) else { return nil }

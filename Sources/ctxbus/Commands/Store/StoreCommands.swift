@@ -30,15 +30,6 @@ enum StoreCommands {
         help: "values (default): each to-many relationship as the whole array of member IDs; faults: left "
             + "out (its column stays empty), so that a device with many readings is read without them.")
 
-    /// The `--to-many` of `fetch` and `get`: `.values` when absent.
-    static func readToMany(_ arguments: ParsedArguments) throws(UsageError) -> ReadToMany {
-        guard let text = arguments.value("to-many") else { return .values }
-        guard let mode = ReadToMany(rawValue: text) else {
-            throw .invalidValue(text, for: "to-many", expected: "values or faults")
-        }
-        return mode
-    }
-
     /// The served model, or `nil` when the service does not answer it (rendering falls back to
     /// sorted columns).
     static func model(from client: BusClient) async -> Model? {

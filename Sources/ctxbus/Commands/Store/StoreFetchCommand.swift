@@ -43,7 +43,8 @@ struct StoreFetchCommand: Command {
             arguments: try KeyValueArgument.object(arguments.values("arg"), option: "--arg"),
             sort: try SortArgument.descriptors(arguments.values("sort")),
             limit: try arguments.integer("limit", atLeast: 0), offset: try arguments.integer("offset", atLeast: 0) ?? 0,
-            resultType: count ? .count : ids ? .ids : .objects, toMany: try StoreCommands.readToMany(arguments))
+            resultType: count ? .count : ids ? .ids : .objects,
+            toMany: try arguments.choice("to-many", of: ReadToMany.self) ?? .values)
     }
 
     func run(in context: CommandContext) async throws {

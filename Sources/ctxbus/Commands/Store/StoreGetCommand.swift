@@ -24,7 +24,7 @@ struct StoreGetCommand: Command {
             }
             ids.append(id)
         }
-        params = GetParams(ids: ids, toMany: try StoreCommands.readToMany(arguments))
+        params = GetParams(ids: ids, toMany: try arguments.choice("to-many", of: ReadToMany.self) ?? .values)
     }
 
     func run(in context: CommandContext) async throws {

@@ -55,23 +55,8 @@ struct StoreSaveCommand: Command {
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         input = try SaveInput.parse(arguments)
-        if let text = arguments.value("merge-policy") {
-            guard let policy = MergePolicy(rawValue: text) else {
-                throw .invalidValue(
-                    text, for: "merge-policy", expected: "error, objectTrump, storeTrump, overwrite or rollback")
-            }
-            mergePolicy = policy
-        } else {
-            mergePolicy = nil
-        }
-        if let text = arguments.value("durability") {
-            guard let value = Durability(rawValue: text) else {
-                throw .invalidValue(text, for: "durability", expected: "disk or memory")
-            }
-            durability = value
-        } else {
-            durability = nil
-        }
+        mergePolicy = try arguments.choice("merge-policy")
+        durability = try arguments.choice("durability")
         author = arguments.value("author")
         if case .json(let json) = input { _ = try SaveInput.params(from: json) }
     }

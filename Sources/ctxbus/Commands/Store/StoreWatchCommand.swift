@@ -42,15 +42,7 @@ struct StoreWatchCommand: Command {
             entity: entity, predicate: predicate,
             arguments: try KeyValueArgument.object(arguments.values("arg"), option: "--arg"),
             since: try arguments.integer("since", atLeast: 0).map(Int64.init),
-            toMany: try Self.toMany(arguments))
-    }
-
-    private static func toMany(_ arguments: ParsedArguments) throws(UsageError) -> SubscribeParams.ToMany {
-        guard let text = arguments.value("to-many") else { return .values }
-        guard let mode = SubscribeParams.ToMany(rawValue: text) else {
-            throw .invalidValue(text, for: "to-many", expected: "values or changes")
-        }
-        return mode
+            toMany: try arguments.choice("to-many", of: SubscribeParams.ToMany.self) ?? .values)
     }
 
     func run(in context: CommandContext) async throws {
