@@ -62,29 +62,61 @@ extension BusServer {
     ///   - ordering: `.inOrder` to run this method's requests of one connection one at a time, in arrival order;
     ///     the next one may start as soon as this closure returns, even if it has not answered yet.
     ///   - cancellation: What `bus.cancel` does to a running request.
+    ///   - placement: `.handlerQueue` (default), or `.eventLoop` / `.eventLoop(when:)` for requests the handler
+    ///     serves without blocking: they run on the connection's loop as soon as they are read (an `.inOrder`
+    ///     request whose turn comes later runs on the thread that ended the turn before it).
     ///   - handler: Called with the request, its typed params and the responder.
     public func register<M: RPCMethod & SendableMetatype>(
         _ method: M.Type, ordering: HandlerOrdering = .concurrent, cancellation: CancellationMode = .immediate,
+        placement: HandlerPlacement<M.Params> = .handlerQueue,
         responder handler:
             @escaping @Sendable (_ request: BusRequest, _ params: M.Params, _ responder: Responder<M>)
             -> Void
     ) {
         let queue = core.handlerQueue
+        guard let runsOnLoop = placement.runsOnLoop else {
+            core.register(
+                M.name,
+                MethodHandler(ordering: ordering, cancellation: cancellation) { request, params, finished in
+                    queue.async {
+                        defer { finished() }
+                        guard request.markStarted() else { return }
+                        let typed: M.Params
+                        do {
+                            typed = try M.Params(json: params ?? .object([:]))
+                        } catch {
+                            request.connection.answer(request, with: .failure(error))
+                            return
+                        }
+                        handler(request, typed, Responder(request: request))
+                    }
+                })
+            return
+        }
         core.register(
             M.name,
             MethodHandler(ordering: ordering, cancellation: cancellation) { request, params, finished in
-                queue.async {
-                    defer { finished() }
-                    guard request.markStarted() else { return }
-                    let typed: M.Params
-                    do {
-                        typed = try M.Params(json: params ?? .object([:]))
-                    } catch {
-                        request.connection.answer(request, with: .failure(error))
-                        return
-                    }
-                    handler(request, typed, Responder(request: request))
+                // On the loop (or the thread that ended the previous `.inOrder` turn): read the params here, then
+                // run here or hand off.
+                let typed: M.Params
+                do {
+                    typed = try M.Params(json: params ?? .object([:]))
+                } catch {
+                    if request.markStarted() { request.connection.answer(request, with: .failure(error)) }
+                    finished()
+                    return
                 }
+                guard runsOnLoop(typed) else {
+                    queue.async {
+                        defer { finished() }
+                        guard request.markStarted() else { return }
+                        handler(request, typed, Responder(request: request))
+                    }
+                    return
+                }
+                defer { finished() }
+                guard request.markStarted() else { return }
+                handler(request, typed, Responder(request: request))
             })
     }
 }

@@ -35,3 +35,27 @@ struct MethodHandler: Sendable {
         @Sendable (_ request: BusRequest, _ params: JSONValue?, _ finished: @escaping @Sendable () -> Void)
             -> Void
 }
+
+/// Where a responder handler runs: on the server's handler queue (the default), or on the connection's event
+/// loop thread, which reads its frames.
+///
+/// Each hand-off between threads costs a wake-up, and on a busy machine a wait for a CPU. A handler that never
+/// blocks and does little (queues a save for a writer that answers later; reads one row) may run on the loop,
+/// right after its frame is parsed: no hand-off at all before its answer is written. While it runs, the loop
+/// serves none of its other connections, so keep it short; `eventLoop(when:)` decides per request, from the
+/// typed params, and sends the others to the handler queue.
+public struct HandlerPlacement<Params>: Sendable {
+    let runsOnLoop: (@Sendable (Params) -> Bool)?
+
+    /// Every request on the handler queue, where the handler may block.
+    public static var handlerQueue: Self { Self(runsOnLoop: nil) }
+
+    /// Every request on the connection's loop: for handlers that never block.
+    public static var eventLoop: Self { Self(runsOnLoop: { _ in true }) }
+
+    /// On the loop the requests whose params satisfy `condition` (e.g. a read of a few objects), the others on
+    /// the handler queue.
+    public static func eventLoop(when condition: @escaping @Sendable (Params) -> Bool) -> Self {
+        Self(runsOnLoop: condition)
+    }
+}

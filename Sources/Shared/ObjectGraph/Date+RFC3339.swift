@@ -13,9 +13,39 @@ extension Date {
         var time = time_t(seconds)
         var parts = tm()
         gmtime_r(&time, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
+        let year = Int(parts.tm_year) + 1900
+        guard (0...9999).contains(year) else {
+            // Outside four digits (never on the wire in practice): the general formatter's rendering.
+            return String(
+                format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+                Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
+        }
+        // Written digit by digit: `String(format:)` costs microseconds per date, and every date in a
+        // `store.changed` event or a save's answer goes through here.
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            func put(_ value: Int, digits: Int, at offset: Int) {
+                var value = value
+                for index in stride(from: offset + digits - 1, through: offset, by: -1) {
+                    buffer[index] = UInt8(truncatingIfNeeded: 48 + value % 10)
+                    value /= 10
+                }
+            }
+            put(year, digits: 4, at: 0)
+            buffer[4] = 45  // -
+            put(Int(parts.tm_mon) + 1, digits: 2, at: 5)
+            buffer[7] = 45  // -
+            put(Int(parts.tm_mday), digits: 2, at: 8)
+            buffer[10] = 84  // T
+            put(Int(parts.tm_hour), digits: 2, at: 11)
+            buffer[13] = 58  // :
+            put(Int(parts.tm_min), digits: 2, at: 14)
+            buffer[16] = 58  // :
+            put(Int(parts.tm_sec), digits: 2, at: 17)
+            buffer[19] = 46  // .
+            put(millis, digits: 3, at: 20)
+            buffer[23] = 90  // Z
+            return 24
+        }
     }
 
     /// Parses an RFC 3339 date-time (`Z` or a numeric offset, fractional seconds optional).

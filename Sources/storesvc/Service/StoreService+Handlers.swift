@@ -2,10 +2,14 @@ import BusProtocol
 import Shared
 
 extension StoreService {
-    /// Registers one handler per `store.*` method. All are responder handlers on the server's
-    /// handler queue (reads block on SQLite; never on an event loop). `store.save` is `.inOrder`:
+    /// Registers one handler per `store.*` method, all responder handlers. `store.save` is `.inOrder`:
     /// a connection's saves are queued for the writer one after the other in arrival order, and
     /// each closure returns as soon as its save is queued, so pipelined saves share group commits.
+    ///
+    /// Small saves and small gets run on the connection's event loop, right after their frame is read
+    /// (`HandlerPlacement`): a save only decodes and queues its change set, and a get of a few objects is one
+    /// short read transaction, so a hand-off to the handler queue (a wake-up, and on a busy machine a wait for
+    /// a CPU) would cost more than the work. Larger ones, and every other read, run on the handler queue.
     func registerHandlers() {
         let handlers = self.handlers
         let hub = self.hub
@@ -21,7 +25,7 @@ extension StoreService {
                 responder.respond(with: Result { () throws(RPCError) in try handlers.fetch(params) })
             })
         server.register(
-            StoreGet.self,
+            StoreGet.self, placement: .eventLoop(when: { $0.ids.count <= Self.loopReadLimit }),
             responder: { _, params, responder in
                 responder.respond(with: Result { () throws(RPCError) in try handlers.get(params) })
             })
@@ -32,6 +36,7 @@ extension StoreService {
             })
         server.register(
             StoreSave.self, ordering: .inOrder, cancellation: .cooperative,
+            placement: .eventLoop(when: { $0.objectCount <= Self.loopSaveLimit }),
             responder: { _, params, responder in
                 handlers.save(params) { responder.respond(with: $0) }
             })
@@ -63,4 +68,14 @@ extension StoreService {
                 responder.succeed(handlers.stats(connections: server.connectionCount))
             })
     }
+
+    /// The most IDs a `store.get` may name to be served on the event loop.
+    static let loopReadLimit = 16
+    /// The most objects a `store.save` may insert, update and delete to be decoded and queued on the event loop.
+    static let loopSaveLimit = 64
+}
+
+extension SaveParams {
+    /// The objects the save inserts, updates and deletes.
+    var objectCount: Int { inserts.count + updates.count + deletes.count }
 }

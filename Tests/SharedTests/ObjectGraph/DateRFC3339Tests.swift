@@ -1,0 +1,61 @@
+import Foundation
+import Shared
+import Testing
+
+@Suite struct DateRFC3339Tests {
+    /// The formatter as it was written before the hand-written one: `String(format:)` over `gmtime_r`.
+    private func formatted(_ date: Date) -> String {
+        var seconds = date.timeIntervalSince1970.rounded(.down)
+        var millis = Int(((date.timeIntervalSince1970 - seconds) * 1000).rounded())
+        if millis == 1000 {
+            seconds += 1
+            millis = 0
+        }
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
+    }
+
+    @Test func writesTheProtocolFormWithMilliseconds() {
+        #expect(Date(timeIntervalSince1970: 1_795_305_320.123).rfc3339String == "2026-11-21T23:55:20.123Z")
+        #expect(Date(timeIntervalSince1970: 0).rfc3339String == "1970-01-01T00:00:00.000Z")
+    }
+
+    @Test func roundsMillisecondsUpIntoTheNextSecond() {
+        #expect(Date(timeIntervalSince1970: 59.9996).rfc3339String == "1970-01-01T00:01:00.000Z")
+        #expect(Date(timeIntervalSince1970: 1_704_067_199.9999).rfc3339String == "2024-01-01T00:00:00.000Z")
+    }
+
+    @Test func agreesWithTheGeneralFormatterAcrossCenturies() {
+        var generator = SystemRandomNumberGenerator()
+        // Year 1 to 9999, before and after 1970, with and without fractions.
+        let range = -62_135_596_800.0...253_402_300_799.0
+        for _ in 0..<5_000 {
+            let date = Date(timeIntervalSince1970: Double.random(in: range, using: &generator))
+            #expect(date.rfc3339String == formatted(date), "\(date.timeIntervalSince1970)")
+        }
+        for seconds in [-1.0, -0.0005, -0.5, 951_782_400.0 /* 2000-02-29 */, 253_402_300_799.999] {
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(date.rfc3339String == formatted(date), "\(seconds)")
+        }
+    }
+
+    @Test func yearsBeyondFourDigitsFallBackToTheGeneralFormatter() {
+        let late = Date(timeIntervalSince1970: 253_402_300_800.5)  // 10000-01-01
+        #expect(late.rfc3339String == formatted(late))
+        #expect(late.rfc3339String.hasPrefix("10000-01-01T"))
+        let early = Date(timeIntervalSince1970: -62_167_219_201)  // year -1
+        #expect(early.rfc3339String == formatted(early))
+    }
+
+    @Test func readsBackWhatItWrites() {
+        for seconds in [0.0, 1_795_305_320.123, -86_400.25, 253_402_300_799.999] {
+            let date = Date(timeIntervalSince1970: seconds)
+            let parsed = Date(rfc3339: date.rfc3339String)
+            #expect(parsed.map { abs($0.timeIntervalSince1970 - seconds) < 0.0006 } == true, "\(seconds)")
+        }
+    }
+}
