@@ -14,7 +14,8 @@ import Synchronization
 ///
 /// - `store.get` round trips/s: blocking clients (one thread each, one request in flight, a pre-encoded request
 ///   like redis-benchmark's) and `BusClient.call` (one task per connection on the shared client loop), at 1 and
-///   50 connections, next to `redis-benchmark -t get -c 1` / `-c 50` on the unsocketed Redis.
+///   50 connections, next to `redis-benchmark -t get -c 1` / `-c 50` on the unsocketed Redis; at 50 connections
+///   also one thread serving all 50 with `poll`, which is how redis-benchmark itself drives its connections.
 /// - Durable one-object saves/s: 8 child processes of this runner (`bench bus` with `CTXBUS_BENCH_SAVE_CLIENT`
 ///   set), each one `BusClient` saving one `Device` at a time with `durability: disk`, next to
 ///   `redis-benchmark -t set -c 8` on the appendfsync-always Redis.
@@ -117,9 +118,14 @@ enum StoreBusBenchmark {
         let redisGet50 = try redisBenchmark(socket: redis, tests: "set,get", clients: 50, requests: 400_000)
         let raw50 = try rawRoundTrips(socket: store, frame: getFrame, connections: 50)
         let bus50 = try busClientGets(socket: store, id: seeded, connections: 50)
+        let multiplexed50 = try multiplexedRoundTrips(socket: store, frame: getFrame, connections: 50)
         rows.append([
             "GET, 50 connections", rate(raw50), rate(bus50), rate(redisGet50["GET"]),
             ratio(max(raw50, bus50), redisGet50["GET"], goal: "≥ 0.5"),
+        ])
+        rows.append([
+            "GET, 50 connections, one client thread", rate(multiplexed50), "-", rate(redisGet50["GET"]),
+            ratio(multiplexed50, redisGet50["GET"], goal: "≥ 0.5"),
         ])
         let saves = try durableSaves(socket: store, directory: directory, in: processes)
         let redisSet = try redisBenchmark(socket: durableRedis, tests: "set", clients: 8, requests: 100_000)
@@ -238,6 +244,37 @@ enum StoreBusBenchmark {
         }
         finished.wait()
         return Double(total.load(ordering: .relaxed)) / (ContinuousClock.now - start).seconds
+    }
+
+    /// One thread serving every connection with `poll`, one pre-encoded request in flight per connection: the way
+    /// redis-benchmark drives Redis (one thread, an event loop over its clients), so that the client's own
+    /// thread switches do not weigh on the shared CPUs more for one server than for the other.
+    private static func multiplexedRoundTrips(socket: String, frame: [UInt8], connections: Int) throws -> Double {
+        let peers = try (0..<connections).map { _ in try BenchSocket(path: socket) }
+        for peer in peers { try peer.hello() }
+        var descriptors = peers.map { pollfd(fd: $0.fileDescriptor, events: Int16(POLLIN), revents: 0) }
+        let start = ContinuousClock.now
+        let end = start + duration
+        var count = 0
+        for peer in peers { peer.write(frame) }
+        var inFlight = peers.count
+        while inFlight > 0 {
+            let ready = poll(&descriptors, nfds_t(descriptors.count), 1_000)
+            guard ready > 0 else { throw BenchError("no store.get answer within a second") }
+            let running = ContinuousClock.now < end
+            for index in descriptors.indices where descriptors[index].revents != 0 {
+                guard descriptors[index].fd >= 0 else { continue }
+                guard peers[index].readFrame() != nil else { throw BenchError("a store.get connection closed") }
+                count += 1
+                if running {
+                    peers[index].write(frame)
+                } else {
+                    descriptors[index].fd = -1  // drained: poll ignores it from now on
+                    inFlight -= 1
+                }
+            }
+        }
+        return Double(count) / (ContinuousClock.now - start).seconds
     }
 
     /// `BusClient.call(StoreGet.self, …)`, one task per client, on the shared client loop.
@@ -557,6 +594,9 @@ final class BenchSocket: @unchecked Sendable {
     private var buffer: [UInt8] = []
     private var start = 0
     private var chunk = [UInt8](repeating: 0, count: 65_536)
+
+    /// The socket, for `poll` (`StoreBusBenchmark.multiplexedRoundTrips`).
+    var fileDescriptor: Int32 { descriptor }
 
     init(path: String) throws {
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)

@@ -188,6 +188,26 @@ public final class BusConnection: Sendable, CustomStringConvertible {
         retire(request)
     }
 
+    /// Sends the one answer of `request`, a result that writes its own JSON text, and retires it.
+    func answer(_ request: BusRequest, writing result: some JSONWritable) {
+        guard request.claimAnswer() else { return }
+        let frame: [UInt8]
+        do {
+            frame = try core.frameEncoder.encode { (output: inout [UInt8]) throws(JSONWriteError) in
+                JSONWriter.appendLiteral(#"{"jsonrpc":"2.0","id":"#, into: &output)
+                request.id.write(into: &output)
+                JSONWriter.appendLiteral(#","result":"#, into: &output)
+                try result.writeJSON(into: &output, writer: JSONWriter())
+                output.append(UInt8(ascii: "}"))
+            }
+        } catch {
+            core.report(method: request.method, error: BusServerError.unencodableAnswer(error))
+            frame = Self.frame(RPCResponse(id: request.id, error: .internalError()))
+        }
+        write(frame)
+        retire(request)
+    }
+
     /// Removes an answered request from the in-flight table, waking idle waiters when it was the last.
     private func retire(_ request: BusRequest) {
         let idle = state.withLock { state -> [@Sendable () -> Void] in

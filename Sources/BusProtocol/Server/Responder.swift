@@ -37,6 +37,12 @@ public final class Responder<M: RPCMethod>: Sendable {
         request.connection.answer(request, with: .success(result.json))
     }
 
+    /// Answers with a result that writes its own JSON text (`JSONWritable`), which must be the JSON of an
+    /// `M.Result`: for hot methods, where building the result's `JSONValue` tree would cost more than writing it.
+    public func succeed(writing result: some JSONWritable) {
+        request.connection.answer(request, writing: result)
+    }
+
     /// Answers with `error`: an `RPCError` as it is, a `CancellationError` as `499`, anything else as a bare
     /// `-32603` (its details go to `onHandlerError`, never to the client).
     public func fail(_ error: any Error) {

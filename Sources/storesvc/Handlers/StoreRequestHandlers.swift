@@ -51,10 +51,16 @@ final class StoreRequestHandlers: Sendable {
 
     /// `store.get`; with `"toMany":"faults"`, objects without their to-many values (never read).
     func get(_ params: GetParams) throws(RPCError) -> GetResult {
+        GetResult(try objects(params))
+    }
+
+    /// `store.get`'s objects as the store returns them, for `StoreObjectsAnswer` (written to the wire without
+    /// building a `GetResult`).
+    func objects(_ params: GetParams) throws(RPCError) -> StoreObjectsResult {
         if params.toMany == .faults {
-            return GetResult(try perform { try store.objectsLeavingOutToMany(with: params.ids) })
+            return try perform { try store.objectsLeavingOutToMany(with: params.ids) }
         }
-        return GetResult(try perform { try store.objects(with: params.ids) })
+        return try perform { try store.objects(with: params.ids) }
     }
 
     /// `store.history`: transactions after `since`, oldest first, at most `limit` (default and

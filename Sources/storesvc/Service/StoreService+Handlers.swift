@@ -27,7 +27,11 @@ extension StoreService {
         server.register(
             StoreGet.self, placement: .eventLoop(when: { $0.ids.count <= Self.loopReadLimit }),
             responder: { _, params, responder in
-                responder.respond(with: Result { () throws(RPCError) in try handlers.get(params) })
+                do {
+                    responder.succeed(writing: StoreObjectsAnswer(try handlers.objects(params)))
+                } catch {
+                    responder.fail(error)
+                }
             })
         server.register(
             StoreHistory.self,
