@@ -18,6 +18,9 @@ import Testing
         let events = Recorder<TickEvent>()
         let eventDisposable = client.events(TickEvent.self).startWithValues { events.append($0) }
         _ = try await client.call(BusPing.self)
+        // `stateChanges` reads the current state on the client's state queue: wait for that first value, or a
+        // busy host may let the shutdown below come first (the first state seen would then be `.reconnecting`).
+        #expect(await offPool { states.wait(forCount: 1) })
 
         await bus.shutdown(gracefully: true)
         let restarted = try bus.restarted { $0.helloTimeout = nil }
