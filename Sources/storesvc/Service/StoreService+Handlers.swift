@@ -12,6 +12,7 @@ extension StoreService {
     /// a CPU) would cost more than the work. Larger ones, and every other read, run on the handler queue.
     func registerHandlers() {
         let handlers = self.handlers
+        let model = handlers.store.model
         let hub = self.hub
         let server = self.server
         server.register(
@@ -25,7 +26,7 @@ extension StoreService {
                 responder.respond(with: Result { () throws(RPCError) in try handlers.fetch(params) })
             })
         server.register(
-            StoreGet.self, placement: .eventLoop(when: { $0.ids.count <= Self.loopReadLimit }),
+            StoreGet.self, placement: .eventLoop(when: { Self.isSmallRead($0, in: model) }),
             responder: { _, params, responder in
                 do {
                     responder.succeed(writing: StoreObjectsAnswer(try handlers.objects(params)))
@@ -75,6 +76,16 @@ extension StoreService {
 
     /// The most IDs a `store.get` may name to be served on the event loop.
     static let loopReadLimit = 16
+
+    /// Whether a `store.get` is small enough for the event loop: a few IDs, and no to-many arrays to read
+    /// (asked as faults, or none in their entities), since one such array can hold any number of IDs.
+    static func isSmallRead(_ params: GetParams, in model: Model) -> Bool {
+        guard params.ids.count <= loopReadLimit else { return false }
+        return params.toMany == .faults
+            || params.ids.allSatisfy { id in
+                model.entity(named: id.entity)?.relationships.allSatisfy { !$0.isToMany } ?? true
+            }
+    }
     /// The most objects a `store.save` may insert, update and delete to be decoded and queued on the event loop.
     static let loopSaveLimit = 64
 }
