@@ -160,9 +160,10 @@ import Testing
 
     @Test func refusesSQLTooDeepForSQLiteInsteadOfFailingInSQLite() throws {
         // Built in code: 20 alternating AND/OR groups, each too wide for one flat SQL chain, so
-        // each becomes two nested SQL groups. Memory evaluation takes it; SQL refuses it.
+        // each becomes two nested SQL groups. Memory evaluation takes it; SQL refuses it. (The
+        // filler uses `<`: equalities on one key would merge into one IN list.)
         var predicate = try ObjectPredicate(format: "rssi == 1")
-        let filler = try (0..<40).map { try ObjectPredicate(format: "rssi == \($0)") }
+        let filler = try (0..<40).map { try ObjectPredicate(format: "rssi < \($0 + 2)") }
         for level in 0..<20 {
             predicate = level % 2 == 0 ? .and(filler + [predicate]) : .or(filler + [predicate])
         }

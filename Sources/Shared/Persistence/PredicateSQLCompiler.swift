@@ -27,6 +27,7 @@ public enum PredicateSQLCompiler {
     {
         let resolved = try PredicateResolver(model: schema.model, allowsVariables: false)
             .resolve(predicate, entity: entity)
+            .mergingEqualitiesIntoLists()
         var builder = PredicateSQLBuilder(schema: schema, aliasBase: alias)
         builder.predicate(resolved, alias: SQLSchema.quote(alias), entity: entity)
         guard builder.deepestNesting <= PredicateSQLBuilder.nestingBudget else {
