@@ -100,6 +100,51 @@ import Testing
         #expect(walSize(directory) <= limit)
     }
 
+    @Test func aCommitPastTheThresholdWakesTheCheckpointerAndDoesNotCheckpointOnTheWriter() async throws {
+        let directory = try TestStore.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try makeStore(directory)
+        defer { store.close() }
+        let checkpointer = store.checkpointer
+        try await offPool {
+            var n = 0
+            while checkpointer.lastWALPages.load(ordering: .relaxed) < Self.threshold, n < 500 {
+                _ = try store.save(insert("T\(n)"))
+                n += 1
+            }
+        }
+        #expect(checkpointer.lastWALPages.load(ordering: .relaxed) >= Self.threshold)
+        try await waitUntil { store.checkpointStatistics.checkpoints > 0 }
+        #expect(store.checkpointStatistics.checkpoints > 0)
+        #expect(store.checkpointStatistics.writerCheckpoints == 0)
+    }
+
+    @Test func aWriterThatOutrunsTheCheckpointerCheckpointsItselfAtFourThresholds() async throws {
+        let directory = try TestStore.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try makeStore(directory)
+        defer { store.close() }
+        let checkpointer = store.checkpointer
+        let release = checkpointer.hold()
+        defer { release() }
+        let largest = try await offPool {
+            var largest = 0
+            var n = 0
+            while store.checkpointStatistics.writerCheckpoints == 0, n < 2_000 {
+                _ = try store.save(insert("F\(n)"))
+                largest = max(largest, checkpointer.lastWALPages.load(ordering: .relaxed))
+                n += 1
+            }
+            return largest
+        }
+        #expect(store.checkpointStatistics.writerCheckpoints == 1)
+        #expect(largest >= SQLiteCheckpointer.writerFallbackFactor * Self.threshold)
+        #expect(largest < (SQLiteCheckpointer.writerFallbackFactor + 1) * Self.threshold)
+        // The fallback copied the whole WAL: the next commit restarts it.
+        _ = try await offPool { try store.save(insert("after")) }
+        #expect(checkpointer.lastWALPages.load(ordering: .relaxed) < Self.threshold)
+    }
+
     @Test func withoutTheCheckpointerTheSameSavesGrowTheWALPastTheLimit() async throws {
         // The control of the test above: the writer never checkpoints on its own.
         let directory = try TestStore.makeDirectory()

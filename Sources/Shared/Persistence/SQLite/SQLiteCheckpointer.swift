@@ -10,10 +10,15 @@ import Synchronization
 /// replaces the autocheckpoint hook (a connection has one WAL hook; `sqlite3_wal_autocheckpoint` is itself a
 /// wrapper around `sqlite3_wal_hook`). The hook runs on the writer's thread after each commit, with the WAL's
 /// page count, and only signals; the checkpointer's thread then runs a `PASSIVE` checkpoint, which takes no lock
-/// that the writer or the readers wait for. See `docs/persistence.md`, "Checkpoints".
+/// that the writer or the readers wait for. Only when commits come so fast that the checkpointer never copies the
+/// whole WAL (which the WAL needs to restart) does the writer checkpoint itself, at `writerFallbackFactor`
+/// thresholds. See `docs/persistence.md`, "Checkpoints".
 final class SQLiteCheckpointer: Sendable {
     /// SQLite's default autocheckpoint threshold, in WAL pages (frames).
     static let defaultThresholdPages = 1_000
+    /// How many thresholds the WAL may reach before the writer checkpoints itself: a writer that never pauses
+    /// keeps the checkpointer from ever copying the whole WAL, and the WAL restarts only after that.
+    static let writerFallbackFactor = 4
 
     /// WAL pages after a commit from which a checkpoint is requested; 0 never checkpoints (tests, measurements).
     let thresholdPages: Int
@@ -30,6 +35,10 @@ final class SQLiteCheckpointer: Sendable {
     let commitsSeen = Atomic<Int>(0)
     /// The WAL's size in pages after the last commit, as the hook was told.
     let lastWALPages = Atomic<Int>(0)
+    /// The WAL's size in pages when the last checkpoint was requested; 0 after the WAL restarted.
+    private let requestedAtPages = Atomic<Int>(0)
+    /// When set, the thread waits on it before its next checkpoint (tests: a checkpointer that falls behind).
+    private let gate = Mutex<DispatchSemaphore?>(nil)
     private let counters = Mutex(SQLiteStore.CheckpointStatistics())
 
     /// Opens the checkpointer's connection to the database at `path` (already in WAL mode).
@@ -80,6 +89,10 @@ final class SQLiteCheckpointer: Sendable {
     /// reach a hook that does nothing; the writer's own close checkpoints what is left.
     func stop() {
         guard !isStopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        gate.withLock { gate in
+            gate?.signal()
+            gate = nil
+        }
         if isStarted.load(ordering: .acquiring) {
             wakeUp.signal()
             stopped.wait()
@@ -88,19 +101,59 @@ final class SQLiteCheckpointer: Sendable {
         }
     }
 
-    /// Called by the hook on the writer's thread inside its commit: must not block.
-    fileprivate func writerCommitted(walPages: Int) {
+    /// Called by the hook on the writer's thread after its commit: signals, and blocks only in the fallback.
+    fileprivate func writerCommitted(walPages: Int, database: OpaquePointer?) {
         commitsSeen.add(1, ordering: .relaxed)
         lastWALPages.store(walPages, ordering: .relaxed)
-        guard thresholdPages > 0, walPages >= thresholdPages, !isStopping.load(ordering: .relaxed) else { return }
+        guard thresholdPages > 0, !isStopping.load(ordering: .relaxed) else { return }
+        var requestedAt = requestedAtPages.load(ordering: .relaxed)
+        if walPages < requestedAt {
+            requestedAt = 0
+            requestedAtPages.store(0, ordering: .relaxed)
+        }
+        if walPages >= Self.writerFallbackFactor * thresholdPages, let database {
+            checkpointOnTheWriter(database)
+            return
+        }
+        // Asks again only once the WAL grew by half a threshold since the last request: under a steady stream of
+        // commits the checkpointer would otherwise run back to back.
+        guard walPages >= thresholdPages, requestedAt == 0 || walPages >= requestedAt + thresholdPages / 2 else {
+            return
+        }
         guard !isRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        requestedAtPages.store(walPages, ordering: .relaxed)
         wakeUp.signal()
+    }
+
+    /// The fallback, what SQLite's autocheckpoint does on every threshold: a `FULL` checkpoint on the writer's
+    /// connection, which waits (busy handler) for a running checkpoint, copies the whole WAL, so that the
+    /// writer's next transaction restarts it. Rare: only while commits come faster than checkpoints finish.
+    private func checkpointOnTheWriter(_ database: OpaquePointer) {
+        var log: Int32 = -1
+        var copied: Int32 = -1
+        let code = sqlite3_wal_checkpoint_v2(database, nil, SQLITE_CHECKPOINT_FULL, &log, &copied)
+        requestedAtPages.store(0, ordering: .relaxed)
+        counters.withLock { counters in
+            counters.writerCheckpoints += 1
+            if code & 0xff == SQLITE_BUSY { counters.busy += 1 } else if code != SQLITE_OK { counters.failures += 1 }
+        }
+    }
+
+    /// Makes the thread wait before its next checkpoint until the returned function is called (tests).
+    func hold() -> @Sendable () -> Void {
+        let semaphore = DispatchSemaphore(value: 0)
+        gate.withLock { $0 = semaphore }
+        return { [self] in
+            gate.withLock { $0 = nil }
+            semaphore.signal()
+        }
     }
 
     private func run() {
         while true {
             wakeUp.wait()
             if isStopping.load(ordering: .acquiring) { break }
+            gate.withLock { $0 }?.wait()
             checkpoint()
             isRequested.store(false, ordering: .releasing)
         }
@@ -109,7 +162,8 @@ final class SQLiteCheckpointer: Sendable {
     }
 
     /// One passive checkpoint: copies what no reader still needs, never waits (the busy handler is not called in
-    /// this mode); `SQLITE_BUSY` means another checkpoint was running, and is counted.
+    /// this mode); `SQLITE_BUSY` (it could not finish) is counted, and the next commit past the threshold asks
+    /// again.
     private func checkpoint() {
         var log: Int32 = -1
         var copied: Int32 = -1
@@ -122,8 +176,11 @@ final class SQLiteCheckpointer: Sendable {
                 counters.lastLogFrames = Int(log)
                 counters.lastWasComplete = log >= 0 && copied == log
                 if counters.lastWasComplete { counters.completeCheckpoints += 1 }
-            case SQLITE_BUSY, SQLITE_LOCKED:
+            case SQLITE_BUSY:
+                // Could not finish (another checkpoint holds the lock, or not every frame could be copied).
                 counters.busy += 1
+                counters.framesCheckpointed += Int(max(copied, 0))
+                counters.lastLogFrames = Int(log)
                 counters.lastWasComplete = false
             default:
                 counters.failures += 1
@@ -138,7 +195,8 @@ private func walCommitted(
     context: UnsafeMutableRawPointer?, database: OpaquePointer?, name: UnsafePointer<CChar>?, pages: Int32
 ) -> Int32 {
     guard let context else { return SQLITE_OK }
-    Unmanaged<SQLiteCheckpointer>.fromOpaque(context).takeUnretainedValue().writerCommitted(walPages: Int(pages))
+    Unmanaged<SQLiteCheckpointer>.fromOpaque(context).takeUnretainedValue()
+        .writerCommitted(walPages: Int(pages), database: database)
     return SQLITE_OK
 }
 
@@ -151,7 +209,10 @@ extension SQLiteStore {
         public var completeCheckpoints = 0
         /// Frames the checkpoints reported copied (a frame left by an unfinished checkpoint counts again).
         public var framesCheckpointed = 0
-        /// Checkpoints that found another checkpoint running (`SQLITE_BUSY`).
+        /// Checkpoints the writer ran itself, after the WAL reached `writerFallbackFactor` thresholds.
+        public var writerCheckpoints = 0
+        /// Checkpoints that returned `SQLITE_BUSY`: they could not finish (another checkpoint held the lock, or
+        /// not every frame could be copied); what they copied is counted above.
         public var busy = 0
         /// Checkpoints that failed otherwise.
         public var failures = 0
