@@ -119,7 +119,7 @@ import Testing
         #expect(store.checkpointStatistics.writerCheckpoints == 0)
     }
 
-    @Test func aWriterThatOutrunsTheCheckpointerCheckpointsItselfAtFourThresholds() async throws {
+    @Test func aWriterThatOutrunsTheCheckpointerCheckpointsItselfAtTheFallbackSize() async throws {
         let directory = try TestStore.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try makeStore(directory)

@@ -18,7 +18,7 @@ final class SQLiteCheckpointer: Sendable {
     static let defaultThresholdPages = 1_000
     /// How many thresholds the WAL may reach before the writer checkpoints itself: a writer that never pauses
     /// keeps the checkpointer from ever copying the whole WAL, and the WAL restarts only after that.
-    static let writerFallbackFactor = 4
+    static let writerFallbackFactor = 2
 
     /// WAL pages after a commit from which a checkpoint is requested; 0 never checkpoints (tests, measurements).
     let thresholdPages: Int
@@ -69,12 +69,14 @@ final class SQLiteCheckpointer: Sendable {
         sqlite3_wal_hook(writer.handle, walCommitted, Unmanaged.passUnretained(self).toOpaque())
     }
 
-    /// The `journal_size_limit` for a threshold: twice the WAL a checkpoint is requested at (frames with their
-    /// 24-byte headers, and the 32-byte file header), so that the file is reused in place at its usual size and
-    /// only a WAL that grew past it (a checkpoint held back by a reader, a large save) is cut back when it
-    /// restarts; -1 (no limit) when checkpoints are off.
+    /// The `journal_size_limit` for a threshold: the largest WAL the writer's fallback lets grow, plus a threshold
+    /// (frames with their 24-byte headers, and the 32-byte file header). The file is reused in place up to that
+    /// size — a commit that extends the file makes its `fdatasync` journal the new size too — and only a WAL that
+    /// grew past it (a checkpoint held back by a reader, a large save) is cut back when it restarts; -1 (no
+    /// limit) when checkpoints are off.
     static func journalSizeLimit(_ thresholdPages: Int, pageSize: Int64) -> Int64 {
-        thresholdPages > 0 ? 2 * Int64(thresholdPages) * (pageSize + 24) + 32 : -1
+        guard thresholdPages > 0 else { return -1 }
+        return Int64((writerFallbackFactor + 1) * thresholdPages) * (pageSize + 24) + 32
     }
 
     /// Starts the checkpointer's thread.
