@@ -164,7 +164,7 @@ import Testing
         let id = try #require(try store.save(insert("watched")).ids.values.first)
         let stop = Atomic<Bool>(false)
         let reads = DispatchGroup()
-        let outcomes = Mutex((reads: 0, failures: [String]()))
+        let outcomes = Locked((reads: 0, failures: [String]()))
         for _ in 0..<2 {
             DispatchQueue.global().async(group: reads) {
                 while !stop.load(ordering: .acquiring) {

@@ -38,8 +38,8 @@ final class SQLiteCheckpointer: Sendable {
     /// The WAL's size in pages when the last checkpoint was requested; 0 after the WAL restarted.
     private let requestedAtPages = Atomic<Int>(0)
     /// When set, the thread waits on it before its next checkpoint (tests: a checkpointer that falls behind).
-    private let gate = Mutex<DispatchSemaphore?>(nil)
-    private let counters = Mutex(SQLiteStore.CheckpointStatistics())
+    private let gate = Locked<DispatchSemaphore?>(nil)
+    private let counters = Locked(SQLiteStore.CheckpointStatistics())
 
     /// Opens the checkpointer's connection to the database at `path` (already in WAL mode).
     init(path: String, thresholdPages: Int, busyTimeoutMilliseconds: Int32) throws {
@@ -127,13 +127,16 @@ final class SQLiteCheckpointer: Sendable {
         wakeUp.signal()
     }
 
-    /// The fallback, what SQLite's autocheckpoint does on every threshold: a `FULL` checkpoint on the writer's
-    /// connection, which waits (busy handler) for a running checkpoint, copies the whole WAL, so that the
-    /// writer's next transaction restarts it. Rare: only while commits come faster than checkpoints finish.
+    /// The fallback, what SQLite's autocheckpoint does on every threshold: a `PASSIVE` checkpoint on the writer's
+    /// connection, between its transactions, so no frame is appended while it copies and it can copy the whole
+    /// WAL (unless a reader holds an old snapshot), so that the writer's next transaction restarts it. `PASSIVE`
+    /// never waits: if the checkpointer's checkpoint is running it returns `SQLITE_BUSY` at once and the next
+    /// commit tries again; `FULL` would wait up to the busy timeout for it and for readers. Rare: only while
+    /// commits come faster than checkpoints finish.
     private func checkpointOnTheWriter(_ database: OpaquePointer) {
         var log: Int32 = -1
         var copied: Int32 = -1
-        let code = sqlite3_wal_checkpoint_v2(database, nil, SQLITE_CHECKPOINT_FULL, &log, &copied)
+        let code = sqlite3_wal_checkpoint_v2(database, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
         requestedAtPages.store(0, ordering: .relaxed)
         counters.withLock { counters in
             counters.writerCheckpoints += 1
