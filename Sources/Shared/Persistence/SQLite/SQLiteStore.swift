@@ -22,6 +22,9 @@ public final class SQLiteStore: PersistentStore {
             self.readConnections = readConnections
             self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         }
+
+        /// WAL pages from which the checkpointer runs a checkpoint; 0 never checkpoints (tests, measurements).
+        var checkpointThresholdPages = SQLiteCheckpointer.defaultThresholdPages
     }
 
     /// Counters of the writer's group commits.
@@ -49,6 +52,8 @@ public final class SQLiteStore: PersistentStore {
     let readers: SQLiteReaderPool
     let codec: HistoryCodec
     private let writer: SQLiteWriter
+    /// Runs the WAL checkpoints off the writer's commits (see `SQLiteCheckpointer`).
+    let checkpointer: SQLiteCheckpointer
     private let observers = ChangeObservers(label: "ContextBus.SQLiteStore.observers")
     private let isClosed = AtomicFlag()
     /// How many to-many members `objects(with:)` has read (tests).
@@ -71,12 +76,17 @@ public final class SQLiteStore: PersistentStore {
             path: url.path, readOnly: false, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
         try connection.execute("PRAGMA journal_mode=WAL")
         try SQLiteSchemaSetup.prepare(connection, for: model)
+        checkpointer = try SQLiteCheckpointer(
+            path: url.path, thresholdPages: configuration.checkpointThresholdPages,
+            busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+        try checkpointer.takeOverCheckpoints(of: connection)
         writer = try SQLiteWriter(
             connection: connection, model: model, tables: tables, historyRetention: configuration.historyRetention,
             observers: observers)
         readers = SQLiteReaderPool(
             path: url.path, capacity: configuration.readConnections,
             busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+        checkpointer.start()
     }
 
     deinit { close() }
@@ -85,6 +95,7 @@ public final class SQLiteStore: PersistentStore {
     /// `StoreError.unavailable`.
     public func close() {
         guard isClosed.setOnce() else { return }
+        checkpointer.stop()
         writer.close()
         readers.close()
     }
@@ -93,6 +104,9 @@ public final class SQLiteStore: PersistentStore {
 
     /// The writer's group-commit counters.
     public var statistics: Statistics { writer.statistics.withLock { $0 } }
+
+    /// The checkpointer's counters.
+    public var checkpointStatistics: CheckpointStatistics { checkpointer.statistics }
 
     public func save(_ request: SaveRequest) throws -> SaveResult {
         guard !isClosed.isSet else { throw StoreError.unavailable("the store is closed") }
