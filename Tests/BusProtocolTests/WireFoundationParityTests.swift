@@ -9,17 +9,8 @@ import Testing
 @Suite struct WireFoundationParityTests {
     // MARK: - Codable mirrors of the wire shapes
 
-    private struct FoundationObject: Codable {
-        var id: String
-        var version: Int64
-        var values: [String: JSONValue]
-    }
-
-    private struct FoundationGetResult: Codable {
-        var txn: Int64
-        var objects: [FoundationObject]
-        var missing: [String]
-    }
+    private typealias FoundationObject = FoundationWireMirrors.Object
+    private typealias FoundationGetResult = FoundationWireMirrors.GetResult
 
     private struct FoundationSort: Codable {
         var key: String

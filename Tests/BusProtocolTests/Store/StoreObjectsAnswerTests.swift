@@ -6,17 +6,8 @@ import Testing
 /// `StoreObjectsAnswer` writes `store.get`'s result straight from snapshots: the same JSON as `GetResult`'s tree
 /// and as Foundation's `JSONEncoder` for a Codable mirror, and the same frame when a responder answers with it.
 @Suite struct StoreObjectsAnswerTests {
-    private struct FoundationObject: Codable {
-        var id: String
-        var version: Int64
-        var values: [String: JSONValue]
-    }
-
-    private struct FoundationGetResult: Codable {
-        var txn: Int64
-        var objects: [FoundationObject]
-        var missing: [String]
-    }
+    private typealias FoundationObject = FoundationWireMirrors.Object
+    private typealias FoundationGetResult = FoundationWireMirrors.GetResult
 
     /// Every kind of value a snapshot holds, with strings that need escaping and numbers at their limits.
     private static let sampleValues: [PropertyValue] = [
