@@ -65,6 +65,20 @@ import Testing
                 == SQLiteCheckpointer.journalSizeLimit(1_000, pageSize: 4_096))
     }
 
+    @Test func aStoreWhoseWALStaysBelowTheThresholdStartsNoThreadUntilItPassesIt() async throws {
+        let directory = try TestStore.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try makeStore(directory)
+        defer { store.close() }
+        try await offPool { for n in 0..<3 { _ = try store.save(insert("few-\(n)")) } }
+        #expect(store.checkpointer.lastWALPages.load(ordering: .relaxed) < Self.threshold)
+        #expect(!store.checkpointer.isThreadRunning)
+        try await offPool { for n in 0..<60 { _ = try store.save(insert("many-\(n)")) } }
+        #expect(store.checkpointer.isThreadRunning)
+        try await waitUntil { store.checkpointStatistics.checkpoints > 0 }
+        #expect(store.checkpointStatistics.checkpoints > 0)
+    }
+
     @Test func manySmallSavesAreCheckpointedByTheCheckpointerAndTheWALStaysBounded() async throws {
         let directory = try TestStore.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

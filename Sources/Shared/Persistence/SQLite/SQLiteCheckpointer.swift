@@ -29,8 +29,11 @@ final class SQLiteCheckpointer: Sendable {
     private let stopped = DispatchSemaphore(value: 0)
     /// Set by the hook when it signals, cleared after the checkpoint: commits meanwhile signal no more.
     private let isRequested = Atomic<Bool>(false)
-    private let isStarted = Atomic<Bool>(false)
     private let isStopping = Atomic<Bool>(false)
+    /// Whether the thread runs. It starts with the first checkpoint requested, so a store whose WAL never reaches
+    /// the threshold (a short-lived one: a test's, a fuzz input's, a command's) never starts a thread.
+    private let phase = Locked(Phase.idle)
+    private enum Phase { case idle, running, stopped }
     /// Commits that reached this type's WAL hook (tests: the writer's commits go through it, not SQLite's own).
     let commitsSeen = Atomic<Int>(0)
     /// The WAL's size in pages after the last commit, as the hook was told.
@@ -79,12 +82,26 @@ final class SQLiteCheckpointer: Sendable {
         return Int64((writerFallbackFactor + 1) * thresholdPages) * (pageSize + 24) + 32
     }
 
-    /// Starts the checkpointer's thread.
-    func start() {
-        guard !isStarted.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let thread = Thread { [self] in run() }
-        thread.name = "ContextBus.SQLiteCheckpointer"
-        thread.start()
+    /// Whether the thread has started and not stopped.
+    var isThreadRunning: Bool { phase.withLock { $0 == .running } }
+
+    /// Starts the thread if it has not started and the checkpointer has not stopped; whether it runs.
+    private func startThreadIfNeeded() -> Bool {
+        let (runs, startsNow) = phase.withLock { phase -> (Bool, Bool) in
+            switch phase {
+            case .idle:
+                phase = .running
+                return (true, true)
+            case .running: return (true, false)
+            case .stopped: return (false, false)
+            }
+        }
+        if startsNow {
+            let thread = Thread { [self] in run() }
+            thread.name = "ContextBus.SQLiteCheckpointer"
+            thread.start()
+        }
+        return runs
     }
 
     /// Stops the thread after the checkpoint it is running, and closes the connection. Commits after this only
@@ -95,7 +112,11 @@ final class SQLiteCheckpointer: Sendable {
             gate?.signal()
             gate = nil
         }
-        if isStarted.load(ordering: .acquiring) {
+        let wasRunning = phase.withLock { phase -> Bool in
+            defer { phase = .stopped }
+            return phase == .running
+        }
+        if wasRunning {
             wakeUp.signal()
             stopped.wait()
         } else {
@@ -124,7 +145,7 @@ final class SQLiteCheckpointer: Sendable {
         }
         guard !isRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
         requestedAtPages.store(walPages, ordering: .relaxed)
-        wakeUp.signal()
+        if startThreadIfNeeded() { wakeUp.signal() }
     }
 
     /// The fallback, what SQLite's autocheckpoint does on every threshold: a `PASSIVE` checkpoint on the writer's

@@ -86,7 +86,6 @@ public final class SQLiteStore: PersistentStore {
         readers = SQLiteReaderPool(
             path: url.path, capacity: configuration.readConnections,
             busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
-        checkpointer.start()
     }
 
     deinit { close() }
