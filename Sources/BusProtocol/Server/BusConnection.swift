@@ -177,29 +177,31 @@ public final class BusConnection: Sendable, CustomStringConvertible {
         case .success(let result): response = RPCResponse(id: request.id, result: result)
         case .failure(let error): response = RPCResponse(id: request.id, error: core.rpcError(for: error, in: request))
         }
-        let frame: [UInt8]
-        do {
-            frame = try response.encodeFrame(encoder: core.frameEncoder)
-        } catch {
-            core.report(method: request.method, error: BusServerError.unencodableAnswer(error))
-            frame = Self.frame(RPCResponse(id: request.id, error: .internalError()))
+        send(answerTo: request) { () throws(MessageEncodingError) in
+            try response.encodeFrame(encoder: core.frameEncoder)
         }
-        write(frame)
-        retire(request)
     }
 
     /// Sends the one answer of `request`, a result that writes its own JSON text, and retires it.
     func answer(_ request: BusRequest, writing result: some JSONWritable) {
         guard request.claimAnswer() else { return }
-        let frame: [UInt8]
-        do {
-            frame = try core.frameEncoder.encode { (output: inout [UInt8]) throws(JSONWriteError) in
+        send(answerTo: request) { () throws(MessageEncodingError) in
+            try core.frameEncoder.encode { (output: inout [UInt8]) throws(JSONWriteError) in
                 JSONWriter.appendLiteral(#"{"jsonrpc":"2.0","id":"#, into: &output)
                 request.id.write(into: &output)
                 JSONWriter.appendLiteral(#","result":"#, into: &output)
                 try result.writeJSON(into: &output, writer: JSONWriter())
                 output.append(UInt8(ascii: "}"))
             }
+        }
+    }
+
+    /// Writes the frame `encode` makes for a claimed answer (an internal error if it cannot be encoded, which is
+    /// reported), and retires the request.
+    private func send(answerTo request: BusRequest, encode: () throws(MessageEncodingError) -> [UInt8]) {
+        let frame: [UInt8]
+        do {
+            frame = try encode()
         } catch {
             core.report(method: request.method, error: BusServerError.unencodableAnswer(error))
             frame = Self.frame(RPCResponse(id: request.id, error: .internalError()))

@@ -30,16 +30,15 @@ extension ResolvedPredicate {
     private static func merging(
         _ items: [ResolvedPredicate], runsOf op: ObjectPredicate.ComparisonOperator
     ) -> [ResolvedPredicate] {
+        let candidates = items.map { mergeable($0, op) }
         var runs: [MergeableKey: [PredicateScalar]] = [:]
-        for item in items {
-            if let (key, value) = mergeable(item, op) { runs[key, default: []].append(value) }
-        }
+        for case let (key, value)? in candidates { runs[key, default: []].append(value) }
         guard runs.values.contains(where: { $0.count > 1 }) else { return items }
         var merged: [ResolvedPredicate] = []
         merged.reserveCapacity(items.count)
         var written = Set<MergeableKey>()
-        for item in items {
-            guard let (key, _) = mergeable(item, op), let values = runs[key], values.count > 1 else {
+        for (item, candidate) in zip(items, candidates) {
+            guard let (key, _) = candidate, let values = runs[key], values.count > 1 else {
                 merged.append(item)
                 continue
             }
