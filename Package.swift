@@ -18,11 +18,13 @@ let package = Package(
         .executableTarget(name: "devicesvc", dependencies: ["BusProtocol", "Shared"]),
         .executableTarget(name: "ctxbus", dependencies: ["BusProtocol", "Shared"]),
         .executableTarget(name: "bench", dependencies: ["Shared", "BusProtocol", "CSQLite"], path: "Benchmarks/bench"),
-        .testTarget(name: "SharedTests", dependencies: ["Shared", "CSQLite"]),
-        .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "Shared"]),
-        .testTarget(name: "storesvcTests", dependencies: ["storesvc", "BusProtocol", "Shared"]),
-        .testTarget(name: "devicesvcTests", dependencies: ["devicesvc", "BusProtocol", "Shared"]),
-        .testTarget(name: "ctxbusTests", dependencies: ["ctxbus", "BusProtocol", "Shared"]),
+        // Helpers every test module shares (docs/testing.md "Compile time of the tests").
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "SharedTests", dependencies: ["Shared", "CSQLite", "TestSupport"]),
+        .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "Shared", "TestSupport"]),
+        .testTarget(name: "storesvcTests", dependencies: ["storesvc", "BusProtocol", "Shared", "TestSupport"]),
+        .testTarget(name: "devicesvcTests", dependencies: ["devicesvc", "BusProtocol", "Shared", "TestSupport"]),
+        .testTarget(name: "ctxbusTests", dependencies: ["ctxbus", "BusProtocol", "Shared", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,10 +1,11 @@
 import BusProtocol
+import TestSupport
 import Testing
 
 @Suite struct BluetoothIdentifiersTests {
     @Test func readsAddressesCaseInsensitivelyAndKeepsThemUppercase() {
         #expect(BluetoothAddress("aa:bb:cc:dd:ee:0f")?.string == "AA:BB:CC:DD:EE:0F")
-        #expect(BluetoothAddress("AA:BB:CC:DD:EE:FF") == BluetoothAddress("aa:bb:cc:dd:ee:ff"))
+        expectEqual(BluetoothAddress("AA:BB:CC:DD:EE:FF"), BluetoothAddress("aa:bb:cc:dd:ee:ff"))
     }
 
     @Test(arguments: [

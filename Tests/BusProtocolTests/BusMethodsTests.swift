@@ -1,15 +1,16 @@
 import BusProtocol
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct BusMethodsTests {
     @Test func helloParamsMatchTheProtocolExample() throws {
         let example = json(#"{"protocol":1,"client":"name"}"#)
         let params = try HelloParams(json: example)
-        #expect(params.protocolVersion == 1)
-        #expect(params.client == "name")
-        #expect(params.json == example)
-        #expect(BusHello.name == "bus.hello")
+        expectEqual(params.protocolVersion, 1)
+        expectEqual(params.client, "name")
+        expectEqual(params.json, example)
+        expectEqual(BusHello.name, "bus.hello")
     }
 
     @Test func helloResultMatchesTheProtocolExample() throws {
@@ -17,11 +18,11 @@ import Testing
             #"{"protocol":1,"server":"storesvc","version":"0.1.0","maxFrame":16777216,"maxInFlight":1024,"peer":{"uid":1000,"gid":1000,"pid":4242}}"#
         )
         let result = try HelloResult(json: example)
-        #expect(result.server == "storesvc")
-        #expect(result.maxFrame == 16_777_216)
-        #expect(result.maxInFlight == 1024)
-        #expect(result.peer == PeerCredentials(uid: 1000, gid: 1000, pid: 4242))
-        #expect(result.json == example)
+        expectEqual(result.server, "storesvc")
+        expectEqual(result.maxFrame, 16_777_216)
+        expectEqual(result.maxInFlight, 1024)
+        expectEqual(result.peer, PeerCredentials(uid: 1000, gid: 1000, pid: 4242))
+        expectEqual(result.json, example)
     }
 
     @Test func helloNamesTheFieldThatIsWrong() {
@@ -41,7 +42,7 @@ import Testing
             _ = try HelloParams(json: .array([]))
             Issue.record("accepted an array")
         } catch {
-            #expect(error.code == .invalidParams)
+            expectEqual(error.code, .invalidParams)
             #expect(error.field == nil)
         }
     }
@@ -57,7 +58,7 @@ import Testing
     }
 
     @Test func pingAnswersAnEmptyObject() throws {
-        #expect(EmptyObject().json == .object([:]))
+        expectEqual(EmptyObject().json, .object([:]))
         #expect(try BusPing.Result(json: json(#"{"extra":1}"#)) == EmptyObject())
         #expect(invalidField { () throws(RPCError) in _ = try EmptyObject(json: .int(1)) } == nil)
     }
@@ -65,6 +66,6 @@ import Testing
     @Test func overflowEventMatchesTheProtocol() throws {
         let event = RPCEvent(OverflowEvent(dropped: 3))
         #expect(event.json == json(#"{"jsonrpc":"2.0","method":"bus.overflow","params":{"dropped":3}}"#))
-        #expect(try event.payload(as: OverflowEvent.self) == OverflowEvent(dropped: 3))
+        try expectEqual(event.payload(as: OverflowEvent.self), OverflowEvent(dropped: 3))
     }
 }

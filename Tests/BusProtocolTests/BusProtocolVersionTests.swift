@@ -1,8 +1,9 @@
 import BusProtocol
+import TestSupport
 import Testing
 
 @Suite struct BusProtocolVersionTests {
     @Test func speaksProtocolVersionOne() {
-        #expect(BusProtocolVersion.current == 1)
+        expectEqual(BusProtocolVersion.current, 1)
     }
 }

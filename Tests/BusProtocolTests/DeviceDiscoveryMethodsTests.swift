@@ -1,5 +1,6 @@
 import BusProtocol
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct DeviceDiscoveryMethodsTests {
@@ -10,7 +11,7 @@ import Testing
             result.adapters == [
                 AdapterInfo(name: "hci0", address: BluetoothAddress("00:1A:7D:DA:71:13")!, powered: true)
             ])
-        #expect(result.json == example)
+        expectEqual(result.json, example)
         #expect(
             invalidField { () throws(RPCError) in
                 _ = try AdaptersResult(json: json(#"{"adapters":[{"name":"hci0","address":"00:1A:7D:DA:71:13"}]}"#))
@@ -26,10 +27,10 @@ import Testing
     @Test func scanParamsMatchTheProtocolExample() throws {
         let example = json(#"{"seconds":5,"uuids":["180d"],"rssi":-80}"#)
         let params = try ScanParams(json: example)
-        #expect(params.seconds == 5)
-        #expect(params.uuids == [BluetoothUUID("180d")!])
-        #expect(params.rssi == -80)
-        #expect(params.json == example)
+        expectEqual(params.seconds, 5)
+        expectEqual(params.uuids, [BluetoothUUID("180d")!])
+        expectEqual(params.rssi, -80)
+        expectEqual(params.json, example)
         #expect(try ScanParams(json: json(#"{"seconds":0.5}"#)).json == json(#"{"seconds":0.5}"#))
         #expect(invalidField { () throws(RPCError) in _ = try ScanParams(json: json(#"{}"#)) } == "seconds")
         #expect(invalidField { () throws(RPCError) in _ = try ScanParams(json: json(#"{"seconds":0}"#)) } == "seconds")
@@ -43,12 +44,12 @@ import Testing
             #"{"devices":[{"address":"AA:BB:CC:DD:EE:FF","name":"Polar H10","rssi":-60,"connected":false,"paired":true,"services":["180d","0000180f-0000-1000-8000-00805f9b34fb"]},{"address":"11:22:33:44:55:66","name":null,"connected":true,"paired":false,"services":[]}]}"#
         )
         let result = try DevicesResult(json: example)
-        #expect(result.devices.count == 2)
-        #expect(result.devices[0].name == "Polar H10")
-        #expect(result.devices[0].rssi == -60)
-        #expect(result.devices[0].services.map(\.string) == ["180d", "0000180f-0000-1000-8000-00805f9b34fb"])
+        expectEqual(result.devices.count, 2)
+        expectEqual(result.devices[0].name, "Polar H10")
+        expectEqual(result.devices[0].rssi, -60)
+        expectEqual(result.devices[0].services.map(\.string), ["180d", "0000180f-0000-1000-8000-00805f9b34fb"])
         #expect(result.devices[1].name == nil)
         #expect(result.devices[1].rssi == nil)
-        #expect(result.json == example)
+        expectEqual(result.json, example)
     }
 }

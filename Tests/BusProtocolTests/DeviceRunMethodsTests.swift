@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct DeviceRunMethodsTests {
@@ -18,7 +19,7 @@ import Testing
 
     @Test func runParamsMatchTheProtocolExampleFieldForField() throws {
         let params = try RunParams(json: example)
-        #expect(params.address.string == "AA:BB:CC:DD:EE:FF")
+        expectEqual(params.address.string, "AA:BB:CC:DD:EE:FF")
         #expect(
             params.steps == [
                 .connect(timeoutMs: 10000), .read(characteristic: BluetoothUUID("2a19")!, timeoutMs: nil),
@@ -27,10 +28,10 @@ import Testing
                     response: true, timeoutMs: nil),
                 .notify(characteristic: BluetoothUUID("2a37")!, count: 3, timeoutMs: 5000), .wait(ms: 100), .disconnect,
             ])
-        #expect(params.steps.map(\.operation) == [.connect, .read, .write, .notify, .wait, .disconnect])
-        #expect(params.timeoutMs == 30000)
-        #expect(params.record == false)
-        #expect(params.json == example)
+        expectEqual(params.steps.map(\.operation), [.connect, .read, .write, .notify, .wait, .disconnect])
+        expectEqual(params.timeoutMs, 30000)
+        expectEqual(params.record, false)
+        expectEqual(params.json, example)
     }
 
     @Test func runDefaultsResponseToTrueAndRecordToFalse() throws {
@@ -40,8 +41,8 @@ import Testing
             params.steps == [
                 .write(characteristic: BluetoothUUID("2a39")!, value: Data(), response: true, timeoutMs: nil)
             ])
-        #expect(params.record == false)
-        #expect(params.address.string == "AA:BB:CC:DD:EE:FF")
+        expectEqual(params.record, false)
+        expectEqual(params.address.string, "AA:BB:CC:DD:EE:FF")
     }
 
     @Test(arguments: [
@@ -81,24 +82,24 @@ import Testing
             #"{"chain":"c-17","results":[{"step":0,"op":"connect"},{"step":1,"op":"read","value":"ZA=="},{"step":3,"op":"notify","values":["AQ==","Ag==","Aw=="]}]}"#
         )
         let result = try RunResult(json: example)
-        #expect(result.chain == "c-17")
+        expectEqual(result.chain, "c-17")
         #expect(
             result.results == [
                 StepResult(step: 0, operation: .connect), StepResult(step: 1, operation: .read, value: Data([100])),
                 StepResult(step: 3, operation: .notify, values: [Data([1]), Data([2]), Data([3])]),
             ])
-        #expect(result.json == example)
+        expectEqual(result.json, example)
     }
 
     @Test func stepEventMatchesTheProtocolExample() throws {
         let example = json(#"{"chain":"c-17","step":1,"op":"read","value":"ZA=="}"#)
         let event = try StepEvent(json: example)
-        #expect(event == StepEvent(chain: "c-17", step: 1, operation: .read, value: Data([100])))
-        #expect(event.json == example)
-        #expect(RPCEvent(event).method == "device.step")
+        expectEqual(event, StepEvent(chain: "c-17", step: 1, operation: .read, value: Data([100])))
+        expectEqual(event.json, example)
+        expectEqual(RPCEvent(event).method, "device.step")
         let end = json(#"{"chain":"c-17","step":3,"op":"notify"}"#)
         #expect(try StepEvent(json: end).value == nil)
-        #expect(try StepEvent(json: end).json == end)
+        try expectEqual(StepEvent(json: end).json, end)
     }
 
     @Test func failedChainsCarryChainStepBluezAndResultsInData() throws {
@@ -106,23 +107,23 @@ import Testing
             chain: "c-17", step: 2, bluez: "org.bluez.Error.Failed", results: [StepResult(step: 0, operation: .connect)]
         )
         let error = RPCError.deviceError("the write failed", failure: failure)
-        #expect(error.code == .deviceError)
+        expectEqual(error.code, .deviceError)
         #expect(
             error.data
                 == json(
                     #"{"chain":"c-17","step":2,"bluez":"org.bluez.Error.Failed","results":[{"step":0,"op":"connect"}]}"#
                 ))
-        #expect(error.chainFailure == failure)
+        expectEqual(error.chainFailure, failure)
         let timeout = RPCError.timeout("step 1 timed out", failure: ChainFailure(chain: "c-1", step: 1, results: []))
-        #expect(timeout.code == .timeout)
+        expectEqual(timeout.code, .timeout)
         #expect(timeout.data == json(#"{"chain":"c-1","step":1,"results":[]}"#))
-        #expect(RPCError.cancelled("cancelled", failure: failure).code == .cancelled)
+        expectEqual(RPCError.cancelled("cancelled", failure: failure).code, .cancelled)
     }
 
     @Test func cancelTakesTheChainID() throws {
         #expect(try ChainReference(json: json(#"{"chain":"c-17"}"#)).chain == "c-17")
         #expect(ChainReference(chain: "c-17").json == json(#"{"chain":"c-17"}"#))
         #expect(invalidField { () throws(RPCError) in _ = try ChainReference(json: json("{}")) } == "chain")
-        #expect(DeviceCancel.name == "device.cancel")
+        expectEqual(DeviceCancel.name, "device.cancel")
     }
 }

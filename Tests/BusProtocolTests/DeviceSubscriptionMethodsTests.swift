@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct DeviceSubscriptionMethodsTests {
@@ -20,15 +21,15 @@ import Testing
         let value = json(
             #"{"subscription":3,"address":"AA:BB:CC:DD:EE:FF","kind":"value","characteristic":"2a37","value":"AQ=="}"#)
         let event = try DeviceEvent(json: value)
-        #expect(event.subscription == 3)
-        #expect(event.kind == .value)
-        #expect(event.characteristic == BluetoothUUID("2a37"))
-        #expect(event.value == Data([1]))
-        #expect(event.json == value)
-        #expect(RPCEvent(event).method == "device.event")
+        expectEqual(event.subscription, 3)
+        expectEqual(event.kind, .value)
+        expectEqual(event.characteristic, BluetoothUUID("2a37"))
+        expectEqual(event.value, Data([1]))
+        expectEqual(event.json, value)
+        expectEqual(RPCEvent(event).method, "device.event")
 
         let connected = json(#"{"subscription":3,"address":"AA:BB:CC:DD:EE:FF","kind":"connected"}"#)
-        #expect(try DeviceEvent(json: connected).json == connected)
+        try expectEqual(DeviceEvent(json: connected).json, connected)
         #expect(
             invalidField { () throws(RPCError) in
                 _ = try DeviceEvent(json: json(#"{"subscription":3,"address":"AA:BB:CC:DD:EE:FF","kind":"paired"}"#))

@@ -1,4 +1,5 @@
 import BusProtocol
+import TestSupport
 import Testing
 
 @Suite struct FrameDecoderTests {
@@ -15,11 +16,11 @@ import Testing
         var decoder = FrameDecoder()
         decoder.append(ping[0..<3])
         #expect(try decoder.nextFrame() == nil)
-        #expect(decoder.bufferedByteCount == 3)
+        expectEqual(decoder.bufferedByteCount, 3)
         decoder.append(ping[3...])
-        #expect(try decoder.nextFrame() == Array(ping[4...]))
+        try expectEqual(decoder.nextFrame(), Array(ping[4...]))
         #expect(try decoder.nextFrame() == nil)
-        #expect(decoder.bufferedByteCount == 0)
+        expectEqual(decoder.bufferedByteCount, 0)
     }
 
     @Test func waitsForTheRestOfAPartialBody() throws {
@@ -29,22 +30,22 @@ import Testing
         decoder.append(ping[10..<(ping.count - 1)])
         #expect(try decoder.nextFrame() == nil)
         decoder.append(ping[(ping.count - 1)...])
-        #expect(try decoder.nextFrame() == Array(ping[4...]))
+        try expectEqual(decoder.nextFrame(), Array(ping[4...]))
     }
 
     @Test func returnsTwoFramesFromOneRead() throws {
         var decoder = FrameDecoder()
         decoder.append(ping + pong)
-        #expect(try drain(&decoder) == [Array(ping[4...]), Array(pong[4...])])
+        try expectEqual(drain(&decoder), [Array(ping[4...]), Array(pong[4...])])
     }
 
     @Test func keepsTheStartOfTheNextFrameAfterACompleteOne() throws {
         var decoder = FrameDecoder()
         decoder.append(ping + pong[0..<6])
-        #expect(try drain(&decoder) == [Array(ping[4...])])
-        #expect(decoder.bufferedByteCount == 6)
+        try expectEqual(drain(&decoder), [Array(ping[4...])])
+        expectEqual(decoder.bufferedByteCount, 6)
         decoder.append(pong[6...])
-        #expect(try drain(&decoder) == [Array(pong[4...])])
+        try expectEqual(drain(&decoder), [Array(pong[4...])])
     }
 
     @Test func decodesAStreamFedOneByteAtATime() throws {
@@ -54,7 +55,7 @@ import Testing
             decoder.append([byte])
             frames += try drain(&decoder)
         }
-        #expect(frames == [Array(ping[4...]), Array(pong[4...]), Array(ping[4...])])
+        expectEqual(frames, [Array(ping[4...]), Array(pong[4...]), Array(ping[4...])])
     }
 
     @Test func decodesTheSameFramesHoweverTheStreamIsCut() throws {
@@ -73,7 +74,7 @@ import Testing
                 frames += try drain(&decoder)
                 offset = cut
             }
-            #expect(frames == payloads)
+            expectEqual(frames, payloads)
             try decoder.finish()
         }
     }
@@ -95,7 +96,7 @@ import Testing
     @Test func acceptsALengthExactlyAtTheMaximum() throws {
         var decoder = FrameDecoder(maximumLength: 8)
         decoder.append(frame("[1,2,3,]"))
-        #expect(try decoder.nextFrame() == Array("[1,2,3,]".utf8))
+        try expectEqual(decoder.nextFrame(), Array("[1,2,3,]".utf8))
     }
 
     @Test func rejectsAZeroLength() {
@@ -107,7 +108,7 @@ import Testing
     @Test func deliversTheFramesBeforeAFramingError() throws {
         var decoder = FrameDecoder()
         decoder.append(ping + [0, 0, 0, 0])
-        #expect(try decoder.nextFrame() == Array(ping[4...]))
+        try expectEqual(decoder.nextFrame(), Array(ping[4...]))
         #expect(throws: FrameError.emptyFrame) { try decoder.nextFrame() }
     }
 
@@ -116,16 +117,16 @@ import Testing
         decoder.append([0, 0, 1, 0])
         #expect(throws: FrameError.frameTooLarge(length: 256, limit: 16)) { try decoder.nextFrame() }
         decoder.append(ping)
-        #expect(decoder.bufferedByteCount == 0)
+        expectEqual(decoder.bufferedByteCount, 0)
         #expect(throws: FrameError.frameTooLarge(length: 256, limit: 16)) { try decoder.nextFrame() }
-        #expect(decoder.failure == .frameTooLarge(length: 256, limit: 16))
+        expectEqual(decoder.failure, .frameTooLarge(length: 256, limit: 16))
         #expect(throws: FrameError.frameTooLarge(length: 256, limit: 16)) { try decoder.finish() }
     }
 
     @Test func reportsLeftoverBytesWhenThePeerClosesMidFrame() throws {
         var decoder = FrameDecoder()
         decoder.append(ping + pong[0..<9])
-        #expect(try drain(&decoder) == [Array(ping[4...])])
+        try expectEqual(drain(&decoder), [Array(ping[4...])])
         #expect(throws: FrameError.truncatedFrame(bufferedBytes: 9, expectedLength: pong.count - 4)) {
             try decoder.finish()
         }
@@ -147,7 +148,7 @@ import Testing
     @Test func acceptsBytesFromARawReadBuffer() throws {
         var decoder = FrameDecoder()
         ping.withUnsafeBytes { decoder.append($0) }
-        #expect(try decoder.nextFrame() == Array(ping[4...]))
+        try expectEqual(decoder.nextFrame(), Array(ping[4...]))
     }
 
     @Test func describesErrorsOnOneLine() {

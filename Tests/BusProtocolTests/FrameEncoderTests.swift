@@ -1,13 +1,14 @@
 import BusProtocol
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct FrameEncoderTests {
     @Test func prefixesThePayloadWithItsBigEndianLength() throws {
         let payload = [UInt8](repeating: 0x20, count: 0x0102_03)
         let bytes = try FrameEncoder().encode(payload: payload)
-        #expect(Array(bytes[0..<4]) == [0x00, 0x01, 0x02, 0x03])
-        #expect(bytes.count == 4 + payload.count)
+        expectEqual(Array(bytes[0..<4]), [0x00, 0x01, 0x02, 0x03])
+        expectEqual(bytes.count, 4 + payload.count)
     }
 
     @Test func encodesAJSONValueThatTheDecoderReadsBack() throws {
@@ -15,7 +16,7 @@ import Testing
         var decoder = FrameDecoder()
         decoder.append(try FrameEncoder().encode(value))
         let payload = try #require(try decoder.nextFrame())
-        #expect(try JSONParser().parse(payload) == value)
+        try expectEqual(JSONParser().parse(payload), value)
     }
 
     @Test func refusesAnEmptyPayload() {
@@ -39,7 +40,7 @@ import Testing
 
     @Test func frameEncodeMatchesTheEncoder() throws {
         let payload = Array(#"{"a":1}"#.utf8)
-        #expect(Frame.encode(payload: payload) == (try FrameEncoder().encode(payload: payload)))
-        #expect(Frame.encode(payload: payload) == frame(payload))
+        expectEqual(Frame.encode(payload: payload), (try FrameEncoder().encode(payload: payload)))
+        expectEqual(Frame.encode(payload: payload), frame(payload))
     }
 }

@@ -1,5 +1,6 @@
 import BusProtocol
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct IncomingMessageTests {
@@ -53,7 +54,7 @@ import Testing
         let bytes: [UInt8] = prefix + [0xC3, 0x28] + Array(#""}"#.utf8)
         let message = IncomingMessage(payload: bytes)
         let expected = RPCError.parseError(JSONParseError(.invalidUTF8, at: prefix.count + 1))
-        #expect(message == .invalid(RPCResponse(id: nil, error: expected)))
+        expectEqual(message, .invalid(RPCResponse(id: nil, error: expected)))
         #expect(message.response?.error == nil)
     }
 
@@ -124,8 +125,8 @@ import Testing
             return
         }
         let sent = try JSONParser().parse(response.jsonBytes())
-        #expect(sent["jsonrpc"] == .string("2.0"))
-        #expect(sent["id"] == .null)
+        expectEqual(sent["jsonrpc"], .string("2.0"))
+        expectEqual(sent["id"], .null)
         #expect(sent["error"]?["code"] == .int(-32700))
         #expect(sent["result"] == nil)
     }
@@ -144,7 +145,8 @@ import Testing
 
     @Test func readsAnErrorResponseWithNullIDFromAServer() {
         let message = fromServer(#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#)
-        #expect(message == .response(RPCResponse(id: nil, error: RPCError(code: .parseError, message: "parse error"))))
+        expectEqual(
+            message, .response(RPCResponse(id: nil, error: RPCError(code: .parseError, message: "parse error"))))
     }
 
     @Test func readsEventsFromAServer() {

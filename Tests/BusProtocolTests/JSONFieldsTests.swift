@@ -1,12 +1,13 @@
 import BusProtocol
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct JSONFieldsTests {
     @Test func namesNestedFieldsByPath() throws {
         let fields = try JSONFields(json(#"{"a":{"b":[{"c":1},{"c":"x"}]}}"#))
         let a = try fields.nested("a")
-        #expect(a.path(of: "b") == "a.b")
+        expectEqual(a.path(of: "b"), "a.b")
         #expect(
             invalidField { () throws(RPCError) in
                 _ = try a.objects("b") { (item) throws(RPCError) in try item.int("c") }
@@ -23,19 +24,19 @@ import Testing
 
     @Test func readsIntegralDoublesAsIntegersButNotFractions() throws {
         let fields = try JSONFields(json(#"{"a":7.0,"b":7.5,"c":1e300}"#))
-        #expect(try fields.int("a") == 7)
+        try expectEqual(fields.int("a"), 7)
         #expect(invalidField { () throws(RPCError) in _ = try fields.int("b") } == "b")
         #expect(invalidField { () throws(RPCError) in _ = try fields.int("c") } == "c")
     }
 
     @Test func requiresEnumValuesToBeKnown() throws {
         let fields = try JSONFields(json(#"{"m":"objectTrump","n":"x"}"#))
-        #expect(try fields.optionalEnum("m", cases: MergePolicy.allCases) == .objectTrump)
+        try expectEqual(fields.optionalEnum("m", cases: MergePolicy.allCases), .objectTrump)
         do {
             _ = try fields.optionalEnum("n", cases: MergePolicy.allCases)
             Issue.record("accepted an unknown policy")
         } catch {
-            #expect(error.field == "n")
+            expectEqual(error.field, "n")
             #expect(error.message.contains("'storeTrump'"))
         }
     }

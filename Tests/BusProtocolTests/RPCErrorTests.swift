@@ -1,5 +1,6 @@
 import BusProtocol
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct RPCErrorTests {
@@ -15,39 +16,39 @@ import Testing
         ]
         for (error, code) in table {
             #expect(error.code.rawValue == code, "\(error)")
-            #expect(error.json["code"] == .int(Int64(code)))
+            expectEqual(error.json["code"], .int(Int64(code)))
         }
-        #expect(RPCErrorCode.validationFailed == 422)
+        expectEqual(RPCErrorCode.validationFailed, 422)
     }
 
     @Test func invalidParamsNamesTheFieldInData() {
         let error = RPCError.invalidParams(field: "steps[2].characteristic", message: "expected a UUID")
-        #expect(error.data == .object(["field": .string("steps[2].characteristic")]))
-        #expect(error.field == "steps[2].characteristic")
-        #expect(error.message == "invalid params: steps[2].characteristic: expected a UUID")
+        expectEqual(error.data, .object(["field": .string("steps[2].characteristic")]))
+        expectEqual(error.field, "steps[2].characteristic")
+        expectEqual(error.message, "invalid params: steps[2].characteristic: expected a UUID")
         #expect(RPCError.invalidParams(field: nil, message: "expected an object").data == nil)
     }
 
     @Test func parseErrorsCarryTheOffset() {
-        #expect(RPCError.parseError(JSONParseError(.trailingData, at: 17)).data == .object(["offset": .int(17)]))
+        expectEqual(RPCError.parseError(JSONParseError(.trailingData, at: 17)).data, .object(["offset": .int(17)]))
     }
 
     @Test func writesDataOnlyWhenThereIsSome() throws {
         let bare = RPCError(code: .notFound, message: "gone")
-        #expect(bare.json == .object(["code": .int(404), "message": .string("gone")]))
+        expectEqual(bare.json, .object(["code": .int(404), "message": .string("gone")]))
         #expect(
             String(decoding: try RPCResponse(id: 1, error: bare).jsonBytes(), as: UTF8.self).contains("data") == false)
     }
 
     @Test func readsErrorObjectsBackAndRejectsMalformedOnes() {
         let error = RPCError.tooManyRequests(limit: 8)
-        #expect(RPCError(json: error.json) == error)
+        expectEqual(RPCError(json: error.json), error)
         #expect(RPCError(json: json(#"{"code":"1","message":"x"}"#)) == nil)
         #expect(RPCError(json: json(#"{"code":1}"#)) == nil)
         #expect(RPCError(json: json(#"{"code":1e30,"message":"x"}"#)) == nil)
     }
 
     @Test func describesItselfOnOneLine() {
-        #expect(RPCError.methodNotFound("x.y").description == "error -32601: method 'x.y' not found")
+        expectEqual(RPCError.methodNotFound("x.y").description, "error -32601: method 'x.y' not found")
     }
 }

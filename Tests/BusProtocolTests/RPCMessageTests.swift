@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct RPCMessageTests {
@@ -40,7 +41,7 @@ import Testing
             RPCEvent(method: "store.changed", params: json(#"{"deleted":["A/1"]}"#)),
         ]
         for message in messages {
-            #expect(try JSONParser().parse(message.jsonBytes()) == message.json)
+            try expectEqual(JSONParser().parse(message.jsonBytes()), message.json)
         }
     }
 
@@ -50,13 +51,13 @@ import Testing
         var decoder = FrameDecoder()
         decoder.append(try request.encodeFrame())
         let payload = try #require(try decoder.nextFrame())
-        #expect(IncomingMessage(payload: payload) == .request(request))
+        expectEqual(IncomingMessage(payload: payload), .request(request))
 
         let response = RPCResponse(id: 12, result: GetResult(txn: 9, objects: [], missing: []))
         decoder.append(try response.encodeFrame())
         let answer = try #require(try decoder.nextFrame())
         let read = IncomingMessage(payload: answer, from: .server)
-        #expect(read == .response(response))
+        expectEqual(read, .response(response))
         #expect(try read.response?.result(for: StoreGet.self) == GetResult(txn: 9, objects: [], missing: []))
     }
 
@@ -66,7 +67,7 @@ import Testing
     }
 
     @Test func typedParamsTreatAbsentParamsAsAnEmptyObject() throws {
-        #expect(try RPCRequest(id: 1, method: "bus.ping").params(for: BusPing.self) == EmptyObject())
+        try expectEqual(RPCRequest(id: 1, method: "bus.ping").params(for: BusPing.self), EmptyObject())
         #expect(
             invalidField { () throws(RPCError) in
                 _ = try RPCRequest(id: 1, method: "store.get").params(for: StoreGet.self)
@@ -87,14 +88,14 @@ import Testing
     }
 
     @Test func rpcIDsReadOnlyIntegersAndStrings() {
-        #expect(RPCID(json: .int(-4)) == .number(-4))
-        #expect(RPCID(json: .double(4)) == .number(4))
-        #expect(RPCID(json: .string("")) == .string(""))
+        expectEqual(RPCID(json: .int(-4)), .number(-4))
+        expectEqual(RPCID(json: .double(4)), .number(4))
+        expectEqual(RPCID(json: .string("")), .string(""))
         #expect(RPCID(json: .double(4.5)) == nil)
         #expect(RPCID(json: .double(1e300)) == nil)
         #expect(RPCID(json: .null) == nil)
         #expect(RPCID(json: .bool(true)) == nil)
-        #expect(RPCID.number(3).description == "3")
-        #expect(RPCID.string("a").description == "\"a\"")
+        expectEqual(RPCID.number(3).description, "3")
+        expectEqual(RPCID.string("a").description, "\"a\"")
     }
 }

@@ -1,13 +1,14 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct StoreHistoryMethodsTests {
     @Test func historyParamsMatchTheProtocolExample() throws {
         let example = json(#"{"since":1200,"limit":100}"#)
-        #expect(try HistoryParams(json: example) == HistoryParams(since: 1200, limit: 100))
-        #expect(HistoryParams(since: 1200, limit: 100).json == example)
+        try expectEqual(HistoryParams(json: example), HistoryParams(since: 1200, limit: 100))
+        expectEqual(HistoryParams(since: 1200, limit: 100).json, example)
         #expect(try HistoryParams(json: json("{}")) == HistoryParams(since: 0, limit: nil))
         #expect(invalidField { () throws(RPCError) in _ = try HistoryParams(json: json(#"{"limit":0}"#)) } == "limit")
         #expect(invalidField { () throws(RPCError) in _ = try HistoryParams(json: json(#"{"since":-5}"#)) } == "since")
@@ -19,11 +20,11 @@ import Testing
         )
         let result = try HistoryResult(json: example)
         let transaction = try #require(result.transactions.first)
-        #expect(transaction.txn == 1201)
+        expectEqual(transaction.txn, 1201)
         #expect(abs(transaction.time.timeIntervalSince1970 - 1_795_305_320.123) < 0.0005)
         #expect(transaction.author == nil)
-        #expect(transaction.inserted == [ObjectID(entity: "Reading", number: 13)])
-        #expect(result.json == example)
+        expectEqual(transaction.inserted, [ObjectID(entity: "Reading", number: 13)])
+        expectEqual(result.json, example)
         let badTime = #"{"transactions":[{"txn":1,"time":"yesterday","inserted":[],"updated":[],"deleted":[]}]}"#
         #expect(
             invalidField { () throws(RPCError) in _ = try HistoryResult(json: json(badTime)) } == "transactions[0].time"
@@ -35,13 +36,13 @@ import Testing
             #"{"connections":2,"subscriptions":5,"commits":120,"saves":180,"groupSizes":{"1":80,"2":20},"history":{"oldest":1,"newest":120},"uptimeSeconds":12}"#
         )
         let stats = try StatsResult(json: example)
-        #expect(stats.connections == 2)
-        #expect(stats.saves == 180)
-        #expect(stats.groupSizes == [1: 80, 2: 20])
-        #expect(stats.historyOldest == 1)
-        #expect(stats.historyNewest == 120)
-        #expect(stats.other == ["uptimeSeconds": .int(12)])
-        #expect(stats.json == example)
+        expectEqual(stats.connections, 2)
+        expectEqual(stats.saves, 180)
+        expectEqual(stats.groupSizes, [1: 80, 2: 20])
+        expectEqual(stats.historyOldest, 1)
+        expectEqual(stats.historyNewest, 120)
+        expectEqual(stats.other, ["uptimeSeconds": .int(12)])
+        expectEqual(stats.json, example)
         #expect(
             invalidField { () throws(RPCError) in _ = try StatsResult(json: json(#"{"connections":1}"#)) }
                 == "subscriptions")

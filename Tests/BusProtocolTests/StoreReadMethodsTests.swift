@@ -1,5 +1,6 @@
 import BusProtocol
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct StoreReadMethodsTests {
@@ -9,23 +10,23 @@ import Testing
 
     @Test func fetchParamsMatchTheProtocolExampleFieldForField() throws {
         let params = try FetchParams(json: fetchExample)
-        #expect(params.entity == "Reading")
-        #expect(params.predicate == "value > $min AND device.name BEGINSWITH 'th'")
-        #expect(params.arguments == ["min": .int(5)])
-        #expect(params.sort == [ObjectSortDescriptor("time", ascending: false)])
-        #expect(params.limit == 100)
-        #expect(params.offset == 0)
-        #expect(params.resultType == .objects)
-        #expect(params.json == fetchExample)
+        expectEqual(params.entity, "Reading")
+        expectEqual(params.predicate, "value > $min AND device.name BEGINSWITH 'th'")
+        expectEqual(params.arguments, ["min": .int(5)])
+        expectEqual(params.sort, [ObjectSortDescriptor("time", ascending: false)])
+        expectEqual(params.limit, 100)
+        expectEqual(params.offset, 0)
+        expectEqual(params.resultType, .objects)
+        expectEqual(params.json, fetchExample)
     }
 
     @Test func fetchNeedsOnlyTheEntity() throws {
         let params = try FetchParams(json: json(#"{"entity":"Device","where":null}"#))
-        #expect(params == FetchParams(entity: "Device"))
+        expectEqual(params, FetchParams(entity: "Device"))
         let nested = try FetchParams(
             json: json(#"{"entity":"Reading","sort":[{"key":"device.name"}],"result":"count"}"#))
-        #expect(nested.sort == [ObjectSortDescriptor("device.name", ascending: true)])
-        #expect(nested.resultType == .count)
+        expectEqual(nested.sort, [ObjectSortDescriptor("device.name", ascending: true)])
+        expectEqual(nested.resultType, .count)
     }
 
     @Test(arguments: [
@@ -47,7 +48,7 @@ import Testing
             #"{"txn":1234,"objects":[{"id":"Reading/12","version":3,"values":{"characteristic":"2a19","value":"ZA==","device":"Device/1"}}]}"#
         )
         let result = try FetchResult(json: objects)
-        #expect(result.txn == 1234)
+        expectEqual(result.txn, 1234)
         #expect(
             result.content
                 == .objects([
@@ -57,17 +58,17 @@ import Testing
                             "characteristic": .string("2a19"), "value": .string("ZA=="), "device": .string("Device/1"),
                         ])
                 ]))
-        #expect(result.json == objects)
+        expectEqual(result.json, objects)
 
         let ids = json(#"{"txn":5,"ids":["Reading/1","Reading/2"]}"#)
         #expect(
             try FetchResult(json: ids).content
                 == .ids([ObjectID(entity: "Reading", number: 1), ObjectID(entity: "Reading", number: 2)]))
-        #expect(try FetchResult(json: ids).json == ids)
+        try expectEqual(FetchResult(json: ids).json, ids)
 
         let count = json(#"{"txn":5,"count":2}"#)
-        #expect(try FetchResult(json: count) == FetchResult(txn: 5, content: .count(2)))
-        #expect(FetchResult(txn: 5, content: .count(2)).json == count)
+        try expectEqual(FetchResult(json: count), FetchResult(txn: 5, content: .count(2)))
+        expectEqual(FetchResult(txn: 5, content: .count(2)).json, count)
     }
 
     @Test func fetchResultNamesBadObjects() {
@@ -82,16 +83,16 @@ import Testing
             try GetParams(json: params).ids == [
                 ObjectID(entity: "Reading", number: 3), ObjectID(entity: "Device", number: 1),
             ])
-        #expect(try GetParams(json: params).json == params)
+        try expectEqual(GetParams(json: params).json, params)
 
         let result = json(
             #"{"txn":77,"objects":[{"id":"Reading/3","version":1,"values":{"time":"2026-01-02T03:04:05.678Z"}}],"missing":["Device/1"]}"#
         )
         let read = try GetResult(json: result)
-        #expect(read.txn == 77)
-        #expect(read.objects.map(\.id) == [ObjectID(entity: "Reading", number: 3)])
-        #expect(read.missing == [ObjectID(entity: "Device", number: 1)])
-        #expect(read.json == result)
+        expectEqual(read.txn, 77)
+        expectEqual(read.objects.map(\.id), [ObjectID(entity: "Reading", number: 3)])
+        expectEqual(read.missing, [ObjectID(entity: "Device", number: 1)])
+        expectEqual(read.json, result)
     }
 
     @Test func toManyFaultsIsOptInForFetchAndGetAndRoundTrips() throws {
@@ -103,17 +104,17 @@ import Testing
         #expect(GetParams(ids: []).json == json(#"{"ids":[]}"#))
 
         let fetch = try FetchParams(json: json(#"{"entity":"Device","limit":1,"toMany":"faults"}"#))
-        #expect(fetch == FetchParams(entity: "Device", limit: 1, toMany: .faults))
-        #expect(try FetchParams(json: fetch.json) == fetch)
-        #expect(fetch.json["toMany"] == .string("faults"))
+        expectEqual(fetch, FetchParams(entity: "Device", limit: 1, toMany: .faults))
+        try expectEqual(FetchParams(json: fetch.json), fetch)
+        expectEqual(fetch.json["toMany"], .string("faults"))
         let get = try GetParams(json: json(#"{"ids":["Device/1"],"toMany":"faults"}"#))
-        #expect(get == GetParams(ids: [ObjectID(entity: "Device", number: 1)], toMany: .faults))
+        expectEqual(get, GetParams(ids: [ObjectID(entity: "Device", number: 1)], toMany: .faults))
         #expect(get.json == json(#"{"ids":["Device/1"],"toMany":"faults"}"#))
         #expect(try GetParams(json: json(#"{"ids":[],"toMany":"values"}"#)).json == json(#"{"ids":[]}"#))
 
         let request = FetchRequest(entity: "Device", fetchLimit: 1)
-        #expect(FetchParams(request, toMany: .faults).toMany == .faults)
-        #expect(FetchParams(request).toMany == .values)
+        expectEqual(FetchParams(request, toMany: .faults).toMany, .faults)
+        expectEqual(FetchParams(request).toMany, .values)
     }
 
     @Test(arguments: [#""changes""#, #""Faults""#, "1", "true", #"["faults"]"#, #"{}"#])
@@ -141,10 +142,10 @@ import Testing
     @Test func modelResultCarriesTheModelAndItsVersion() throws {
         let result = ModelResult(model: .deviceReadings)
         let written = result.json
-        #expect(written["version"] == .string(Model.deviceReadings.versionHash))
+        expectEqual(written["version"], .string(Model.deviceReadings.versionHash))
         #expect(written["entities"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["Device", "Reading"])
         let read = try ModelResult(json: written)
-        #expect(read == result)
+        expectEqual(read, result)
         #expect(
             invalidField { () throws(RPCError) in _ = try ModelResult(json: json(#"{"version":"x"}"#)) } == "entities")
     }

@@ -1,5 +1,6 @@
 import BusProtocol
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct StoreSaveMethodTests {
@@ -27,11 +28,11 @@ import Testing
                     id: ObjectID(entity: "Reading", number: 3), version: 2, values: ["chain": .string("c-2")],
                     original: ["chain": .null])
             ])
-        #expect(params.deletes == [.init(id: ObjectID(entity: "Reading", number: 4), version: 1)])
-        #expect(params.mergePolicy == .error)
-        #expect(params.durability == .disk)
-        #expect(params.author == "optional name")
-        #expect(params.json == example)
+        expectEqual(params.deletes, [.init(id: ObjectID(entity: "Reading", number: 4), version: 1)])
+        expectEqual(params.mergePolicy, .error)
+        expectEqual(params.durability, .disk)
+        expectEqual(params.author, "optional name")
+        expectEqual(params.json, example)
     }
 
     @Test func everySaveMemberIsOptional() throws {
@@ -42,9 +43,9 @@ import Testing
             ))
         #expect(unchecked.updates.first?.version == nil)
         #expect(unchecked.deletes.first?.version == nil)
-        #expect(unchecked.mergePolicy == .storeTrump)
-        #expect(unchecked.durability == .memory)
-        #expect(try SaveParams(json: unchecked.json) == unchecked)
+        expectEqual(unchecked.mergePolicy, .storeTrump)
+        expectEqual(unchecked.durability, .memory)
+        try expectEqual(SaveParams(json: unchecked.json), unchecked)
     }
 
     @Test(arguments: [
@@ -64,11 +65,11 @@ import Testing
     @Test func saveResultMatchesTheProtocolExample() throws {
         let example = json(#"{"txn":1235,"ids":{"r1":"Reading/13"},"versions":{"Reading/13":1,"Reading/3":3}}"#)
         let result = try SaveResult(json: example)
-        #expect(result.txn == 1235)
-        #expect(result.ids == ["r1": ObjectID(entity: "Reading", number: 13)])
+        expectEqual(result.txn, 1235)
+        expectEqual(result.ids, ["r1": ObjectID(entity: "Reading", number: 13)])
         #expect(
             result.versions == [ObjectID(entity: "Reading", number: 13): 1, ObjectID(entity: "Reading", number: 3): 3])
-        #expect(result.json == example)
+        expectEqual(result.json, example)
         #expect(
             invalidField { () throws(RPCError) in _ = try SaveResult(json: json(#"{"txn":1,"versions":{"x":1}}"#)) }
                 == "versions.x")
@@ -82,14 +83,14 @@ import Testing
             SaveConflict(
                 id: ObjectID(entity: "Reading", number: 4), version: 1, currentVersion: nil, currentValues: nil),
         ])
-        #expect(error.code == .conflict)
+        expectEqual(error.code, .conflict)
         #expect(
             error.data
                 == json(
                     #"{"conflicts":[{"id":"Reading/3","version":2,"currentVersion":4,"currentValues":{"chain":"c-9"}},{"id":"Reading/4","version":1,"currentVersion":null,"currentValues":null}]}"#
                 ))
         let conflicts = try #require(error.data?["conflicts"]?.arrayValue)
-        #expect(try conflicts.map(SaveConflict.init(json:)).map(\.currentVersion) == [4, nil])
+        try expectEqual(conflicts.map(SaveConflict.init(json:)).map(\.currentVersion), [4, nil])
     }
 
     @Test func validationErrorListsTheIssuesInData() throws {
@@ -97,12 +98,12 @@ import Testing
             ValidationIssue(ref: "r1", key: "time", reason: "is required"),
             ValidationIssue(id: ObjectID(entity: "Device", number: 2), key: "address", reason: "expected a string"),
         ])
-        #expect(error.code == .validationFailed)
+        expectEqual(error.code, .validationFailed)
         #expect(
             error.data
                 == json(
                     #"{"errors":[{"ref":"r1","key":"time","reason":"is required"},{"id":"Device/2","key":"address","reason":"expected a string"}]}"#
                 ))
-        #expect(error.message == "validation failed for 2 values: time is required")
+        expectEqual(error.message, "validation failed for 2 values: time is required")
     }
 }

@@ -1,18 +1,19 @@
 import BusProtocol
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct StoreSubscriptionMethodsTests {
     @Test func subscribeParamsMatchTheProtocolExample() throws {
         let params = try SubscribeParams(
             json: json(#"{"entity":"Reading","where":"value > $v","args":{"v":1},"since":1200}"#))
-        #expect(params.entity == "Reading")
-        #expect(params.predicate == "value > $v")
-        #expect(params.arguments == ["v": .int(1)])
-        #expect(params.since == 1200)
+        expectEqual(params.entity, "Reading")
+        expectEqual(params.predicate, "value > $v")
+        expectEqual(params.arguments, ["v": .int(1)])
+        expectEqual(params.since, 1200)
         #expect(params.json == json(#"{"entity":"Reading","where":"value > $v","args":{"v":1},"since":1200}"#))
         #expect(try SubscribeParams(json: json(#"{"args":{}}"#)) == SubscribeParams())
-        #expect(SubscribeParams().json == .object([:]))
+        expectEqual(SubscribeParams().json, .object([:]))
     }
 
     @Test func subscribeNamesTheFieldThatIsWrong() {
@@ -25,11 +26,11 @@ import Testing
 
     @Test func subscribeResultAndUnsubscribeMatchTheProtocol() throws {
         let result = json(#"{"subscription":7,"txn":1235}"#)
-        #expect(try SubscribeResult(json: result) == SubscribeResult(subscription: 7, txn: 1235))
-        #expect(SubscribeResult(subscription: 7, txn: 1235).json == result)
+        try expectEqual(SubscribeResult(json: result), SubscribeResult(subscription: 7, txn: 1235))
+        expectEqual(SubscribeResult(subscription: 7, txn: 1235).json, result)
         #expect(try UnsubscribeParams(json: json(#"{"subscription":7}"#)).subscription == 7)
         #expect(invalidField { () throws(RPCError) in _ = try UnsubscribeParams(json: json("{}")) } == "subscription")
-        #expect(StoreUnsubscribe.name == "store.unsubscribe")
+        expectEqual(StoreUnsubscribe.name, "store.unsubscribe")
     }
 
     @Test func changedEventMatchesTheProtocolExampleFieldForField() throws {
@@ -41,10 +42,10 @@ import Testing
              "deleted":["Reading/4"]}
             """#)
         let event = try ChangedEvent(json: example)
-        #expect(event.subscription == 7)
-        #expect(event.txn == 1236)
-        #expect(event.author == "devicesvc")
-        #expect(event.inserted.map(\.id) == [ObjectID(entity: "Reading", number: 13)])
+        expectEqual(event.subscription, 7)
+        expectEqual(event.txn, 1236)
+        expectEqual(event.author, "devicesvc")
+        expectEqual(event.inserted.map(\.id), [ObjectID(entity: "Reading", number: 13)])
         #expect(event.inserted.first?.values["chain"] == .null)
         #expect(
             event.updated == [
@@ -52,11 +53,11 @@ import Testing
                     id: ObjectID(entity: "Device", number: 1), version: 5,
                     values: ["readings": .array([.string("Reading/13")])])
             ])
-        #expect(event.deleted == [ObjectID(entity: "Reading", number: 4)])
-        #expect(event.json == example)
+        expectEqual(event.deleted, [ObjectID(entity: "Reading", number: 4)])
+        expectEqual(event.json, example)
         let envelope = RPCEvent(event)
-        #expect(envelope.method == "store.changed")
-        #expect(try envelope.payload(as: ChangedEvent.self) == event)
+        expectEqual(envelope.method, "store.changed")
+        try expectEqual(envelope.payload(as: ChangedEvent.self), event)
     }
 
     @Test func changedEventWritesANullAuthor() {
@@ -69,9 +70,9 @@ import Testing
         #expect(try SubscribeParams(json: json("{}")).toMany == .values)
         #expect(try SubscribeParams(json: json(#"{"toMany":null}"#)).toMany == .values)
         let changes = try SubscribeParams(json: json(#"{"entity":"Device","toMany":"changes"}"#))
-        #expect(changes == SubscribeParams(entity: "Device", toMany: .changes))
+        expectEqual(changes, SubscribeParams(entity: "Device", toMany: .changes))
         #expect(changes.json == json(#"{"entity":"Device","toMany":"changes"}"#))
-        #expect(SubscribeParams(toMany: .values).json == .object([:]))
+        expectEqual(SubscribeParams(toMany: .values).json, .object([:]))
         for bad in [#""arrays""#, "1", "false", #"{}"#] {
             #expect(
                 invalidField { () throws(RPCError) in _ = try SubscribeParams(json: json(#"{"toMany":\#(bad)}"#)) }
@@ -81,13 +82,13 @@ import Testing
             #"{"id":"Device/1","version":5,"values":{"name":"x"},"#
                 + #""toManyChanges":{"readings":{"added":["Reading/13"],"removed":["Reading/2"]}}}"#)
         let object = try StoreObject(json: entry)
-        #expect(object.values == ["name": .string("x")])
+        expectEqual(object.values, ["name": .string("x")])
         #expect(
             object.toManyChanges == [
                 "readings": ToManyChange(
                     added: [ObjectID(string: "Reading/13")!], removed: [ObjectID(string: "Reading/2")!])
             ])
-        #expect(object.json == entry)
+        expectEqual(object.json, entry)
         // Without changes the member is not sent: entries of the default mode are unchanged.
         #expect(
             StoreObject(id: object.id, version: 5, values: [:]).json

@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// The envelopes and hot methods written by `RPCMessage.write` compared with what Foundation's
@@ -187,9 +188,9 @@ import Testing
         let ours = RPCResponse(id: "q", result: GetResult(txn: 5, objects: objects, missing: []))
         let decoded = try JSONDecoder().decode(
             FoundationResponse<FoundationGetResult>.self, from: Data(ours.jsonBytes()))
-        #expect(decoded.id == "q")
-        #expect(decoded.result.txn == 5)
-        #expect(decoded.result.objects.map(\.id) == objects.map(\.id.description))
+        expectEqual(decoded.id, "q")
+        expectEqual(decoded.result.txn, 5)
+        expectEqual(decoded.result.objects.map(\.id), objects.map(\.id.description))
         #expect(
             zip(decoded.result.objects, objects).allSatisfy { numericallyEqual(.object($0.values), .object($1.values)) }
         )

@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// Property: for random model-conforming objects stored in a real SQLite database and random
@@ -47,7 +48,7 @@ import Testing
                 if !memory.isEmpty && memory.count < ids.count { discriminating += 1 }
             }
         }
-        #expect(checked == 3 * Self.predicatesPerEntity)
+        expectEqual(checked, 3 * Self.predicatesPerEntity)
         // The generator must produce predicates that split the objects, or agreement proves little.
         #expect(
             discriminating * 3 > checked,
@@ -107,7 +108,7 @@ import Testing
                 $0.key.entity == "Reading" && evaluator.evaluate(values: $0.value, lookup: graph.lookup)
             }
             .map { $0.key.number! })
-        #expect(memory == expected)
+        expectEqual(memory, expected)
 
         let db = try PredicateTestDatabase(model: model)
         for (id, values) in graph.objects.sorted(by: { $0.key < $1.key }) { try db.insert(id, values) }

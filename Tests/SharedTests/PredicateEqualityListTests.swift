@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// Runs of `==` in an OR group and of `!=` in an AND group on one key path compile to one `IN`
@@ -41,41 +42,41 @@ import Testing
         let fragment = try compile("rssi == 1 OR name == 'beta' OR rssi == 3 OR rssi == 9")
         #expect(fragment.sql.components(separatedBy: " IN (").count == 2, "\(fragment.sql)")
         #expect(!fragment.sql.contains(#""rssi" IS ?"#), "\(fragment.sql)")
-        #expect(fragment.bindings == [.int(1), .int(3), .int(9), .string("beta")])
-        #expect(try selected("rssi == 1 OR name == 'beta' OR rssi == 3 OR rssi == 9") == [1, 2, 3])
+        expectEqual(fragment.bindings, [.int(1), .int(3), .int(9), .string("beta")])
+        try expectEqual(selected("rssi == 1 OR name == 'beta' OR rssi == 3 OR rssi == 9"), [1, 2, 3])
     }
 
     @Test func inequalitiesOnOneKeyInAnAndGroupBecomeOneNegatedInList() throws {
         let fragment = try compile("name != 'Alpha' AND name != 'Gamma' AND rssi != 2")
         #expect(fragment.sql.hasPrefix(#"(NOT COALESCE("t"."name" IN (?, ?), 0)"#), "\(fragment.sql)")
         // A nil name differs from both, as NSPredicate has it.
-        #expect(try selected("name != 'Alpha' AND name != 'Gamma' AND rssi != 2") == [3])
+        try expectEqual(selected("name != 'Alpha' AND name != 'Gamma' AND rssi != 2"), [3])
     }
 
     @Test func aNilInTheRunMatchesObjectsWithoutTheValue() throws {
-        #expect(try selected("name == nil OR name == 'beta'") == [2, 3])
-        #expect(try selected("name != nil AND name != 'beta'") == [1, 4])
+        try expectEqual(selected("name == nil OR name == 'beta'"), [2, 3])
+        try expectEqual(selected("name != nil AND name != 'beta'"), [1, 4])
     }
 
     @Test func comparisonsWithDifferentStringOptionsAreNotMerged() throws {
         let format = "name ==[c] 'alpha' OR name ==[c] 'GAMMA' OR name == 'Beta' OR name == 'beta'"
         let fragment = try compile(format)
         #expect(fragment.sql.components(separatedBy: " IN (").count == 3, "\(fragment.sql)")
-        #expect(try selected(format) == [1, 2, 4])
+        try expectEqual(selected(format), [1, 2, 4])
     }
 
     @Test func aLoneComparisonAndOtherOperatorsStayAsWritten() throws {
-        #expect(try compile("rssi == 1 OR name == 'x'").sql == #"("t"."rssi" IS ? OR "t"."name" IS ?)"#)
-        #expect(try compile("rssi != 1 OR rssi != 2").sql == #"("t"."rssi" IS NOT ? OR "t"."rssi" IS NOT ?)"#)
-        #expect(try compile("rssi == 1 AND rssi == 2").sql == #"("t"."rssi" IS ? AND "t"."rssi" IS ?)"#)
-        #expect(try selected("rssi != 1 OR rssi != 2") == [1, 2, 3, 4])
+        try expectEqual(compile("rssi == 1 OR name == 'x'").sql, #"("t"."rssi" IS ? OR "t"."name" IS ?)"#)
+        try expectEqual(compile("rssi != 1 OR rssi != 2").sql, #"("t"."rssi" IS NOT ? OR "t"."rssi" IS NOT ?)"#)
+        try expectEqual(compile("rssi == 1 AND rssi == 2").sql, #"("t"."rssi" IS ? AND "t"."rssi" IS ?)"#)
+        try expectEqual(selected("rssi != 1 OR rssi != 2"), [1, 2, 3, 4])
     }
 
     @Test func thousandsOfInequalitiesBecomeOneListWithEveryValueBound() throws {
         let format = (0..<2_000).map { "address != 'B\($0)'" }.joined(separator: " AND ") + " AND address != 'A2'"
         let fragment = try compile(format)
         #expect(!fragment.sql.contains("IS NOT"))
-        #expect(fragment.bindings.count == 2_001)
-        #expect(try selected(format) == [1, 3, 4])
+        expectEqual(fragment.bindings.count, 2_001)
+        try expectEqual(selected(format), [1, 3, 4])
     }
 }

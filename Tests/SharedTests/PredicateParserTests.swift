@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct PredicateParserTests {
@@ -36,7 +37,7 @@ import Testing
         ("rssi => 5", .greaterOrEqual),
     ])
     func parsesSymbolicOperatorsAndTheirSynonyms(format: String, op: ObjectPredicate.ComparisonOperator) throws {
-        #expect(try parse(format) == cmp(key("rssi"), op, .literal(.int(5))))
+        try expectEqual(parse(format), cmp(key("rssi"), op, .literal(.int(5))))
     }
 
     @Test(arguments: [
@@ -47,7 +48,7 @@ import Testing
         ("name matches 'a'", .matches),
     ])
     func parsesStringOperatorsInAnyCase(format: String, op: ObjectPredicate.ComparisonOperator) throws {
-        #expect(try parse(format) == cmp(key("name"), op, .literal(.string("a"))))
+        try expectEqual(parse(format), cmp(key("name"), op, .literal(.string("a"))))
     }
 
     @Test func parsesStringOptions() throws {
@@ -63,20 +64,20 @@ import Testing
     }
 
     @Test func parsesLiterals() throws {
-        #expect(try parse("a == 42") == cmp(key("a"), .equal, .literal(.int(42))))
-        #expect(try parse("a == -42") == cmp(key("a"), .equal, .literal(.int(-42))))
-        #expect(try parse("a == 2.5") == cmp(key("a"), .equal, .literal(.double(2.5))))
-        #expect(try parse("a == -1.5e3") == cmp(key("a"), .equal, .literal(.double(-1500))))
-        #expect(try parse("a == 1E-2") == cmp(key("a"), .equal, .literal(.double(0.01))))
+        try expectEqual(parse("a == 42"), cmp(key("a"), .equal, .literal(.int(42))))
+        try expectEqual(parse("a == -42"), cmp(key("a"), .equal, .literal(.int(-42))))
+        try expectEqual(parse("a == 2.5"), cmp(key("a"), .equal, .literal(.double(2.5))))
+        try expectEqual(parse("a == -1.5e3"), cmp(key("a"), .equal, .literal(.double(-1500))))
+        try expectEqual(parse("a == 1E-2"), cmp(key("a"), .equal, .literal(.double(0.01))))
         #expect(
             try parse("a == -9223372036854775808") == cmp(key("a"), .equal, .literal(.int(Int64.min))))
-        #expect(try parse("a == 99999999999999999999") == cmp(key("a"), .equal, .literal(.double(1e20))))
-        #expect(try parse("a == 'x'") == cmp(key("a"), .equal, .literal(.string("x"))))
-        #expect(try parse("a == \"x\"") == cmp(key("a"), .equal, .literal(.string("x"))))
-        #expect(try parse("a == nil") == cmp(key("a"), .equal, .literal(.null)))
-        #expect(try parse("a == NULL") == cmp(key("a"), .equal, .literal(.null)))
+        try expectEqual(parse("a == 99999999999999999999"), cmp(key("a"), .equal, .literal(.double(1e20))))
+        try expectEqual(parse("a == 'x'"), cmp(key("a"), .equal, .literal(.string("x"))))
+        try expectEqual(parse("a == \"x\""), cmp(key("a"), .equal, .literal(.string("x"))))
+        try expectEqual(parse("a == nil"), cmp(key("a"), .equal, .literal(.null)))
+        try expectEqual(parse("a == NULL"), cmp(key("a"), .equal, .literal(.null)))
         for (word, value) in [("true", true), ("YES", true), ("False", false), ("no", false)] {
-            #expect(try parse("a == \(word)") == cmp(key("a"), .equal, .literal(.bool(value))))
+            try expectEqual(parse("a == \(word)"), cmp(key("a"), .equal, .literal(.bool(value))))
         }
     }
 
@@ -84,25 +85,25 @@ import Testing
         #expect(
             try parse(#"a == 'it\'s \"q\" \\ \n\t\u00e9'"#)
                 == cmp(key("a"), .equal, .literal(.string("it's \"q\" \\ \n\t\u{e9}"))))
-        #expect(try parse(#"a MATCHES '\d+\*'"#) == cmp(key("a"), .matches, .literal(.string(#"\d+\*"#))))
-        #expect(try parse(#"a == "say 'hi'""#) == cmp(key("a"), .equal, .literal(.string("say 'hi'"))))
+        try expectEqual(parse(#"a MATCHES '\d+\*'"#), cmp(key("a"), .matches, .literal(.string(#"\d+\*"#))))
+        try expectEqual(parse(#"a == "say 'hi'""#), cmp(key("a"), .equal, .literal(.string("say 'hi'"))))
     }
 
     @Test func parsesKeyPathsCountsVariablesAndLists() throws {
-        #expect(try parse("device.name == $n") == cmp(key("device.name"), .equal, .variable("n")))
-        #expect(try parse("readings.@count > 2") == cmp(.count(["readings"]), .greater, .literal(.int(2))))
+        try expectEqual(parse("device.name == $n"), cmp(key("device.name"), .equal, .variable("n")))
+        try expectEqual(parse("readings.@count > 2"), cmp(.count(["readings"]), .greater, .literal(.int(2))))
         #expect(
             try parse("rssi IN {1, -2, 'x', nil}")
                 == cmp(
                     key("rssi"), .in,
                     .list([.literal(.int(1)), .literal(.int(-2)), .literal(.string("x")), .literal(.null)])))
         #expect(try parse("rssi IN {}") == cmp(key("rssi"), .in, .list([])))
-        #expect(try parse("rssi IN $list") == cmp(key("rssi"), .in, .variable("list")))
+        try expectEqual(parse("rssi IN $list"), cmp(key("rssi"), .in, .variable("list")))
         #expect(
             try parse("rssi BETWEEN {$low, 9}")
                 == cmp(key("rssi"), .between, .list([.variable("low"), .literal(.int(9))])))
-        #expect(try parse("#in == 1") == cmp(key("in"), .equal, .literal(.int(1))))
-        #expect(try parse("5 < rssi") == cmp(.literal(.int(5)), .less, key("rssi")))
+        try expectEqual(parse("#in == 1"), cmp(key("in"), .equal, .literal(.int(1))))
+        try expectEqual(parse("5 < rssi"), cmp(.literal(.int(5)), .less, key("rssi")))
     }
 
     @Test func parsesQuantifiers() throws {
@@ -123,25 +124,25 @@ import Testing
     @Test func parsesConstantsAndLogicalOperators() throws {
         let a = cmp(key("a"), .equal, .literal(.int(1)))
         let b = cmp(key("b"), .equal, .literal(.int(2)))
-        #expect(try parse("TRUEPREDICATE") == .constant(true))
-        #expect(try parse("falsepredicate") == .constant(false))
-        #expect(try parse("a == 1 && b == 2") == .and([a, b]))
-        #expect(try parse("a == 1 || b == 2") == .or([a, b]))
-        #expect(try parse("!a == 1") == .not(a))
-        #expect(try parse("NOT NOT a == 1") == .not(.not(a)))
-        #expect(try parse("a == 1 and b == 2 AND a == 1") == .and([a, b, a]))
+        try expectEqual(parse("TRUEPREDICATE"), .constant(true))
+        try expectEqual(parse("falsepredicate"), .constant(false))
+        try expectEqual(parse("a == 1 && b == 2"), .and([a, b]))
+        try expectEqual(parse("a == 1 || b == 2"), .or([a, b]))
+        try expectEqual(parse("!a == 1"), .not(a))
+        try expectEqual(parse("NOT NOT a == 1"), .not(.not(a)))
+        try expectEqual(parse("a == 1 and b == 2 AND a == 1"), .and([a, b, a]))
     }
 
     @Test func followsNSPredicatePrecedence() throws {
         let a = cmp(key("a"), .equal, .literal(.int(1)))
         let b = cmp(key("b"), .equal, .literal(.int(2)))
         let c = cmp(key("c"), .equal, .literal(.int(3)))
-        #expect(try parse("a == 1 OR b == 2 AND c == 3") == .or([a, .and([b, c])]))
-        #expect(try parse("a == 1 AND b == 2 OR c == 3") == .or([.and([a, b]), c]))
-        #expect(try parse("NOT a == 1 AND b == 2") == .and([.not(a), b]))
-        #expect(try parse("NOT (a == 1 AND b == 2)") == .not(.and([a, b])))
-        #expect(try parse("(a == 1 OR b == 2) AND c == 3") == .and([.or([a, b]), c]))
-        #expect(try parse("((((a == 1))))") == a)
+        try expectEqual(parse("a == 1 OR b == 2 AND c == 3"), .or([a, .and([b, c])]))
+        try expectEqual(parse("a == 1 AND b == 2 OR c == 3"), .or([.and([a, b]), c]))
+        try expectEqual(parse("NOT a == 1 AND b == 2"), .and([.not(a), b]))
+        try expectEqual(parse("NOT (a == 1 AND b == 2)"), .not(.and([a, b])))
+        try expectEqual(parse("(a == 1 OR b == 2) AND c == 3"), .and([.or([a, b]), c]))
+        try expectEqual(parse("((((a == 1))))"), a)
     }
 
     @Test(arguments: [
@@ -195,7 +196,7 @@ import Testing
             levels += 1
             predicate = items[1]
         }
-        #expect(levels == depth - 1)
+        expectEqual(levels, depth - 1)
     }
 
     @Test func parsesTenThousandClausesIntoOneFlatList() throws {
@@ -204,8 +205,8 @@ import Testing
             Issue.record("expected OR")
             return
         }
-        #expect(items.count == 10_000)
-        #expect(items[9_999] == cmp(key("a"), .equal, .literal(.int(9_999))))
+        expectEqual(items.count, 10_000)
+        expectEqual(items[9_999], cmp(key("a"), .equal, .literal(.int(9_999))))
     }
 
     @Test(arguments: [

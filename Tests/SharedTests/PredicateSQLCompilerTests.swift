@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct PredicateSQLCompilerTests {
@@ -16,10 +17,10 @@ import Testing
 
     @Test func compilesEqualityToANullSafeComparisonWithABoundValue() throws {
         let fragment = try compile("rssi == 5")
-        #expect(fragment.sql == #""t"."rssi" IS ?"#)
-        #expect(fragment.bindings == [.int(5)])
-        #expect(try compile("name == nil").sql == #""t"."name" IS NULL"#)
-        #expect(try compile("rssi < 5").sql == #"COALESCE("t"."rssi" < ?, 0)"#)
+        expectEqual(fragment.sql, #""t"."rssi" IS ?"#)
+        expectEqual(fragment.bindings, [.int(5)])
+        try expectEqual(compile("name == nil").sql, #""t"."name" IS NULL"#)
+        try expectEqual(compile("rssi < 5").sql, #"COALESCE("t"."rssi" < ?, 0)"#)
     }
 
     @Test func bindsValuesInTheConventionsOfTheSchema() throws {
@@ -33,7 +34,7 @@ import Testing
         #expect(
             try compile("device == 'Reading/3'".replacingOccurrences(of: "Reading", with: "Device"), entity: "Reading")
                 .bindings == [.int(3)])
-        #expect(try compile("name ==[cd] 'CRÈME'").bindings == [.string("creme")])
+        try expectEqual(compile("name ==[cd] 'CRÈME'").bindings, [.string("creme")])
     }
 
     @Test func neverSplicesValuesIntoTheSQLText() throws {
@@ -49,25 +50,25 @@ import Testing
         try db.insert(
             PredicateTestFixtures.id("Device", 1),
             ["name": .string(hostile), "address": .string("a"), "rssi": .int(1), "connected": .bool(false)])
-        #expect(try db.select("Device", where: fragment) == [1])
-        #expect(try db.select("Device", where: compile("name == 'x'")) == [])
+        try expectEqual(db.select("Device", where: fragment), [1])
+        try expectEqual(db.select("Device", where: compile("name == 'x'")), [])
     }
 
     @Test func readsBinaryComparedWithNumbersThroughCbUintLeWithBoundValues() throws {
         let fragment = try compile("blob > $min", ["min": .int(5)])
-        #expect(fragment.sql == #"COALESCE(cb_uint_le("t"."blob") > ?, 0)"#)
-        #expect(fragment.bindings == [.int(5)])
-        #expect(try compile("blob == 4660").sql == #"cb_uint_le("t"."blob") IS ?"#)
+        expectEqual(fragment.sql, #"COALESCE(cb_uint_le("t"."blob") > ?, 0)"#)
+        expectEqual(fragment.bindings, [.int(5)])
+        try expectEqual(compile("blob == 4660").sql, #"cb_uint_le("t"."blob") IS ?"#)
         #expect(try compile("blob IN {1, 2.5}").bindings == [.int(1), .double(2.5)])
-        #expect(try compile("blob > rssi").sql == #"COALESCE(cb_uint_le("t"."blob") > "t"."rssi", 0)"#)
+        try expectEqual(compile("blob > rssi").sql, #"COALESCE(cb_uint_le("t"."blob") > "t"."rssi", 0)"#)
         #expect(
             try compile("ANY readings.payload > 5").sql
                 == #"EXISTS (SELECT 1 FROM "Reading" AS "t_1" WHERE "t_1"."device" = "t"."Z_PK" AND COALESCE(cb_uint_le("t_1"."payload") > ?, 0))"#
         )
         // A string stays base64 bytes, compared without the function.
         let bytes = try compile("blob == 'AQID'")
-        #expect(bytes.sql == #""t"."blob" IS ?"#)
-        #expect(bytes.bindings == [.binary(Data([1, 2, 3]))])
+        expectEqual(bytes.sql, #""t"."blob" IS ?"#)
+        expectEqual(bytes.bindings, [.binary(Data([1, 2, 3]))])
     }
 
     @Test func selectsBinaryComparedWithNumbersAsTheEvaluatorDoes() throws {
@@ -111,7 +112,7 @@ import Testing
     @Test func quotedLiteralsInTheFormatStayBound() throws {
         let fragment = try compile(#"name == 'a\' OR 1=1 --' OR name == "\" OR \"1\"=\"1""#)
         #expect(!fragment.sql.contains("1=1"))
-        #expect(fragment.bindings.count == 2)
+        expectEqual(fragment.bindings.count, 2)
     }
 
     @Test func walksToOneRelationshipsWithCorrelatedSubqueries() throws {
@@ -139,8 +140,8 @@ import Testing
             ["address": .string("a"), "rssi": .int(9_999), "connected": .bool(false)])
         let wide = (0..<10_000).map { "rssi == \($0)" }.joined(separator: " OR ")
         let fragment = try compile(wide)
-        #expect(fragment.bindings.count == 10_000)
-        #expect(try db.select("Device", where: fragment) == [7])
+        expectEqual(fragment.bindings.count, 10_000)
+        try expectEqual(db.select("Device", where: fragment), [7])
 
         // Each level is one NOT and one parenthesis.
         let depth = ObjectPredicate.maximumNestingDepth / 2 - 1
@@ -148,14 +149,14 @@ import Testing
             String(repeating: "NOT (rssi == 1 OR ", count: depth) + "rssi == 9999"
             + String(repeating: ")", count: depth)
         let expected: Set<Int64> = depth % 2 == 0 ? [7] : []
-        #expect(try db.select("Device", where: compile(deep)) == expected)
+        try expectEqual(db.select("Device", where: compile(deep)), expected)
 
         let groups = ObjectPredicate.maximumNestingDepth
         let nested =
             String(repeating: "(rssi == 1 OR ANY readings.device.name BEGINSWITH 'x' OR ", count: groups)
             + "rssi == 9999"
             + String(repeating: ")", count: groups)
-        #expect(try db.select("Device", where: compile(nested)) == [7])
+        try expectEqual(db.select("Device", where: compile(nested)), [7])
     }
 
     @Test func refusesSQLTooDeepForSQLiteInsteadOfFailingInSQLite() throws {
@@ -186,8 +187,8 @@ import Testing
     }
 
     @Test func foldsConstantComparisonsAway() throws {
-        #expect(try compile("1 == 1").sql == "1")
-        #expect(try compile("FALSEPREDICATE OR 'a' BEGINSWITH 'b'").sql == "0")
-        #expect(try compile("TRUEPREDICATE AND rssi == 1").sql == #""t"."rssi" IS ?"#)
+        try expectEqual(compile("1 == 1").sql, "1")
+        try expectEqual(compile("FALSEPREDICATE OR 'a' BEGINSWITH 'b'").sql, "0")
+        try expectEqual(compile("TRUEPREDICATE AND rssi == 1").sql, #""t"."rssi" IS ?"#)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct PredicateValidationTests {
@@ -58,7 +59,7 @@ import Testing
         ("blob == name", .typeMismatch(keyPath: "blob", expected: "a binary", value: "'name' (a string)")),
     ])
     func rejectsPredicatesThatCanNeverWork(format: String, expected: ObjectPredicateError) {
-        #expect(validationError(format) == expected)
+        expectEqual(validationError(format), expected)
     }
 
     @Test func rejectsOrderingAndMismatchedEntitiesOnRelationships() {
@@ -78,7 +79,7 @@ import Testing
     }
 
     @Test func rejectsUnknownEntities() {
-        #expect(validationError("TRUEPREDICATE", entity: "Nope") == .unknownEntity("Nope"))
+        expectEqual(validationError("TRUEPREDICATE", entity: "Nope"), .unknownEntity("Nope"))
     }
 
     @Test func reportsErrorsEvenAfterADecisiveConstant() {
@@ -98,7 +99,7 @@ import Testing
 
     @Test func errorsDescribeThemselvesOnOneLine() {
         let error = ObjectPredicateError.typeMismatch(keyPath: "name", expected: "a string", value: "5")
-        #expect(error.description == "predicate: 'name' is a string and can never match 5")
+        expectEqual(error.description, "predicate: 'name' is a string and can never match 5")
         #expect(!ObjectPredicateError.unboundVariable("x").description.contains("\n"))
     }
 }

@@ -1,8 +1,9 @@
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct VersionTests {
     @Test func versionIsSemantic() {
-        #expect(ContextBusVersion.string.split(separator: ".").count == 3)
+        expectEqual(ContextBusVersion.string.split(separator: ".").count, 3)
     }
 }

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import ctxbus
@@ -22,38 +23,39 @@ import Testing
 
     @Test func readsPositionalsOptionsAndFlagsInAnyOrder() throws {
         let arguments = try parse(["--count", "Reading", "--where", "value > 3", "--sort", "time"])
-        #expect(arguments.firstPositional("entity") == "Reading")
-        #expect(arguments.value("where") == "value > 3")
-        #expect(arguments.values("sort") == ["time"])
+        expectEqual(arguments.firstPositional("entity"), "Reading")
+        expectEqual(arguments.value("where"), "value > 3")
+        expectEqual(arguments.values("sort"), ["time"])
         #expect(arguments.flag("count"))
         #expect(!arguments.flag("json"))
     }
 
     @Test func takesTheNextWordAsAValueEvenWhenItStartsWithADash() throws {
         let arguments = try parse(["Reading", "--sort", "-time", "--sort=-value"])
-        #expect(arguments.values("sort") == ["-time", "-value"])
+        expectEqual(arguments.values("sort"), ["-time", "-value"])
     }
 
     @Test func acceptsTheEqualsFormAndAnEmptyValue() throws {
         let arguments = try parse(["Reading", "--where=", "--socket=/tmp/s.sock"])
-        #expect(arguments.value("where") == "")
-        #expect(arguments.value("socket") == "/tmp/s.sock")
+        expectEqual(arguments.value("where"), "")
+        expectEqual(arguments.value("socket"), "/tmp/s.sock")
     }
 
     @Test func keepsTheOrderOfEveryItem() throws {
         let arguments = try parse(["--sort", "a", "Reading", "--count"])
-        #expect(arguments.items == [.option("sort", value: "a"), .positional("Reading"), .option("count", value: nil)])
+        expectEqual(
+            arguments.items, [.option("sort", value: "a"), .positional("Reading"), .option("count", value: nil)])
     }
 
     @Test func treatsEverythingAfterDoubleDashAsPositional() throws {
         let arguments = try parse(["--", "--count"])
-        #expect(arguments.firstPositional("entity") == "--count")
+        expectEqual(arguments.firstPositional("entity"), "--count")
         #expect(!arguments.flag("count"))
     }
 
     @Test func asksForHelpWithEitherSpellingWhateverElseIsWrong() throws {
-        #expect(try ArgumentParser(Self.configuration).parse(["--bogus", "-h"]) == .help)
-        #expect(try ArgumentParser(Self.configuration).parse(["--help"]) == .help)
+        try expectEqual(ArgumentParser(Self.configuration).parse(["--bogus", "-h"]), .help)
+        try expectEqual(ArgumentParser(Self.configuration).parse(["--help"]), .help)
     }
 
     @Test(arguments: [
@@ -71,7 +73,7 @@ import Testing
 
     @Test func addsTheCommonOptionsToEveryCommand() {
         let names = Self.configuration.allOptions.map(\.long)
-        #expect(names.suffix(3) == ["socket", "json", "help"])
+        expectEqual(names.suffix(3), ["socket", "json", "help"])
     }
 
     @Test func readsIntegersWithABound() throws {

@@ -1,5 +1,6 @@
 import BusProtocol
 import Foundation
+import TestSupport
 import Testing
 
 @testable import ctxbus
@@ -24,9 +25,9 @@ import Testing
 
     @Test func readsTimeoutsAfterAnAtSign() throws {
         let steps = try ChainSyntax.parse(["connect@10000", "read:2a19@200", "notify:2a19x2@5000", "write:2a06=ff@9"])
-        #expect(steps[0] == .connect(timeoutMs: 10000))
-        #expect(steps[1] == .read(characteristic: Self.battery, timeoutMs: 200))
-        #expect(steps[2] == .notify(characteristic: Self.battery, count: 2, timeoutMs: 5000))
+        expectEqual(steps[0], .connect(timeoutMs: 10000))
+        expectEqual(steps[1], .read(characteristic: Self.battery, timeoutMs: 200))
+        expectEqual(steps[2], .notify(characteristic: Self.battery, count: 2, timeoutMs: 5000))
         #expect(
             steps[3] == .write(characteristic: BluetoothUUID("2a06")!, value: Data([255]), response: true, timeoutMs: 9)
         )
@@ -54,9 +55,9 @@ import Testing
             _ = try ChainSyntax.parse(["connect", word, "disconnect"])
             Issue.record("\(word) was accepted")
         } catch {
-            #expect(error.index == 1)
-            #expect(error.word == word)
-            #expect(error.offset == offset)
+            expectEqual(error.index, 1)
+            expectEqual(error.word, word)
+            expectEqual(error.offset, offset)
             #expect(error.reason.hasPrefix(reason), "\(error.reason)")
         }
     }
@@ -66,7 +67,7 @@ import Testing
             _ = try ChainSyntax.parse(["connect", "read:2a19", "write:2a06=0g", "disconnect"])
             Issue.record("accepted")
         } catch {
-            #expect(error.description == "invalid chain step 3 'write:2a06=0g': 'g' is not a hexadecimal digit")
+            expectEqual(error.description, "invalid chain step 3 'write:2a06=0g': 'g' is not a hexadecimal digit")
             #expect(
                 error.pointer == [
                     "  connect read:2a19 write:2a06=0g disconnect",
@@ -77,6 +78,6 @@ import Testing
 
     @Test func writesStepsBackInTheSameSyntax() throws {
         let words = ["connect@5", "read:2a19", "write-command:2a06=0102", "notify:2a19x3@100", "wait:7", "disconnect"]
-        #expect(try ChainSyntax.parse(words).map(ChainSyntax.text(of:)) == words)
+        try expectEqual(ChainSyntax.parse(words).map(ChainSyntax.text(of:)), words)
     }
 }

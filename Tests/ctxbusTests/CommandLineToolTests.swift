@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import ctxbus
@@ -93,7 +94,7 @@ import Testing
             Issue.record("accepted")
             return
         }
-        #expect(error.detail == ["  connect write:2a06=1", "                      ^"])
+        expectEqual(error.detail, ["  connect write:2a06=1", "                      ^"])
     }
 
     @Test func aValidCommandLineRunsItsCommand() {
@@ -101,7 +102,7 @@ import Testing
             Issue.record("not run")
             return
         }
-        #expect(configuration.name == "fetch")
+        expectEqual(configuration.name, "fetch")
         #expect((command as? StoreFetchCommand)?.params.entity == "Reading")
         #expect((command as? StoreFetchCommand)?.params.toMany == .values)
     }

@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// `ctxbus device run` against the simulated BlueZ and a real `devicesvc` (recording into a real `storesvc`).
@@ -33,17 +34,17 @@ struct DeviceCommandsIntegrationTests {
             environment: environment)
         #expect(json.status == 0, "\(json.errors)")
         let result = try RunResult(json: try JSONParser().parse(json.output))
-        #expect(result.results.map(\.operation) == [.connect, .read, .disconnect])
+        expectEqual(result.results.map(\.operation), [.connect, .read, .disconnect])
         #expect(result.results[1].value?.count == 1)
 
         let readings = try await Ctxbus.run(
             ["store", "fetch", "Reading", "--count", "--json"], environment: environment)
-        #expect(try JSONParser().parse(readings.output)["count"] == .int(3))
+        try expectEqual(JSONParser().parse(readings.output)["count"], .int(3))
 
         let failed = try await Ctxbus.run(
             ["device", "run", "AA:BB:CC:DD:EE:01", "connect", "read:2aff", "disconnect", "--json"],
             environment: environment)
-        #expect(failed.status == 4)
+        expectEqual(failed.status, 4)
         let error = try JSONParser().parse(failed.output)["error"]
         #expect(error?["data"]?["step"] == .int(1))
         #expect(failed.errors.contains("failed at step 1 (read:2aff)"))

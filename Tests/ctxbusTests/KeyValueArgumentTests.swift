@@ -1,4 +1,5 @@
 import Shared
+import TestSupport
 import Testing
 
 @testable import ctxbus
@@ -20,7 +21,7 @@ import Testing
     func readsTheValueAsJSONWhenItParsesElseAsAString(word: String, value: JSONValue) throws {
         let argument = try KeyValueArgument(parsing: word, option: "--arg")
         #expect(argument.key == String(word.prefix { $0 != "=" }))
-        #expect(argument.value == value)
+        expectEqual(argument.value, value)
     }
 
     @Test(arguments: ["noequals", "=5"])

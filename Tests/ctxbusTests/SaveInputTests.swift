@@ -1,5 +1,6 @@
 import BusProtocol
 import Shared
+import TestSupport
 import Testing
 
 @testable import ctxbus
@@ -41,7 +42,7 @@ import Testing
 
     @Test func takesJSONInlineOrFromStandardInput() throws {
         #expect(try parse(["{\"insert\":[]}"]) == .json(.object(["insert": .array([])])))
-        #expect(try parse(["-"]) == .standardInput)
+        try expectEqual(parse(["-"]), .standardInput)
     }
 
     @Test(arguments: [

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import ctxbus
@@ -6,15 +7,15 @@ import Testing
     @Test func theFlagWinsOverTheVariableAndTheDefault() {
         let endpoint = ServiceEndpoint.resolve(
             .store, flag: "/tmp/x.sock", environment: ["CTXBUS_STORE_SOCKET": "/tmp/y.sock"])
-        #expect(endpoint.path == "/tmp/x.sock")
-        #expect(endpoint.source == .flag)
+        expectEqual(endpoint.path, "/tmp/x.sock")
+        expectEqual(endpoint.source, .flag)
     }
 
     @Test func theServicesVariableWinsOverTheRuntimeDirectory() {
         let endpoint = ServiceEndpoint.resolve(
             .device, flag: nil, environment: ["CTXBUS_DEVICE_SOCKET": "/tmp/d.sock", "CTXBUS_RUNTIME_DIR": "/run/x"])
-        #expect(endpoint.path == "/tmp/d.sock")
-        #expect(endpoint.source == .variable("CTXBUS_DEVICE_SOCKET"))
+        expectEqual(endpoint.path, "/tmp/d.sock")
+        expectEqual(endpoint.source, .variable("CTXBUS_DEVICE_SOCKET"))
     }
 
     @Test(arguments: [
@@ -24,14 +25,14 @@ import Testing
     ])
     func defaultsToTheServicesOwnDefault(environment: [String: String], path: String) {
         let endpoint = ServiceEndpoint.resolve(.store, flag: nil, environment: environment)
-        #expect(endpoint.path == path)
-        #expect(endpoint.source == .defaultPath)
+        expectEqual(endpoint.path, path)
+        expectEqual(endpoint.source, .defaultPath)
     }
 
     @Test func theUnreachableMessageNamesThePathItsSourceAndTheStartCommand() {
         let endpoint = ServiceEndpoint.resolve(.device, flag: nil, environment: ["CTXBUS_DEVICE_SOCKET": "/tmp/d.sock"])
         let failure = CommandFailure.unreachable(endpoint, reason: "no service is listening at /tmp/d.sock")
-        #expect(failure.status == .unreachable)
+        expectEqual(failure.status, .unreachable)
         #expect(failure.description.contains("socket tried: /tmp/d.sock (from $CTXBUS_DEVICE_SOCKET)"))
         #expect(failure.description.contains("devicesvc --socket /tmp/d.sock"))
     }

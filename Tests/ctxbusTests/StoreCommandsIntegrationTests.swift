@@ -2,6 +2,7 @@ import BusProtocol
 import Foundation
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 /// The built `ctxbus` binary against a real `storesvc` started for each test (one test at a time: each starts
@@ -27,7 +28,7 @@ import Testing
             #expect(saved.status == 0, "\(saved.errors)")
             let result = try SaveResult(json: try json(saved.output))
             let device = try #require(result.ids["d1"])
-            #expect(device == ObjectID(entity: "Device", number: 1))
+            expectEqual(device, ObjectID(entity: "Device", number: 1))
 
             let fetched = try await Ctxbus.run(["store", "fetch", "Device"], environment: environment)
             #expect(fetched.status == 0, "\(fetched.errors)")
@@ -45,11 +46,11 @@ import Testing
                 Issue.record("expected objects")
                 return
             }
-            #expect(objects.map(\.values["value"]) == [.string("Wg==")])
+            expectEqual(objects.map(\.values["value"]), [.string("Wg==")])
             #expect(objects.first?.values["device"] == .string("Device/1"))
 
             let got = try await Ctxbus.run(["store", "get", "Device/1", "Device/9"], environment: environment)
-            #expect(got.status == 0)
+            expectEqual(got.status, 0)
             #expect(got.outputLines.contains { $0.hasPrefix("Device/1") && $0.contains("thermo") })
             #expect(got.errors.contains("Device/9 does not exist"))
         }
@@ -95,7 +96,7 @@ import Testing
             }
             let count = try await Ctxbus.run(
                 ["store", "fetch", "Device", "--count", "--json"], environment: environment)
-            #expect(try json(count.output)["count"] == .int(1))
+            try expectEqual(json(count.output)["count"], .int(1))
         }
     }
 
@@ -135,9 +136,9 @@ import Testing
                     author: "other"))
             try await watch.waitUntil("the change") { output, _ in output.contains("\n") }
             let event = try ChangedEvent(json: try json(watch.standardOutput.split(separator: "\n")[0].description))
-            #expect(event.txn == saved.txn)
-            #expect(event.author == "other")
-            #expect(event.inserted.map(\.values["address"]) == [.string("AA:BB:CC:DD:EE:04")])
+            expectEqual(event.txn, saved.txn)
+            expectEqual(event.author, "other")
+            expectEqual(event.inserted.map(\.values["address"]), [.string("AA:BB:CC:DD:EE:04")])
 
             watch.send(signal: SIGTERM)
             #expect(await watch.waitForExit() == 0, "\(watch.standardError)")
@@ -149,13 +150,13 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/store.sock"
         let outcome = try await Ctxbus.run(["store", "stats", "--socket", path])
-        #expect(outcome.status == 3)
+        expectEqual(outcome.status, 3)
         #expect(outcome.errors.contains("no service is listening at \(path)"))
         #expect(outcome.errors.contains("storesvc --socket \(path)"))
         #expect(outcome.output.isEmpty)
         let fromRuntimeDirectory = try await Ctxbus.run(
             ["store", "stats"], environment: ["CTXBUS_RUNTIME_DIR": directory])
-        #expect(fromRuntimeDirectory.status == 3)
+        expectEqual(fromRuntimeDirectory.status, 3)
         #expect(fromRuntimeDirectory.errors.contains("socket tried: \(path) (the default"))
     }
 
@@ -163,19 +164,19 @@ import Testing
         try await withStore { _, environment in
             let outcome = try await Ctxbus.run(
                 ["store", "fetch", "Device", "--where", "address == "], environment: environment)
-            #expect(outcome.status == 1)
+            expectEqual(outcome.status, 1)
             #expect(outcome.errors.contains("the service rejected the predicate (error -32602)"))
             #expect(outcome.errors.contains("ctxbus:   address == \nctxbus:              ^"))
             let unknownKey = try await Ctxbus.run(
                 ["store", "fetch", "Device", "--where", "colour == 'red'", "--json"], environment: environment)
-            #expect(unknownKey.status == 1)
+            expectEqual(unknownKey.status, 1)
             #expect(try json(unknownKey.output)["error"]?["code"] == .int(-32602))
         }
     }
 
     @Test func aUsageErrorExitsSixtyFourWithoutConnecting() async throws {
         let outcome = try await Ctxbus.run(["store", "fetch", "Reading", "--limit", "-3"])
-        #expect(outcome.status == 64)
+        expectEqual(outcome.status, 64)
         #expect(outcome.errors.contains("invalid value '-3' for '--limit'"))
         #expect(outcome.errors.contains("USAGE: ctxbus store fetch"))
     }

@@ -1,4 +1,5 @@
 import BusProtocol
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -66,12 +67,12 @@ import Testing
 
     @Test func readsAdaptersAndDevices() {
         let tree = makeTree()
-        #expect(tree.adapters.map(\.name) == ["hci0"])
+        expectEqual(tree.adapters.map(\.name), ["hci0"])
         let device = tree.device(BluetoothAddress("aa:bb:cc:dd:ee:01")!, onAdapter: "hci0")
         #expect(device?.name == "Thermo-1")
         #expect(device?.uuids == ["0000180f-0000-1000-8000-00805f9b34fb"])
         #expect(tree.device(BluetoothAddress("AA:BB:CC:DD:EE:01")!, onAdapter: "hci1") == nil)
-        #expect(tree.devicePath(containing: Self.batteryPath) == Self.devicePath)
+        expectEqual(tree.devicePath(containing: Self.batteryPath), Self.devicePath)
     }
 
     @Test func propertiesChangedUpdatesAndInvalidates() throws {
@@ -86,7 +87,7 @@ import Testing
                     ])))
         let device = try #require(tree.device(at: Self.devicePath))
         #expect(device.isConnected)
-        #expect(device.rssi == -50)
+        expectEqual(device.rssi, -50)
         #expect(device.name == nil)
     }
 
@@ -99,7 +100,7 @@ import Testing
                     path: Self.path("/org/bluez/hci0/dev_00_00_00_00_00_00"),
                     interface: DBusConnection.propertiesInterface, member: "PropertiesChanged",
                     body: [.string(BlueZ.deviceInterface), .propertyMap(["Connected": .boolean(true)]), .strings([])])))
-        #expect(tree == before)
+        expectEqual(tree, before)
     }
 
     @Test func interfacesAddedAndRemovedKeepTheTreeCurrent() throws {

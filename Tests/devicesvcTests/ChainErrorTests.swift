@@ -1,4 +1,5 @@
 import BusProtocol
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -23,8 +24,8 @@ import Testing
     func mapsEachReasonToItsProtocolCode(_ reason: ChainFailureReason, _ code: RPCErrorCode, _ bluez: String?) {
         let results = [StepResult(step: 0, operation: .connect)]
         let error = ChainError(chain: "c-9", step: 1, reason: reason, results: results).rpcError
-        #expect(error.code == code)
-        #expect(error.chainFailure == ChainFailure(chain: "c-9", step: 1, bluez: bluez, results: results))
+        expectEqual(error.code, code)
+        expectEqual(error.chainFailure, ChainFailure(chain: "c-9", step: 1, bluez: bluez, results: results))
     }
 
     @Test func keepsBlueZsNameAndMessageInTheAnswer() {
@@ -39,7 +40,7 @@ import Testing
         (DBusError(name: "org.bluez.Error.NotPermitted", message: "le-connection-abort-by-local"), false),
     ])
     func transientErrorsAreTheOnesWorthRetrying(_ error: DBusError, _ transient: Bool) {
-        #expect(DeviceError.bluez(error).isTransient == transient)
+        expectEqual(DeviceError.bluez(error).isTransient, transient)
     }
 
     @Test func servicesNotResolvedIsTransientAndLinkLossIsNot() {

@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -69,7 +70,7 @@ import Testing
                 "Disconnect AA:BB:CC:DD:EE:01",
             ])
         #expect(chain.id.hasPrefix("c-"))
-        #expect(runner.activeCount == 0)
+        expectEqual(runner.activeCount, 0)
     }
 
     @Test func stepEventsCarryReadValuesAndNotificationValuesButNotTheNotifyEnd() {
@@ -100,15 +101,15 @@ import Testing
                     .write(characteristic: echo, value: Data([1]), response: true, timeoutMs: nil), .disconnect,
                 ]))
         let error = try #require(events.error)
-        #expect(error.step == 1)
-        #expect(error.reason == .device(.bluez(failure)))
-        #expect(error.results == [StepResult(step: 0, operation: .connect)])
+        expectEqual(error.step, 1)
+        expectEqual(error.reason, .device(.bluez(failure)))
+        expectEqual(error.results, [StepResult(step: 0, operation: .connect)])
         #expect(
             calls(backend) == [
                 "Connect AA:BB:CC:DD:EE:01", "ReadValue AA:BB:CC:DD:EE:01 2a19", "Disconnect AA:BB:CC:DD:EE:01",
             ])
         let answer = error.rpcError
-        #expect(answer.code == .deviceError)
+        expectEqual(answer.code, .deviceError)
         #expect(
             answer.chainFailure == ChainFailure(chain: chain.id, step: 1, bluez: failure.name, results: error.results))
     }
@@ -120,8 +121,8 @@ import Testing
             .fail(.bluez(DBusError(name: "org.bluez.Error.Failed", message: "Not connected"))))
         let (_, events) = start(
             runner, RunParams(address: first, steps: [.read(characteristic: battery, timeoutMs: nil)]))
-        #expect(try #require(events.error).step == 0)
-        #expect(calls(backend) == ["ReadValue AA:BB:CC:DD:EE:01 2a19"])
+        try expectEqual(#require(events.error).step, 0)
+        expectEqual(calls(backend), ["ReadValue AA:BB:CC:DD:EE:01 2a19"])
     }
 
     @Test func hungStepTimesOutWith408AndTheNextChainOnTheDeviceRuns() throws {
@@ -137,8 +138,8 @@ import Testing
         #expect(calls(backend).filter { $0.hasPrefix("Connect") }.count == 1)
         scheduler.advance(by: .milliseconds(1))
         let error = try #require(hung.error)
-        #expect(error.reason == .stepTimedOut(.milliseconds(300)))
-        #expect(error.rpcError.code == .timeout)
+        expectEqual(error.reason, .stepTimedOut(.milliseconds(300)))
+        expectEqual(error.rpcError.code, .timeout)
         #expect(next.isCompleted)
         #expect(calls(backend).filter { $0.hasPrefix("Connect") }.count == 2)
     }
@@ -149,9 +150,9 @@ import Testing
             runner, RunParams(address: first, steps: [.connect(timeoutMs: nil), .wait(ms: 1000)], timeoutMs: 500))
         scheduler.advance(by: .milliseconds(500))
         let error = try #require(events.error)
-        #expect(error.step == 1)
-        #expect(error.reason == .chainTimedOut(.milliseconds(500)))
-        #expect(calls(backend).last == "Disconnect AA:BB:CC:DD:EE:01")
+        expectEqual(error.step, 1)
+        expectEqual(error.reason, .chainTimedOut(.milliseconds(500)))
+        expectEqual(calls(backend).last, "Disconnect AA:BB:CC:DD:EE:01")
     }
 
     @Test func unavailableBlueZFailsTheChainWith503BeforeAnyCall() throws {
@@ -159,7 +160,7 @@ import Testing
         backend.setAvailable(false)
         let (_, events) = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
         let error = try #require(events.error)
-        #expect(error.rpcError.code == .unavailable)
+        expectEqual(error.rpcError.code, .unavailable)
         #expect(error.rpcError.chainFailure?.step == 0)
         #expect(backend.log.isEmpty)
     }
@@ -178,16 +179,16 @@ import Testing
         backend.notify(first.string, "2a19", Data([2]))
         backend.dropLink(first.string)
         let error = try #require(events.error)
-        #expect(error.step == 1)
-        #expect(error.reason == .device(.linkLost(address: first.string)))
-        #expect(error.results == [StepResult(step: 0, operation: .connect)])
+        expectEqual(error.step, 1)
+        expectEqual(error.reason, .device(.linkLost(address: first.string)))
+        expectEqual(error.results, [StepResult(step: 0, operation: .connect)])
         #expect(
             events.progress == [
                 .finished(StepResult(step: 0, operation: .connect)), .notification(step: 1, value: Data([1])),
                 .notification(step: 1, value: Data([2])),
             ])
-        #expect(backend.notifySessionCount == 0)
-        #expect(calls(backend).suffix(2) == ["StopNotify AA:BB:CC:DD:EE:01 2a19", "Disconnect AA:BB:CC:DD:EE:01"])
+        expectEqual(backend.notifySessionCount, 0)
+        expectEqual(calls(backend).suffix(2), ["StopNotify AA:BB:CC:DD:EE:01 2a19", "Disconnect AA:BB:CC:DD:EE:01"])
     }
 
     // MARK: - Retries
@@ -197,14 +198,14 @@ import Testing
         let busy = DeviceError.bluez(DBusError(name: "org.bluez.Error.InProgress", message: "In Progress"))
         backend.script("Connect AA:BB:CC:DD:EE:01", .fail(busy), .fail(busy))
         let (_, events) = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
-        #expect(calls(backend).count == 1)
+        expectEqual(calls(backend).count, 1)
         scheduler.advance(by: .milliseconds(100))
-        #expect(calls(backend).count == 2)
+        expectEqual(calls(backend).count, 2)
         scheduler.advance(by: .milliseconds(199))
-        #expect(calls(backend).count == 2)
+        expectEqual(calls(backend).count, 2)
         scheduler.advance(by: .milliseconds(1))
         #expect(events.isCompleted)
-        #expect(calls(backend) == Array(repeating: "Connect AA:BB:CC:DD:EE:01", count: 3))
+        expectEqual(calls(backend), Array(repeating: "Connect AA:BB:CC:DD:EE:01", count: 3))
     }
 
     @Test func transientFailuresStopAfterTheConfiguredRetries() throws {
@@ -216,7 +217,7 @@ import Testing
         backend.script("Connect AA:BB:CC:DD:EE:01", .fail(abort), .fail(abort))
         let (_, events) = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
         scheduler.run()
-        #expect(try #require(events.error).reason == .device(abort))
+        try expectEqual(#require(events.error).reason, .device(abort))
         #expect(calls(backend).filter { $0.hasPrefix("Connect") }.count == 2)
     }
 
@@ -229,7 +230,7 @@ import Testing
             RunParams(
                 address: first, steps: [.connect(timeoutMs: nil), .read(characteristic: battery, timeoutMs: nil)]))
         scheduler.run()
-        #expect(try #require(events.error).reason == .device(refused))
+        try expectEqual(#require(events.error).reason, .device(refused))
         #expect(calls(backend).filter { $0.hasPrefix("ReadValue") }.count == 1)
     }
 
@@ -245,10 +246,10 @@ import Testing
         scheduler.advance(by: .milliseconds(10))
         #expect(runner.cancel(chain: chain.id))
         let error = try #require(events.error)
-        #expect(error.reason == .cancelled)
-        #expect(error.step == 1)
-        #expect(error.rpcError.code == .cancelled)
-        #expect(calls(backend) == ["Connect AA:BB:CC:DD:EE:01", "Disconnect AA:BB:CC:DD:EE:01"])
+        expectEqual(error.reason, .cancelled)
+        expectEqual(error.step, 1)
+        expectEqual(error.rpcError.code, .cancelled)
+        expectEqual(calls(backend), ["Connect AA:BB:CC:DD:EE:01", "Disconnect AA:BB:CC:DD:EE:01"])
         #expect(!runner.cancel(chain: chain.id))
     }
 
@@ -260,10 +261,10 @@ import Testing
             runner, RunParams(address: first, steps: [.connect(timeoutMs: nil), .disconnect]))
         queued.control.cancel()
         let error = try #require(cancelled.error)
-        #expect(error == ChainError(chain: queued.id, step: 0, reason: .cancelled, results: []))
+        expectEqual(error, ChainError(chain: queued.id, step: 0, reason: .cancelled, results: []))
         scheduler.run()
         #expect(running.isCompleted)
-        #expect(calls(backend) == ["Connect AA:BB:CC:DD:EE:01", "Disconnect AA:BB:CC:DD:EE:01"])
+        expectEqual(calls(backend), ["Connect AA:BB:CC:DD:EE:01", "Disconnect AA:BB:CC:DD:EE:01"])
     }
 
     @Test func cancelAllCancelsQueuedAndRunningChains() {
@@ -274,7 +275,7 @@ import Testing
         scheduler.run()
         #expect(running.error?.reason == .cancelled)
         #expect(queued.error?.reason == .cancelled)
-        #expect(runner.activeCount == 0)
+        expectEqual(runner.activeCount, 0)
     }
 
     // MARK: - Scheduling
@@ -297,7 +298,7 @@ import Testing
         let oneChain = [
             "Connect AA:BB:CC:DD:EE:01", "ReadValue AA:BB:CC:DD:EE:01 2a19", "Disconnect AA:BB:CC:DD:EE:01",
         ]
-        #expect(calls(backend) == oneChain + oneChain + oneChain)
+        expectEqual(calls(backend), oneChain + oneChain + oneChain)
     }
 
     @Test func chainsForDifferentDevicesRunConcurrently() {
@@ -305,10 +306,10 @@ import Testing
         let steps: [ChainStep] = [.connect(timeoutMs: nil), .wait(ms: 100), .disconnect]
         let (_, a) = start(runner, RunParams(address: first, steps: steps))
         let (_, b) = start(runner, RunParams(address: second, steps: steps))
-        #expect(calls(backend) == ["Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02"])
+        expectEqual(calls(backend), ["Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02"])
         scheduler.advance(by: .milliseconds(100))
         #expect(a.isCompleted && b.isCompleted)
-        #expect(scheduler.now == .zero + .milliseconds(100))
+        expectEqual(scheduler.now, .zero + .milliseconds(100))
     }
 
     @Test func connectionSetUpIsSerialisedPerAdapter() {
@@ -317,7 +318,7 @@ import Testing
         backend.script("Connect AA:BB:CC:DD:EE:02", .delay(.milliseconds(50)))
         _ = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
         _ = start(runner, RunParams(address: second, steps: [.connect(timeoutMs: nil)]))
-        #expect(backend.log == ["Connect AA:BB:CC:DD:EE:01"])
+        expectEqual(backend.log, ["Connect AA:BB:CC:DD:EE:01"])
         scheduler.advance(by: .milliseconds(50))
         #expect(
             backend.log == [
@@ -333,7 +334,7 @@ import Testing
             "Connect AA:BB:CC:DD:EE:02", .staged(linkUp: .milliseconds(10), resolved: .milliseconds(100)))
         let (_, a) = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
         let (_, b) = start(runner, RunParams(address: second, steps: [.connect(timeoutMs: nil)]))
-        #expect(backend.log == ["Connect AA:BB:CC:DD:EE:01"])
+        expectEqual(backend.log, ["Connect AA:BB:CC:DD:EE:01"])
         scheduler.advance(by: .milliseconds(10))
         #expect(
             backend.log == [
@@ -354,10 +355,10 @@ import Testing
         backend.script("Connect AA:BB:CC:DD:EE:02", .delay(.milliseconds(50)))
         _ = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
         _ = start(runner, RunParams(address: second, steps: [.connect(timeoutMs: nil)]))
-        #expect(backend.log == ["Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02"])
+        expectEqual(backend.log, ["Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02"])
         scheduler.advance(by: .milliseconds(20))
         // The retry waits for the second device's link set-up instead of overlapping it.
-        #expect(backend.log == ["Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02"])
+        expectEqual(backend.log, ["Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02"])
         scheduler.advance(by: .milliseconds(30))
         #expect(
             backend.log == [
@@ -373,7 +374,7 @@ import Testing
         let steps: [ChainStep] = [.connect(timeoutMs: nil), .wait(ms: 100), .disconnect]
         let (_, a) = start(runner, RunParams(address: first, steps: steps))
         let (_, b) = start(runner, RunParams(address: second, steps: steps))
-        #expect(calls(backend) == ["Connect AA:BB:CC:DD:EE:01"])
+        expectEqual(calls(backend), ["Connect AA:BB:CC:DD:EE:01"])
         scheduler.advance(by: .milliseconds(100))
         #expect(a.isCompleted && !b.hasEnded)
         scheduler.advance(by: .milliseconds(100))
@@ -386,9 +387,9 @@ import Testing
         let (runner, backend, scheduler) = makeRunner(settings: settings)
         let steps: [ChainStep] = [.connect(timeoutMs: nil), .wait(ms: 100)]
         let all = [first, second, third].map { start(runner, RunParams(address: $0, steps: steps)) }
-        #expect(calls(backend).count == 2)
+        expectEqual(calls(backend).count, 2)
         scheduler.advance(by: .milliseconds(100))
-        #expect(calls(backend).last == "Connect AA:BB:CC:DD:EE:03")
+        expectEqual(calls(backend).last, "Connect AA:BB:CC:DD:EE:03")
         scheduler.advance(by: .milliseconds(100))
         #expect(all.allSatisfy { $0.1.isCompleted })
     }

@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -8,16 +9,16 @@ import Testing
 @Suite struct DBusAuthenticatorTests {
     @Test func opensWithNULAndTheHexOfTheDecimalUID() {
         let bytes = DBusAuthenticator(userID: 1000).openingBytes
-        #expect(bytes == [0] + Array("AUTH EXTERNAL 31303030\r\n".utf8))
+        expectEqual(bytes, [0] + Array("AUTH EXTERNAL 31303030\r\n".utf8))
     }
 
     @Test func okFinishesWithBEGINAndTheServerGUID() throws {
         let step = try DBusAuthenticator(userID: 0).step(afterServerLine: "OK 1234abcd")
-        #expect(step == .finish(send: Array("BEGIN\r\n".utf8), serverGUID: "1234abcd"))
+        expectEqual(step, .finish(send: Array("BEGIN\r\n".utf8), serverGUID: "1234abcd"))
     }
 
     @Test func dataIsAnsweredWithAnEmptyResponse() throws {
-        #expect(try DBusAuthenticator(userID: 0).step(afterServerLine: "DATA") == .send(Array("DATA\r\n".utf8)))
+        try expectEqual(DBusAuthenticator(userID: 0).step(afterServerLine: "DATA"), .send(Array("DATA\r\n".utf8)))
     }
 
     @Test(arguments: ["REJECTED DBUS_COOKIE_SHA1", "ERROR bad", "AGREE_UNIX_FD", "OK", ""])
@@ -33,9 +34,9 @@ import Testing
         }
         try server.send(Array("OK 0123\r\nlX".utf8))
         let result = try DBusAuthenticator(userID: 0).run(on: client, timeout: .seconds(20))
-        #expect(result.serverGUID == "0123")
-        #expect(result.leftover == Array("lX".utf8))
-        #expect(try receiveAll(from: server) == [0] + Array("AUTH EXTERNAL 30\r\nBEGIN\r\n".utf8))
+        expectEqual(result.serverGUID, "0123")
+        expectEqual(result.leftover, Array("lX".utf8))
+        try expectEqual(receiveAll(from: server), [0] + Array("AUTH EXTERNAL 30\r\nBEGIN\r\n".utf8))
     }
 
     @Test func runFailsWhenTheServerHangsUp() throws {

@@ -1,6 +1,7 @@
 import Dispatch
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -68,8 +69,8 @@ import Testing
             try peer.send(
                 .methodReturn(to: incoming, body: [.string(incoming.member ?? "")]), serial: UInt32(index + 1))
         }
-        #expect(try await first.value.body == [.string("First")])
-        #expect(try await second.value.body == [.string("Second")])
+        try await expectEqual(first.value.body, [.string("First")])
+        try await expectEqual(second.value.body, [.string("Second")])
     }
 
     @Test func dropsRepliesToUnknownSerials() async throws {
@@ -84,7 +85,7 @@ import Testing
         stray.replySerial = 999
         try peer.send(stray, serial: 1)
         try peer.send(.methodReturn(to: incoming, body: [.string("real")]), serial: 2)
-        #expect(try await answered.value.body == [.string("real")])
+        try await expectEqual(answered.value.body, [.string("real")])
         #expect(connection.isConnected)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -38,8 +39,8 @@ struct DBusConnectionTests {
         try await withPrivateBus { bus, connection in
             let other = try await bus.connect()
             defer { other.close() }
-            #expect(try await other.requestName("org.example.Owned") == .primaryOwner)
-            #expect(try await connection.nameOwner(of: "org.example.Owned") == other.uniqueName)
+            try await expectEqual(other.requestName("org.example.Owned"), .primaryOwner)
+            try await expectEqual(connection.nameOwner(of: "org.example.Owned"), other.uniqueName)
             #expect(try await connection.nameOwner(of: "org.example.Nobody") == nil)
         }
     }
@@ -78,8 +79,8 @@ struct DBusConnectionTests {
     @Test func callsAServiceMethodAndReadsItsResult() async throws {
         try await withPythonService { _, connection, _ in
             let reply = try await callThing(connection, "Add", [.int32(40), .int32(2)])
-            #expect(reply.body == [.int32(42)])
-            #expect(reply.kind == .methodReturn)
+            expectEqual(reply.body, [.int32(42)])
+            expectEqual(reply.kind, .methodReturn)
         }
     }
 
@@ -93,7 +94,7 @@ struct DBusConnectionTests {
             ]
             for value in values {
                 let reply = try await callThing(connection, "Echo", [.variant(value)])
-                #expect(reply.body == [.variant(value)])
+                expectEqual(reply.body, [.variant(value)])
             }
         }
     }
@@ -113,7 +114,7 @@ struct DBusConnectionTests {
                     destination: "org.example.Absent", path: .root, interface: "org.example.X", member: "Y")
                 Issue.record("the call succeeded")
             } catch let error as DBusError {
-                #expect(error.name == DBusError.serviceUnknown)
+                expectEqual(error.name, DBusError.serviceUnknown)
             }
         }
     }
@@ -123,12 +124,12 @@ struct DBusConnectionTests {
             await #expect(throws: DBusConnectionError.timedOut(member: "NeverAnswer", after: .milliseconds(200))) {
                 _ = try await callThing(connection, "NeverAnswer", timeout: .milliseconds(200))
             }
-            #expect(connection.pendingCallCount == 0)
+            expectEqual(connection.pendingCallCount, 0)
             // The service now sends the kept reply (to a call we gave up on) before answering this call.
             let released = try await callThing(connection, "ReleaseAnswers")
-            #expect(released.body == [.uint32(1)])
+            expectEqual(released.body, [.uint32(1)])
             #expect(connection.isConnected)
-            #expect(try await callThing(connection, "Add", [.int32(1), .int32(1)]).body == [.int32(2)])
+            try await expectEqual(callThing(connection, "Add", [.int32(1), .int32(1)]).body, [.int32(2)])
         }
     }
 
@@ -139,7 +140,7 @@ struct DBusConnectionTests {
             while connection.pendingCallCount == 0 { await Task.yield() }
             task.cancel()
             await #expect(throws: CancellationError.self) { _ = try await task.value }
-            #expect(connection.pendingCallCount == 0)
+            expectEqual(connection.pendingCallCount, 0)
         }
     }
 
@@ -155,7 +156,7 @@ struct DBusConnectionTests {
                 finish.yield()
             }
             try await firstElement(of: done)
-            #expect(replies.elements == [[.int32(5)]])
+            expectEqual(replies.elements, [[.int32(5)]])
         }
     }
 
@@ -171,7 +172,7 @@ struct DBusConnectionTests {
             _ = try await callThing(connection, "Emit", [.string("hello")])
             // No waiting: the signal was read before the reply and delivered first.
             let received = pings.elements
-            #expect(received.count == 1)
+            expectEqual(received.count, 1)
             #expect(received.first?.body == [.string("hello")])
             #expect(received.first?.sender == service.uniqueName)
             #expect(received.first?.path == Self.thing)
@@ -195,8 +196,8 @@ struct DBusConnectionTests {
             try connection.send(
                 .signal(path: Self.thing, interface: Self.interface, member: "Ping", body: [.string("fake")]))
             _ = try await callThing(connection, "Emit", [.string("real")])
-            #expect(fromService.elements == [service.uniqueName])
-            #expect(fromAnyone.elements == [connection.uniqueName, service.uniqueName])
+            expectEqual(fromService.elements, [service.uniqueName])
+            expectEqual(fromAnyone.elements, [connection.uniqueName, service.uniqueName])
         }
     }
 
@@ -209,7 +210,7 @@ struct DBusConnectionTests {
             _ = try await callThing(connection, "Emit", [.string("one")])
             subscription.cancel()
             _ = try await callThing(connection, "Emit", [.string("two")])
-            #expect(pings.elements.map(\.body) == [[.string("one")]])
+            expectEqual(pings.elements.map(\.body), [[.string("one")]])
         }
     }
 
@@ -218,7 +219,7 @@ struct DBusConnectionTests {
             let stream = try await connection.signals(matching: .signal(interface: Self.interface, member: "Ping"))
             _ = try await callThing(connection, "Emit", [.string("streamed")])
             let signal = try await firstElement(of: stream)
-            #expect(signal.body == [.string("streamed")])
+            expectEqual(signal.body, [.string("streamed")])
         }
     }
 
@@ -253,7 +254,7 @@ struct DBusConnectionTests {
         bus.daemon.stop()
         let expected = DBusConnectionError.disconnected(reason: "the peer closed the connection")
         await #expect(throws: expected) { _ = try await pending.value }
-        #expect(try await firstElement(of: disconnects) == expected)
+        try await expectEqual(firstElement(of: disconnects), expected)
         await #expect(throws: expected) { _ = try await connection.listNames() }
     }
 }

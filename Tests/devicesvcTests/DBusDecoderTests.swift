@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -10,9 +11,9 @@ import Testing
     }
 
     @Test func readsBigEndianIntegers() throws {
-        #expect(try decode([0x01, 0x02, 0x03, 0x04], "u", bigEndian: true) == [.uint32(0x0102_0304)])
-        #expect(try decode([0x01, 0x02, 0x03, 0x04], "u") == [.uint32(0x0403_0201)])
-        #expect(try decode([0xFF, 0xFE], "n", bigEndian: true) == [.int16(-2)])
+        try expectEqual(decode([0x01, 0x02, 0x03, 0x04], "u", bigEndian: true), [.uint32(0x0102_0304)])
+        try expectEqual(decode([0x01, 0x02, 0x03, 0x04], "u"), [.uint32(0x0403_0201)])
+        try expectEqual(decode([0xFF, 0xFE], "n", bigEndian: true), [.int16(-2)])
     }
 
     @Test func truncatedIntegerThrows() {
@@ -88,6 +89,6 @@ import Testing
     }
 
     @Test func anEmptyArrayOfStructsSkipsItsPadding() throws {
-        #expect(try decode([0, 0, 0, 0, 0, 0, 0, 0, 9], "a(i)y") == [.array(.structure([.int32]), []), .byte(9)])
+        try expectEqual(decode([0, 0, 0, 0, 0, 0, 0, 0, 9], "a(i)y"), [.array(.structure([.int32]), []), .byte(9)])
     }
 }

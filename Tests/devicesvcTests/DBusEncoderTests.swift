@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -11,22 +12,22 @@ import Testing
 
     @Test func anEmptyArrayStillPadsToItsElementAlignment() throws {
         // Length 0, then padding to 8 for the (absent) INT64 elements, which the length does not count.
-        #expect(try encode([.array(.int64, [])]) == [0, 0, 0, 0, 0, 0, 0, 0])
-        #expect(try encode([.byte(9), .array(.int64, [])]) == [9, 0, 0, 0, 0, 0, 0, 0])
-        #expect(try encode([.array(.byte, [])]) == [0, 0, 0, 0])
+        try expectEqual(encode([.array(.int64, [])]), [0, 0, 0, 0, 0, 0, 0, 0])
+        try expectEqual(encode([.byte(9), .array(.int64, [])]), [9, 0, 0, 0, 0, 0, 0, 0])
+        try expectEqual(encode([.array(.byte, [])]), [0, 0, 0, 0])
     }
 
     @Test func anArrayLengthCountsElementsButNotTheLeadingPadding() throws {
-        #expect(try encode([.array(.int64, [.int64(1)])]) == [8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0])
+        try expectEqual(encode([.array(.int64, [.int64(1)])]), [8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0])
     }
 
     @Test func dictEntriesAlignToEight() throws {
         let bytes = try encode([.dictionary(key: .byte, value: .byte, [DBusDictionaryEntry(.byte(1), .byte(2))])])
-        #expect(bytes == [2, 0, 0, 0, 0, 0, 0, 0, 1, 2])
+        expectEqual(bytes, [2, 0, 0, 0, 0, 0, 0, 0, 1, 2])
     }
 
     @Test func variantsCarryTheSignatureOfTheirValue() throws {
-        #expect(try encode([.variant(.uint16(0x0102))]) == [1, UInt8(ascii: "q"), 0, 0, 0x02, 0x01])
+        try expectEqual(encode([.variant(.uint16(0x0102))]), [1, UInt8(ascii: "q"), 0, 0, 0x02, 0x01])
     }
 
     @Test func anArrayElementOfAnotherTypeIsRejected() {
@@ -64,8 +65,8 @@ import Testing
         let bytes = try encode(values)
         var decoder = DBusDecoder(bytes: bytes, isBigEndian: false)
         let signature = try DBusSignature(values.map(\.type.signature).joined())
-        #expect(try decoder.read(signature) == values)
-        #expect(decoder.offset == bytes.count)
+        try expectEqual(decoder.read(signature), values)
+        expectEqual(decoder.offset, bytes.count)
     }
 
     @Test func anArrayOver64MiBIsRejected() {

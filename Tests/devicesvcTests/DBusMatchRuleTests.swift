@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -17,7 +18,7 @@ import Testing
         var rule = DBusMatchRule.signal(sender: "org.bluez", member: "It's")
         rule.arguments[1] = "a'b"
         rule.argumentPaths[0] = "/org/"
-        #expect(rule.text == "type='signal',sender='org.bluez',member='It'\\''s',arg1='a'\\''b',arg0path='/org/'")
+        expectEqual(rule.text, "type='signal',sender='org.bluez',member='It'\\''s',arg1='a'\\''b',arg0path='/org/'")
     }
 
     @Test func matchesOnInterfaceMemberPathAndFirstArgument() {
@@ -31,7 +32,7 @@ import Testing
 
     @Test func aWellKnownSenderMatchesOnlyItsCurrentOwner() {
         let rule = DBusPropertiesChanged.rule(sender: "org.bluez")
-        #expect(rule.wellKnownSender == "org.bluez")
+        expectEqual(rule.wellKnownSender, "org.bluez")
         #expect(rule.matches(propertiesChanged(from: ":1.5"), senderOwner: ":1.5"))
         #expect(!rule.matches(propertiesChanged(from: ":1.6"), senderOwner: ":1.5"))
         #expect(!rule.matches(propertiesChanged(from: ":1.5"), senderOwner: nil))

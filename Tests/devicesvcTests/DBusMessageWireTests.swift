@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -102,12 +103,12 @@ import Testing
 
     @Test func decodesTheBigEndianMessageGDBusWrites() throws {
         let decoded = try DBusMessage.decode(DBusReferenceMessages.gdbusBigEndianMethodCall)
-        #expect(decoded.kind == .methodCall)
-        #expect(decoded.serial == 0x0102_0304)
-        #expect(decoded.destination == "org.bluez")
-        #expect(decoded.path == Self.path("/org/bluez/hci0"))
-        #expect(decoded.interface == "org.bluez.Adapter1")
-        #expect(decoded.member == "SetDiscoveryFilter")
+        expectEqual(decoded.kind, .methodCall)
+        expectEqual(decoded.serial, 0x0102_0304)
+        expectEqual(decoded.destination, "org.bluez")
+        expectEqual(decoded.path, Self.path("/org/bluez/hci0"))
+        expectEqual(decoded.interface, "org.bluez.Adapter1")
+        expectEqual(decoded.member, "SetDiscoveryFilter")
         #expect(decoded.bodySignature == "a{sv}qxas")
         let filter = try #require(decoded.body.first?.dictionaryEntries)
         #expect(
@@ -116,14 +117,14 @@ import Testing
                 DBusDictionaryEntry(.string("RSSI"), .variant(.int16(-70))),
                 DBusDictionaryEntry(.string("UUIDs"), .variant(.strings(["180d"]))),
             ])
-        #expect(Array(decoded.body.dropFirst()) == [.uint16(513), .int64(-2), .strings([])])
+        expectEqual(Array(decoded.body.dropFirst()), [.uint16(513), .int64(-2), .strings([])])
     }
 
     @Test func reencodesABigEndianMessageLittleEndianWithTheSameContent() throws {
         let decoded = try DBusMessage.decode(DBusReferenceMessages.gdbusBigEndianMethodCall)
         let encoded = try decoded.encoded()
-        #expect(encoded[0] == UInt8(ascii: "l"))
-        #expect(try DBusMessage.decode(encoded) == decoded)
+        expectEqual(encoded[0], UInt8(ascii: "l"))
+        try expectEqual(DBusMessage.decode(encoded), decoded)
     }
 
     @Test func refusesToEncodeAMessageWithoutSerial() {
@@ -195,7 +196,7 @@ import Testing
         message.unixFDCount = 2
         message.body = [.unixFD(1)]
         let decoded = try DBusMessage.decode(try message.encoded())
-        #expect(decoded.unixFDCount == 2)
-        #expect(decoded.body == [.unixFD(1)])
+        expectEqual(decoded.unixFDCount, 2)
+        expectEqual(decoded.body, [.unixFD(1)])
     }
 }

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -12,14 +13,14 @@ struct DBusPropertiesTests {
     @Test func getReadsOnePropertyWithoutItsVariant() async throws {
         try await withPythonService { _, connection, service in
             let level = try await connection.property("Level", of: Self.interface, at: Self.thing, on: service.name)
-            #expect(level == .int32(3))
+            expectEqual(level, .int32(3))
         }
     }
 
     @Test func getAllReadsEveryPropertyOfTheInterface() async throws {
         try await withPythonService { _, connection, service in
             let properties = try await connection.properties(of: Self.interface, at: Self.thing, on: service.name)
-            #expect(properties == ["Name": .string("thing"), "Level": .int32(3), "Enabled": .boolean(false)])
+            expectEqual(properties, ["Name": .string("thing"), "Level": .int32(3), "Enabled": .boolean(false)])
         }
     }
 
@@ -29,7 +30,7 @@ struct DBusPropertiesTests {
                 _ = try await connection.property("Missing", of: Self.interface, at: Self.thing, on: service.name)
                 Issue.record("the call succeeded")
             } catch let error as DBusError {
-                #expect(error.name == DBusError.unknownProperty)
+                expectEqual(error.name, DBusError.unknownProperty)
                 #expect(error.message.contains("Missing"))
             }
         }
@@ -42,11 +43,11 @@ struct DBusPropertiesTests {
             try await connection.setProperty(
                 "Enabled", to: .boolean(true), of: Self.interface, at: Self.thing, on: service.name)
             let change = try DBusPropertiesChanged(try await firstElement(of: stream))
-            #expect(change.path == Self.thing)
-            #expect(change.sender == service.uniqueName)
-            #expect(change.interface == Self.interface)
-            #expect(change.changed == ["Enabled": .boolean(true)])
-            #expect(change.invalidated == ["Name"])
+            expectEqual(change.path, Self.thing)
+            expectEqual(change.sender, service.uniqueName)
+            expectEqual(change.interface, Self.interface)
+            expectEqual(change.changed, ["Enabled": .boolean(true)])
+            expectEqual(change.invalidated, ["Name"])
             #expect(
                 try await connection.property("Enabled", of: Self.interface, at: Self.thing, on: service.name)
                     == .boolean(true))

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -46,7 +47,7 @@ import Testing
 
     @Test func acceptsThirtyTwoNestedArraysButNotThirtyThree() throws {
         let deepest = String(repeating: "a", count: 32) + "y"
-        #expect(try DBusSignature(deepest).types.count == 1)
+        try expectEqual(DBusSignature(deepest).types.count, 1)
         let tooDeep = "a" + deepest
         #expect(throws: DBusWireError.invalidSignature(tooDeep, reason: "arrays nest deeper than 32")) {
             try DBusSignature(tooDeep)
@@ -75,11 +76,11 @@ import Testing
     }
 
     @Test func typesKnowTheirAlignment() {
-        #expect(DBusType.byte.alignment == 1)
-        #expect(DBusType.int16.alignment == 2)
-        #expect(DBusType.array(.int64).alignment == 4)
-        #expect(DBusType.structure([.byte]).alignment == 8)
-        #expect(DBusType.dictionary(key: .string, value: .variant).alignment == 4)
-        #expect(DBusType.variant.alignment == 1)
+        expectEqual(DBusType.byte.alignment, 1)
+        expectEqual(DBusType.int16.alignment, 2)
+        expectEqual(DBusType.array(.int64).alignment, 4)
+        expectEqual(DBusType.structure([.byte]).alignment, 8)
+        expectEqual(DBusType.dictionary(key: .string, value: .variant).alignment, 4)
+        expectEqual(DBusType.variant.alignment, 1)
     }
 }

@@ -2,6 +2,7 @@ import BusProtocol
 import Foundation
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -104,13 +105,13 @@ struct DeviceServiceAccessTests {
             bus: simulator.busAddress, in: simulator.directory, lifetimeSeconds: nil)
         defer { service.stop() }
         // The test's directory lets every user through, so that only the socket file's mode decides.
-        #expect(chmod(simulator.directory, 0o711) == 0)
+        expectEqual(chmod(simulator.directory, 0o711), 0)
         var status = stat()
-        #expect(lstat(service.socketPath, &status) == 0)
-        #expect(UInt32(status.st_mode) & 0o7777 == 0o660)
+        expectEqual(lstat(service.socketPath, &status), 0)
+        expectEqual(UInt32(status.st_mode) & 0o7777, 0o660)
         #expect(try await Self.helloAsNobody(service.socketPath) == "connect failed: EACCES", "0660 keeps nobody out")
         // Past the file mode, the service's own check at hello still refuses the uid.
-        #expect(chmod(service.socketPath, 0o666) == 0)
+        expectEqual(chmod(service.socketPath, 0o666), 0)
         let line = try await Self.helloAsNobody(service.socketPath)
         let answer = try JSONParser().parse(Array(line.utf8))
         #expect(answer["error"]?["code"] == .int(403), "\(line)")

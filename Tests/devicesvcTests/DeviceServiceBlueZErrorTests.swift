@@ -1,5 +1,6 @@
 import BusProtocol
 import Foundation
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -52,7 +53,7 @@ struct DeviceServiceBlueZErrorTests {
                 #expect(error.message.contains("injected \(failure.error)"), "\(error.message)")
                 let reported = try #require(error.chainFailure)
                 #expect(reported.step == failure.step, "\(failure.method) \(failure.error)")
-                #expect(reported.bluez == failure.error)
+                expectEqual(reported.bluez, failure.error)
                 let calls = try await callsForTheDevice(stack.simulator)
                 let laterSteps = ["ReadValue", "WriteValue", "StartNotify"].dropFirst(failure.step)
                 #expect(laterSteps.allSatisfy { !calls.contains($0) }, "\(failure.method) \(failure.error): \(calls)")

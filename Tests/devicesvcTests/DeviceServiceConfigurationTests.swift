@@ -1,4 +1,5 @@
 import BusProtocol
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -14,15 +15,15 @@ import Testing
 
     @Test func defaultsFollowTheProtocolsRuntimeDirectory() throws {
         let fromRuntime = try parse([], environment: ["CTXBUS_RUNTIME_DIR": "/r", "XDG_RUNTIME_DIR": "/x"])
-        #expect(fromRuntime.socketPath == "/r/device.sock")
-        #expect(fromRuntime.storeSocketPath == "/r/store.sock")
-        #expect(try parse([], environment: ["XDG_RUNTIME_DIR": "/x"]).socketPath == "/x/ctxbus/device.sock")
+        expectEqual(fromRuntime.socketPath, "/r/device.sock")
+        expectEqual(fromRuntime.storeSocketPath, "/r/store.sock")
+        try expectEqual(parse([], environment: ["XDG_RUNTIME_DIR": "/x"]).socketPath, "/x/ctxbus/device.sock")
         let bare = try parse([])
-        #expect(bare.socketPath == "./run/device.sock")
-        #expect(bare.chains.adapter == "hci0")
-        #expect(bare.chains.maxConcurrent == 4)
-        #expect(bare.chains.serialization == .device)
-        #expect(bare.busAddress == "unix:path=/run/dbus/system_bus_socket")
+        expectEqual(bare.socketPath, "./run/device.sock")
+        expectEqual(bare.chains.adapter, "hci0")
+        expectEqual(bare.chains.maxConcurrent, 4)
+        expectEqual(bare.chains.serialization, .device)
+        expectEqual(bare.busAddress, "unix:path=/run/dbus/system_bus_socket")
     }
 
     @Test func readsEveryFlag() throws {
@@ -32,17 +33,17 @@ import Testing
                 "--retry", "0", "--retry-delay-ms", "20", "--step-timeout-ms", "500", "--chain-timeout-ms", "900",
                 "--resolve-timeout-ms", "300", "--log-level", "debug", "--bus", "unix:path=/b",
             ], environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/ignored"])
-        #expect(configuration.socketPath == "/s")
-        #expect(configuration.storeSocketPath == "/t")
-        #expect(configuration.busAddress == "unix:path=/b")
-        #expect(configuration.chains.adapter == "hci1")
-        #expect(configuration.chains.maxConcurrent == 8)
-        #expect(configuration.chains.serialization == .global)
-        #expect(configuration.chains.retry == RetryPolicy(retries: 0, initialDelay: .milliseconds(20)))
-        #expect(configuration.chains.stepTimeout == .milliseconds(500))
-        #expect(configuration.chains.chainTimeout == .milliseconds(900))
-        #expect(configuration.resolveTimeout == .milliseconds(300))
-        #expect(configuration.logLevel == .debug)
+        expectEqual(configuration.socketPath, "/s")
+        expectEqual(configuration.storeSocketPath, "/t")
+        expectEqual(configuration.busAddress, "unix:path=/b")
+        expectEqual(configuration.chains.adapter, "hci1")
+        expectEqual(configuration.chains.maxConcurrent, 8)
+        expectEqual(configuration.chains.serialization, .global)
+        expectEqual(configuration.chains.retry, RetryPolicy(retries: 0, initialDelay: .milliseconds(20)))
+        expectEqual(configuration.chains.stepTimeout, .milliseconds(500))
+        expectEqual(configuration.chains.chainTimeout, .milliseconds(900))
+        expectEqual(configuration.resolveTimeout, .milliseconds(300))
+        expectEqual(configuration.logLevel, .debug)
     }
 
     @Test func theSystemBusComesFromTheEnvironment() throws {

@@ -2,6 +2,7 @@ import BusProtocol
 import Foundation
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -76,7 +77,7 @@ struct DeviceServiceCrashTests {
             service.process.send(signal: SIGKILL)
             await chains.value
             let results = outcomes.withLock { $0 }
-            #expect(results.count == Self.devices.count * 2)
+            expectEqual(results.count, Self.devices.count * 2)
             let failures = results.compactMap { result -> (any Error)? in
                 if case .failure(let error) = result { return error }
                 return nil
@@ -87,7 +88,7 @@ struct DeviceServiceCrashTests {
                     Issue.record("round \(round): a chain in flight ended with \(failure), not a lost connection")
                     continue
                 }
-                #expect(BusClientError.rpcError(for: failure).code == .unavailable)
+                expectEqual(BusClientError.rpcError(for: failure).code, .unavailable)
             }
         }
         let service = try await DeviceServiceProcess.start(bus: simulator.busAddress, in: simulator.directory)

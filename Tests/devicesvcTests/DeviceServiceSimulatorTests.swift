@@ -2,6 +2,7 @@ import BusProtocol
 import Foundation
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -60,13 +61,13 @@ struct DeviceServiceSimulatorTests {
                     ])
             ).get()
             let events = steps.withLock { $0 }
-            #expect(events.map(\.step) == [0, 1, 2, 3, 3, 3, 4])
-            #expect(events.map(\.operation) == [.connect, .read, .write, .notify, .notify, .notify, .disconnect])
+            expectEqual(events.map(\.step), [0, 1, 2, 3, 3, 3, 4])
+            expectEqual(events.map(\.operation), [.connect, .read, .write, .notify, .notify, .notify, .disconnect])
             #expect(events.map { $0.value != nil } == [false, true, false, true, true, false, false])
-            #expect(events[1].value == Data([87]))
-            #expect(Set(events.map(\.chain)) == [result.run.chain])
-            #expect(result.run.results.map(\.operation) == [.connect, .read, .write, .notify, .disconnect])
-            #expect(result.run.results[3].values == [events[3].value!, events[4].value!])
+            expectEqual(events[1].value, Data([87]))
+            expectEqual(Set(events.map(\.chain)), [result.run.chain])
+            expectEqual(result.run.results.map(\.operation), [.connect, .read, .write, .notify, .disconnect])
+            expectEqual(result.run.results[3].values, [events[3].value!, events[4].value!])
             #expect(result.recording == nil)
             #expect(
                 try await chainCalls(stack.simulator, for: Self.first) == [
@@ -85,13 +86,13 @@ struct DeviceServiceSimulatorTests {
                 Issue.record("the chain succeeded")
                 return
             }
-            #expect(error.code == .deviceError)
+            expectEqual(error.code, .deviceError)
             #expect(error.message.contains("Operation failed with ATT error: 0x0e"))
             let failure = try #require(error.chainFailure)
-            #expect(failure.step == 1)
-            #expect(failure.bluez == "org.bluez.Error.Failed")
-            #expect(failure.results == [StepResult(step: 0, operation: .connect)])
-            #expect(try await chainCalls(stack.simulator, for: Self.first) == ["Connect", "ReadValue", "Disconnect"])
+            expectEqual(failure.step, 1)
+            expectEqual(failure.bluez, "org.bluez.Error.Failed")
+            expectEqual(failure.results, [StepResult(step: 0, operation: .connect)])
+            try await expectEqual(chainCalls(stack.simulator, for: Self.first), ["Connect", "ReadValue", "Disconnect"])
         }
     }
 
@@ -112,9 +113,9 @@ struct DeviceServiceSimulatorTests {
                 Issue.record("the hung chain succeeded")
                 return
             }
-            #expect(error.code == .timeout)
+            expectEqual(error.code, .timeout)
             #expect(error.chainFailure?.step == 1)
-            #expect(try second.get().run.results.count == 3)
+            try expectEqual(second.get().run.results.count, 3)
             #expect(
                 try await chainCalls(stack.simulator, for: Self.first) == [
                     "Connect", "ReadValue", "Disconnect", "Connect", "ReadValue", "Disconnect",
@@ -140,11 +141,11 @@ struct DeviceServiceSimulatorTests {
                 Issue.record("the cancelled chain succeeded")
                 return
             }
-            #expect(error.code == .cancelled)
+            expectEqual(error.code, .cancelled)
             #expect(
                 error.chainFailure
                     == ChainFailure(chain: chain, step: 1, results: [StepResult(step: 0, operation: .connect)]))
-            #expect(try await chainCalls(stack.simulator, for: Self.first) == ["Connect", "Disconnect"])
+            try await expectEqual(chainCalls(stack.simulator, for: Self.first), ["Connect", "Disconnect"])
             await #expect(throws: RPCError.self) {
                 _ = try await stack.client.call(DeviceCancel.self, ChainReference(chain: chain))
             }
@@ -201,7 +202,7 @@ struct DeviceServiceSimulatorTests {
             let methods = try await stack.simulator.callLog().filter { ["Connect", "Disconnect"].contains($0.method) }
                 .map { "\($0.method) \($0.address ?? "")" }
             // Both devices were connected before either was disconnected: the chains overlapped.
-            #expect(Array(methods.prefix(2)).sorted() == ["Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02"])
+            expectEqual(Array(methods.prefix(2)).sorted(), ["Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02"])
         }
     }
 
@@ -222,7 +223,7 @@ struct DeviceServiceSimulatorTests {
             }
             #expect(outcomes.allSatisfy { (try? $0.get()) != nil })
             let connects = try await stack.simulator.callLog().filter { $0.method == "Connect" }.map(\.outcome)
-            #expect(connects == Array(repeating: "ok", count: 9))
+            expectEqual(connects, Array(repeating: "ok", count: 9))
         }
     }
 
@@ -254,9 +255,9 @@ struct DeviceServiceSimulatorTests {
             try await stack.simulator.fail(
                 "AA:BB:CC:DD:EE:01", "Connect", with: "org.bluez.Error.InProgress", message: "In Progress", count: 2)
             let result = try await stack.service.run(RunParams(address: Self.first, steps: Self.readWriteChain)).get()
-            #expect(result.run.results.count == 4)
+            expectEqual(result.run.results.count, 4)
             let connects = try await stack.simulator.callLog().filter { $0.method == "Connect" }.map(\.outcome)
-            #expect(connects == ["org.bluez.Error.InProgress", "org.bluez.Error.InProgress", "ok"])
+            expectEqual(connects, ["org.bluez.Error.InProgress", "org.bluez.Error.InProgress", "ok"])
         }
     }
 
@@ -269,7 +270,7 @@ struct DeviceServiceSimulatorTests {
                     address: Self.first,
                     steps: [.connect(timeoutMs: nil), .read(characteristic: Self.battery, timeoutMs: nil)])
             ).get()
-            #expect(result.run.results.count == 2)
+            expectEqual(result.run.results.count, 2)
             #expect(
                 try await chainCalls(stack.simulator, for: Self.first) == [
                     "Connect", "Disconnect", "Connect", "ReadValue",
@@ -293,12 +294,12 @@ struct DeviceServiceSimulatorTests {
                 Issue.record("the chain survived the link loss")
                 return
             }
-            #expect(error.code == .deviceError)
+            expectEqual(error.code, .deviceError)
             #expect(error.chainFailure?.step == 1)
             let notifications = steps.withLock { $0 }.filter { $0.operation == .notify }
-            #expect(notifications.count == 2)
+            expectEqual(notifications.count, 2)
             #expect(notifications.allSatisfy { $0.value != nil })
-            #expect(try await chainCalls(stack.simulator, for: Self.first).last == "Disconnect")
+            try await expectEqual(chainCalls(stack.simulator, for: Self.first).last, "Disconnect")
         }
     }
 
@@ -320,7 +321,7 @@ struct DeviceServiceSimulatorTests {
                 Issue.record("a chain ran without BlueZ")
                 return
             }
-            #expect(error.code == .unavailable)
+            expectEqual(error.code, .unavailable)
             try await stack.simulator.startBluetoothd()
             try await stack.service.waitUntilBlueZIsAvailable()
             #expect(
@@ -334,10 +335,10 @@ struct DeviceServiceSimulatorTests {
     @Test func adaptersAndListDescribeTheSimulatedTree() async throws {
         try await withSimulatedStack { stack in
             let adapters = try await stack.client.call(DeviceAdapters.self).adapters
-            #expect(adapters.map(\.name) == ["hci0"])
+            expectEqual(adapters.map(\.name), ["hci0"])
             #expect(adapters.first?.powered == true)
             let devices = try await stack.client.call(DeviceList.self, ListParams(adapter: "hci0")).devices
-            #expect(devices.map(\.address.string) == ["AA:BB:CC:DD:EE:01", "AA:BB:CC:DD:EE:02", "AA:BB:CC:DD:EE:03"])
+            expectEqual(devices.map(\.address.string), ["AA:BB:CC:DD:EE:01", "AA:BB:CC:DD:EE:02", "AA:BB:CC:DD:EE:03"])
             #expect(devices.first?.name == "Thermo-1")
             #expect(devices.first?.services.contains { $0.matches(BluetoothUUID("180f")!) } == true)
             await #expect(throws: RPCError.self) {
@@ -354,7 +355,7 @@ struct DeviceServiceSimulatorTests {
             let (all, heartRate) = try await (wide, narrow)
             #expect(all.devices.contains { $0.address.string == "AA:BB:CC:DD:EE:04" })
             #expect(all.devices.allSatisfy { $0.rssi != nil })
-            #expect(heartRate.devices.map(\.address.string) == ["AA:BB:CC:DD:EE:03"])
+            expectEqual(heartRate.devices.map(\.address.string), ["AA:BB:CC:DD:EE:03"])
             let log = try await stack.simulator.callLog()
             #expect(log.filter { $0.method == "StartDiscovery" }.count == 1)
             try await eventually { try await stack.simulator.callLog().contains { $0.method == "StopDiscovery" } }
@@ -378,9 +379,9 @@ struct DeviceServiceSimulatorTests {
             try await eventually { events.withLock { $0 }.count >= 3 }
             let received = events.withLock { $0 }
             #expect(received.allSatisfy { $0.subscription == subscription.subscription && $0.address == Self.first })
-            #expect(received.map(\.kind) == [.connected, .value, .disconnected])
+            expectEqual(received.map(\.kind), [.connected, .value, .disconnected])
             #expect(received[1].characteristic?.matches(Self.battery) == true)
-            #expect(received[1].value == Data([87]))
+            expectEqual(received[1].value, Data([87]))
         }
     }
 
@@ -402,10 +403,10 @@ struct DeviceServiceSimulatorTests {
             Issue.record("the chain outlived SIGTERM")
             return
         }
-        #expect(error.code == .cancelled)
+        expectEqual(error.code, .cancelled)
         #expect(service.process.waitForExit())
-        #expect(service.process.exitStatus == 0)
-        #expect(try await chainCalls(simulator, for: Self.first) == ["Connect", "Disconnect"])
+        expectEqual(service.process.exitStatus, 0)
+        try await expectEqual(chainCalls(simulator, for: Self.first), ["Connect", "Disconnect"])
     }
 }
 
@@ -447,15 +448,15 @@ struct DeviceServiceRecordingTests {
                 let result = try await stack.service.run(
                     RunParams(address: DeviceServiceSimulatorTests.first, steps: Self.readChain, record: true)
                 ).get()
-                #expect(result.recording == RecordingOutcome(error: nil))
+                expectEqual(result.recording, RecordingOutcome(error: nil))
                 let devices = try await store.objects(of: "Device")
                 let device = try #require(devices.first)
-                #expect(devices.count == 1)
-                #expect(device.values["address"] == .string("AA:BB:CC:DD:EE:01"))
-                #expect(device.values["name"] == .string("Thermo-1"))
-                #expect(device.values["connected"] == .bool(false))
+                expectEqual(devices.count, 1)
+                expectEqual(device.values["address"], .string("AA:BB:CC:DD:EE:01"))
+                expectEqual(device.values["name"], .string("Thermo-1"))
+                expectEqual(device.values["connected"], .bool(false))
                 let readings = try await store.objects(of: "Reading")
-                #expect(readings.count == 1)
+                expectEqual(readings.count, 1)
                 #expect(readings.first?.values["value"] == .string(Data([87]).base64EncodedString()))
                 #expect(readings.first?.values["chain"] == .string(result.run.chain))
                 #expect(readings.first?.values["device"] == .string(device.id.description))
@@ -466,9 +467,9 @@ struct DeviceServiceRecordingTests {
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 let event = try #require(events.withLock { $0.first })
-                #expect(event.author == "devicesvc")
-                #expect(event.inserted.map(\.id) == readings.map(\.id))
-                #expect(try await store.stats().subscriptions == 1)
+                expectEqual(event.author, "devicesvc")
+                expectEqual(event.inserted.map(\.id), readings.map(\.id))
+                try await expectEqual(store.stats().subscriptions, 1)
             }
         }
     }
@@ -480,12 +481,12 @@ struct DeviceServiceRecordingTests {
                     let result = try await stack.service.run(
                         RunParams(address: DeviceServiceSimulatorTests.first, steps: Self.readChain, record: true)
                     ).get()
-                    #expect(result.recording == RecordingOutcome(error: nil))
+                    expectEqual(result.recording, RecordingOutcome(error: nil))
                 }
                 let devices = try await store.objects(of: "Device")
-                #expect(devices.count == 1)
+                expectEqual(devices.count, 1)
                 #expect(devices.first?.version == 2)
-                #expect(try await store.objects(of: "Reading").count == 2)
+                try await expectEqual(store.objects(of: "Reading").count, 2)
             }
         }
     }
@@ -496,12 +497,12 @@ struct DeviceServiceRecordingTests {
                 let recorded = try await stack.service.run(
                     RunParams(address: DeviceServiceSimulatorTests.first, steps: Self.readChain, record: true)
                 ).get()
-                #expect(recorded.recording == RecordingOutcome(error: nil))
+                expectEqual(recorded.recording, RecordingOutcome(error: nil))
                 await store.crash()
                 let result = try await stack.service.run(
                     RunParams(address: DeviceServiceSimulatorTests.first, steps: Self.readChain, record: true)
                 ).get()
-                #expect(result.run.results.count == 3)
+                expectEqual(result.run.results.count, 3)
                 #expect(result.recording?.error?.isEmpty == false)
             }
         }
@@ -518,12 +519,12 @@ struct DeviceServiceRecordingTests {
                     ],
                     record: true)
             ).get()
-            #expect(result.run.results.count == 2)
+            expectEqual(result.run.results.count, 2)
             #expect(result.recording?.error != nil)
             let raw = try await stack.client.call(
                 method: "device.run",
                 params: RunParams(address: DeviceServiceSimulatorTests.first, steps: [.disconnect], record: true).json)
-            #expect(raw["recorded"] == .bool(false))
+            expectEqual(raw["recorded"], .bool(false))
             #expect(raw["recordError"]?.stringValue?.isEmpty == false)
         }
     }
@@ -541,7 +542,7 @@ struct DeviceServiceRecordingTests {
                 Issue.record("the chain succeeded")
                 return
             }
-            #expect(error.code == .deviceError)
+            expectEqual(error.code, .deviceError)
             #expect(error.data?["recorded"] == .bool(false))
             #expect(error.chainFailure?.bluez == "org.bluez.Error.Failed")
         }

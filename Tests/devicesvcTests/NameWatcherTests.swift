@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -12,7 +13,7 @@ struct NameWatcherTests {
             _ = try await owner.requestName("org.example.Watched")
             let watcher = try await NameWatcher.start(watching: "org.example.Watched", on: connection)
             defer { watcher.cancel() }
-            #expect(watcher.owner == owner.uniqueName)
+            expectEqual(watcher.owner, owner.uniqueName)
         }
     }
 
@@ -27,7 +28,7 @@ struct NameWatcherTests {
             let owner = try await bus.connect()
             _ = try await owner.requestName("org.example.Watched")
             _ = try await watcher.waitForOwner(timeout: .seconds(20))
-            #expect(watcher.owner == owner.uniqueName)
+            expectEqual(watcher.owner, owner.uniqueName)
             owner.close()
             let seen = try await firstElements(of: changes, count: 2)
             #expect(
@@ -49,7 +50,7 @@ struct NameWatcherTests {
             defer { watcher.cancel() }
             let service = try PythonService(bus: bus)
             defer { service.stop() }
-            #expect(try await watcher.waitForOwner(timeout: .seconds(20)) == service.uniqueName)
+            try await expectEqual(watcher.waitForOwner(timeout: .seconds(20)), service.uniqueName)
             _ = try await connection.call(
                 destination: service.name, path: PythonService.thingPath, interface: PythonService.interface,
                 member: "Quit")
@@ -104,7 +105,7 @@ struct NameWatcherTests {
             defer { watcher.cancel() }
             _ = try await watcher.waitForOwner(timeout: .seconds(20))
             try second.send(beep)
-            #expect(try await firstElements(of: senders, count: 2) == [first.uniqueName, second.uniqueName])
+            try await expectEqual(firstElements(of: senders, count: 2), [first.uniqueName, second.uniqueName])
         }
     }
 }

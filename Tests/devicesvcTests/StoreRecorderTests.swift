@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -39,12 +40,12 @@ import Testing
         let store = InMemoryStore(model: .deviceReadings)
         try save(makeRecording(), into: store)
         let devices = try snapshots(of: "Device", in: store)
-        #expect(devices.count == 1)
+        expectEqual(devices.count, 1)
         let device = try #require(devices.first)
-        #expect(device.values["address"] == .string("AA:BB:CC:DD:EE:01"))
-        #expect(device.values["name"] == .string("Thermo-1"))
-        #expect(device.values["connected"] == .bool(false))
-        #expect(device.values["lastSeen"] == .date(Self.time))
+        expectEqual(device.values["address"], .string("AA:BB:CC:DD:EE:01"))
+        expectEqual(device.values["name"], .string("Thermo-1"))
+        expectEqual(device.values["connected"], .bool(false))
+        expectEqual(device.values["lastSeen"], .date(Self.time))
         let readings = try snapshots(of: "Reading", in: store)
         #expect(readings.map { $0.values["value"] } == [.binary(Data([87])), .binary(Data([86]))])
         #expect(readings.allSatisfy { $0.values["device"] == .reference(device.id) })
@@ -57,11 +58,11 @@ import Testing
         try save(makeRecording(chain: "c-1"), into: store)
         try save(makeRecording(chain: "c-2", connected: true), into: store)
         let devices = try snapshots(of: "Device", in: store)
-        #expect(devices.count == 1)
+        expectEqual(devices.count, 1)
         #expect(devices.first?.values["connected"] == .bool(true))
         #expect(devices.first?.version == 2)
         let readings = try snapshots(of: "Reading", in: store)
-        #expect(readings.count == 4)
+        expectEqual(readings.count, 4)
         #expect(readings.allSatisfy { $0.values["device"] == devices.first.map { .reference($0.id) } })
     }
 
@@ -77,8 +78,8 @@ import Testing
         recording.add(.notification(step: 2, value: Data([2])), steps: steps, at: Self.time)
         recording.add(
             .finished(StepResult(step: 2, operation: .notify, values: [Data([2])])), steps: steps, at: Self.time)
-        #expect(recording.readings.map(\.characteristic) == ["2A19", "2a37"])
-        #expect(recording.readings.map(\.value) == [Data([1]), Data([2])])
+        expectEqual(recording.readings.map(\.characteristic), ["2A19", "2a37"])
+        expectEqual(recording.readings.map(\.value), [Data([1]), Data([2])])
     }
 
     // MARK: - Through a RemoteStore to the real storesvc
@@ -95,10 +96,10 @@ import Testing
             // The recorder's connection is open, and it holds no subscription.
             let stats = try await service.stats()
             #expect(stats.connections >= 2)
-            #expect(stats.subscriptions == 0)
-            #expect(stats.saves == 2)
+            expectEqual(stats.subscriptions, 0)
+            expectEqual(stats.saves, 2)
             let devices = try await service.objects(of: "Device")
-            #expect(devices.count == 1)
+            expectEqual(devices.count, 1)
             #expect(devices.first?.values["connected"] == .bool(true))
             let readings = try await service.objects(of: "Reading")
             #expect(readings.compactMap { $0.values["chain"]?.stringValue } == ["c-1", "c-1", "c-2", "c-2"])
@@ -162,7 +163,7 @@ import Testing
             #expect(await recorder.record(makeRecording(chain: "c-3")) == nil)
             let readings = try await second.objects(of: "Reading")
             #expect(readings.compactMap { $0.values["chain"]?.stringValue } == ["c-1", "c-1", "c-3", "c-3"])
-            #expect(try await second.objects(of: "Device").count == 1)
+            try await expectEqual(second.objects(of: "Device").count, 1)
         } catch {
             await recorder.close()
             await second.stop()

@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @testable import storesvc
@@ -50,7 +51,7 @@ import Testing
 
     private static func decode(_ frame: [UInt8]) throws -> (Int, JSONValue) {
         let length = Int(frame[0]) << 24 | Int(frame[1]) << 16 | Int(frame[2]) << 8 | Int(frame[3])
-        #expect(length == frame.count - Frame.headerLength)
+        expectEqual(length, frame.count - Frame.headerLength)
         return (length, try JSONParser().parse(frame[Frame.headerLength...]))
     }
 
@@ -58,8 +59,8 @@ import Testing
     func aSplicedFrameEqualsThePlainEncodingForEverySubscriptionNumber(subscription: Int64) throws {
         let event = try #require(try filter(nil).event(for: changes(), subscription: 0, lookup: { _ in nil }))
         let (spliced, plain) = try bothEncodings(of: event, subscription: subscription)
-        #expect(spliced.0 == plain.0)
-        #expect(spliced.1 == plain.1)
+        expectEqual(spliced.0, plain.0)
+        expectEqual(spliced.1, plain.1)
         #expect(
             spliced.1
                 == RPCEvent(
@@ -78,8 +79,8 @@ import Testing
             try filter(entity, predicate).event(for: changes(), subscription: 0, lookup: { _ in nil }))
         for subscription in [Int64(3), 1_000] {
             let (spliced, plain) = try bothEncodings(of: event, subscription: subscription)
-            #expect(spliced.0 == plain.0)
-            #expect(spliced.1 == plain.1)
+            expectEqual(spliced.0, plain.0)
+            expectEqual(spliced.1, plain.1)
         }
     }
 
@@ -91,7 +92,7 @@ import Testing
             text == #"{"jsonrpc":"2.0","method":"store.changed","params":{"subscription":5,"txn":1,"author":null,"#
                 + #""inserted":[],"updated":[],"deleted":[]}}"#)
         let (spliced, plain) = try bothEncodings(of: event, subscription: 5)
-        #expect(spliced.1 == plain.1)
+        expectEqual(spliced.1, plain.1)
     }
 
     @Test func aNonFiniteNumberIsAnEncodingErrorNotAFrame() throws {

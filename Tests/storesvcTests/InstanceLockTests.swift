@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import storesvc
@@ -9,12 +10,12 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = directory.appendingPathComponent("store.sqlite").path
         let first = try InstanceLock(databasePath: database)
-        #expect(first.path == database + ".lock")
+        expectEqual(first.path, database + ".lock")
         do {
             _ = try InstanceLock(databasePath: database)
             Issue.record("the second lock was granted")
         } catch {
-            #expect(error == .held(path: database + ".lock", owner: getpid()))
+            expectEqual(error, .held(path: database + ".lock", owner: getpid()))
             #expect(error.description.contains("in use by another storesvc"))
         }
         _ = first

@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// `RemoteStore.Options` against the real `storesvc` process.
@@ -18,18 +19,18 @@ import Testing
         let writeOnly = try await RemoteStore.open(
             socketPath: service.socketPath, options: RemoteStore.Options(clientName: "recorder", changeStream: .off))
         defer { writeOnly.close() }
-        #expect(try await subscriptions(of: service) == 0)
+        try await expectEqual(subscriptions(of: service), 0)
         let heard = ChangeRecorder(writeOnly)
         let context = ObjectContext(store: writeOnly, name: "recorder")
         let id = try await onThread { try context.saveDevice("AA:03", name: "written") }
         let read = try await onThread { try writeOnly.objects(with: [id]).objects.first?.values["name"] }
-        #expect(read == .string("written"))
-        #expect(writeOnly.lastTransaction == 1)
+        expectEqual(read, .string("written"))
+        expectEqual(writeOnly.lastTransaction, 1)
         // A store that follows changes subscribes; the write-only one still does not.
         let following = try await service.remoteStore("follower")
         defer { following.close() }
-        #expect(try await subscriptions(of: service) == 1)
+        try await expectEqual(subscriptions(of: service), 1)
         #expect(heard.all.isEmpty)
-        #expect(writeOnly.lastDeliveredTransaction == 0)
+        expectEqual(writeOnly.lastDeliveredTransaction, 0)
     }
 }

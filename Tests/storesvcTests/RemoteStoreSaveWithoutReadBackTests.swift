@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// `RemoteStore.save` works out the committed change set from the request and the answer when they determine it:
@@ -32,7 +33,7 @@ import Testing
                 return reading.objectID
             }
         }
-        #expect(store.client.requestsSent == requestsBefore + 1)
+        expectEqual(store.client.requestsSent, requestsBefore + 1)
 
         let local = context.performAndWait { () -> [String: PropertyValue]? in
             guard let object = context.registeredObject(for: device), !object.isFault else { return nil }
@@ -49,7 +50,7 @@ import Testing
         let reading = context.performAndWait { () -> PropertyValue? in
             context.registeredObject(for: second)?.value(forKey: "device")
         }
-        #expect(reading == .reference(device))
+        expectEqual(reading, .reference(device))
     }
 
     @Test func aDeviceInsertedWithItsReadingsHasThemWithoutARead() async throws {
@@ -68,11 +69,11 @@ import Testing
                 return (device.objectID, readings.map(\.objectID))
             }
         }
-        #expect(store.client.requestsSent == requestsBefore + 1)
+        expectEqual(store.client.requestsSent, requestsBefore + 1)
         let local = context.performAndWait { context.registeredObject(for: device)?.value(forKey: "readings") }
-        #expect(local == .references(readings.sorted()))
+        expectEqual(local, .references(readings.sorted()))
         let truth = try await onThread { try store.objects(with: [device]).objects.first?.values["readings"] }
-        #expect(local == truth)
+        expectEqual(local, truth)
     }
 
     @Test func aConflictResolvedByStoreTrumpIsReadBackSoTheContextHoldsWhatTheStoreKept() async throws {
@@ -112,15 +113,15 @@ import Testing
         }
         // The store kept its name and wrote `connected` (storeTrump): the request alone would say "mine"; the
         // version the answer gives (two after the one sent) sends the save down the read-back path.
-        #expect(store.client.requestsSent == requestsBefore + 2)
+        expectEqual(store.client.requestsSent, requestsBefore + 2)
         let local = context.performAndWait { () -> (String?, PropertyValue?, Int64?) in
             let object = context.registeredObject(for: device)
             return (object?.string("name"), object?.value(forKey: "connected"), object?.version)
         }
         let truth = try await onThread { try store.objects(with: [device]).objects.first }
         #expect(truth?.values["name"] == .string("theirs"))
-        #expect(local.0 == "theirs")
-        #expect(local.1 == .bool(true))
+        expectEqual(local.0, "theirs")
+        expectEqual(local.1, .bool(true))
         #expect(local.2 == truth?.version)
     }
 }

@@ -2,6 +2,7 @@ import BusProtocol
 import Foundation
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 /// `RemoteStore` against the real `storesvc` process: contexts in "different processes" (each with its own
@@ -12,7 +13,7 @@ import Testing
         defer { service.destroy() }
         let store = try await service.remoteStore()
         defer { store.close() }
-        #expect(store.model == .deviceReadings)
+        expectEqual(store.model, .deviceReadings)
         let context = ObjectContext(store: store, name: "writer")
         let found = try await onThread {
             try context.performAndWait { () throws -> [String] in
@@ -28,7 +29,7 @@ import Testing
                 }
                 try context.save()
                 #expect(!device.objectID.isTemporary)
-                #expect(device.version == 1)
+                expectEqual(device.version, 1)
                 let readings = try context.fetch(
                     FetchRequest(
                         entity: "Reading",
@@ -38,15 +39,15 @@ import Testing
                 return readings.map { $0.data("value").map { String($0[0]) } ?? "?" }
             }
         }
-        #expect(found == ["5", "4", "3"])
+        expectEqual(found, ["5", "4", "3"])
         // A second store, a fresh context: the objects are committed in storesvc, not in the first context.
         let other = try await service.remoteStore("reader")
         defer { other.close() }
         let count = try await onThread {
             try other.fetch(FetchRequest(entity: "Reading", resultType: .count)).content
         }
-        #expect(count == .count(5))
-        #expect(store.lastTransaction == 1)
+        expectEqual(count, .count(5))
+        expectEqual(store.lastTransaction, 1)
     }
 
     @Test func twoRemoteStoresSeeEachOthersSavesMergedAutomatically() async throws {
@@ -59,7 +60,7 @@ import Testing
         let seen = try await onThread {
             try reader.performAndWait { try reader.existingObject(with: id).string("name") }
         }
-        #expect(seen == "before")
+        expectEqual(seen, "before")
 
         let changes = ChangeRecorder(contexts.readerStore)
         try await onThread {
@@ -74,16 +75,16 @@ import Testing
         }
         #expect(merged)
         let version = reader.performAndWait { reader.registeredObject(for: id)?.version }
-        #expect(version == 2)
+        expectEqual(version, 2)
         let update = try #require(changes.all.first)
-        #expect(update.txn == 2)
-        #expect(update.author == "writer")
-        #expect(update.updated.map(\.snapshot.id) == [id])
+        expectEqual(update.txn, 2)
+        expectEqual(update.author, "writer")
+        expectEqual(update.updated.map(\.snapshot.id), [id])
         #expect(update.updated.first?.changedKeys == ["name"])
         // Only the changed key travels (no read back); the context keeps the values it had.
         #expect(update.updated.first?.snapshot.values == ["name": .string("after")])
         let address = reader.performAndWait { reader.registeredObject(for: id)?.string("address") }
-        #expect(address == "AA:02")
+        expectEqual(address, "AA:02")
 
         // A delete made by the reader's side reaches the writer's context too.
         writer.automaticallyMergesChanges = true
@@ -132,7 +133,7 @@ import Testing
             Issue.record("expected a conflict, got \(String(describing: conflict))")
             return
         }
-        #expect(conflicts.count == 1)
+        expectEqual(conflicts.count, 1)
         #expect(conflicts.first?.id == id)
         #expect(conflicts.first?.version == 1)
         #expect(conflicts.first?.currentVersion == 2)
@@ -147,7 +148,7 @@ import Testing
                 return try loser.existingObject(with: id).string("name")
             }
         }
-        #expect(keptByStore == "winner")
+        expectEqual(keptByStore, "winner")
 
         // objectTrump: the client's value is written over the store's.
         try await onThread {
@@ -165,7 +166,7 @@ import Testing
             }
             return try first.objects(with: [id]).objects.first?.values["name"]
         }
-        #expect(stored == .string("loser wins"))
+        expectEqual(stored, .string("loser wins"))
     }
 
     @Test func aRestartedServiceIsReconnectedAndAChangeMadeMeanwhileStillArrives() async throws {
@@ -211,7 +212,7 @@ import Testing
                 Issue.record("expected unavailable, got \(error)")
                 return
             }
-            #expect(error.description == "store unavailable: no service is listening at \(path)")
+            expectEqual(error.description, "store unavailable: no service is listening at \(path)")
         }
     }
 
@@ -261,7 +262,7 @@ import Testing
             Issue.record("expected invalidRequest, got \(String(describing: unknownEntity))")
             return
         }
-        #expect(field == "entity")
+        expectEqual(field, "entity")
         #expect(message.contains("Spaceship"))
 
         let wrongType = try await onThread { () -> StoreError? in
@@ -281,7 +282,7 @@ import Testing
             Issue.record("expected invalidRequest, got \(String(describing: wrongType))")
             return
         }
-        #expect(typeField == "insert[0].values.address")
+        expectEqual(typeField, "insert[0].values.address")
         #expect(typeMessage.contains("string"))
 
         let unknownKey = try await onThread { () -> StoreError? in
@@ -305,10 +306,10 @@ import Testing
 
         // Nothing was half-saved, and the store still serves the same connection.
         let devices = try await onThread { try store.fetch(FetchRequest(entity: "Device", resultType: .count)) }
-        #expect(devices.content == .count(1))
-        #expect(devices.txn == 1)
+        expectEqual(devices.content, .count(1))
+        expectEqual(devices.txn, 1)
         _ = try await onThread { try context.saveDevice("AA:09") }
-        #expect(store.lastTransaction == 2)
+        expectEqual(store.lastTransaction, 2)
     }
 
     @Test func aContextStackOnARemoteStoreSavesWorkerImportsThroughTheRoot() async throws {
@@ -331,6 +332,6 @@ import Testing
         let other = try await service.remoteStore("auditor")
         defer { other.close() }
         let stored = try await onThread { try other.fetch(FetchRequest(entity: "Device", resultType: .count)) }
-        #expect(stored.content == .count(50))
+        expectEqual(stored.content, .count(50))
     }
 }

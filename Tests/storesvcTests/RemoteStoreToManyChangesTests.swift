@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// `RemoteStore`'s change stream with `"toMany":"changes"`: to-many changes made in another process reach a
@@ -26,7 +27,7 @@ import Testing
             try reader.performAndWait { try reader.existingObject(with: device).relatedObjects(forKey: "readings") }
                 .map(\.objectID)
         }
-        #expect(loaded == readings)
+        expectEqual(loaded, readings)
         let requestsBefore = readerStore.client.requestsSent
 
         // A reading saved in the writer's process.
@@ -46,9 +47,9 @@ import Testing
             let object = reader.registeredObject(for: device)
             return (object?.version, object?.string("address"), object?.isFault)
         }
-        #expect(state.0 == 2)
-        #expect(state.1 == "AA:10")
-        #expect(state.2 == false)
+        expectEqual(state.0, 2)
+        expectEqual(state.1, "AA:10")
+        expectEqual(state.2, false)
 
         // A reading deleted in the writer's process leaves the set.
         try await onThread {
@@ -63,8 +64,8 @@ import Testing
         }
         #expect(left)
         // The events carried everything: the reader sent no request (no `store.get`, no fault fired).
-        #expect(readerStore.client.requestsSent == requestsBefore)
-        #expect(readerStore.lastDeliveredTransaction == 3)
+        expectEqual(readerStore.client.requestsSent, requestsBefore)
+        expectEqual(readerStore.lastDeliveredTransaction, 3)
     }
 
     @Test func aReadingMovedElsewhereLeavesOneDeviceAndJoinsTheOtherWithNoRoundTrip() async throws {
@@ -92,7 +93,7 @@ import Testing
                 return [lampReadings, thermoReadings]
             }
         }
-        #expect(loaded == [1, 0])
+        expectEqual(loaded, [1, 0])
         let requestsBefore = readerStore.client.requestsSent
         try await onThread {
             try writer.performAndWait {
@@ -108,7 +109,7 @@ import Testing
             }
         }
         #expect(moved)
-        #expect(readerStore.client.requestsSent == requestsBefore)
+        expectEqual(readerStore.client.requestsSent, requestsBefore)
     }
 }
 

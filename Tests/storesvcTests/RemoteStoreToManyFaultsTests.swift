@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// An `ObjectContext` over a `RemoteStore` faults to-many relationships as over a local store: fetches and fired
@@ -55,7 +56,7 @@ import Testing
                 return (device.string("address"), reader.insertReading(7, device: device).objectID)
             }
         }
-        #expect(address == "AA:30")
+        expectEqual(address, "AA:30")
         // A reading saved in another process after the fetch: a fault reads it, an array fetched with the device
         // would not hold it (the reader merges no changes).
         let remote = try await onThread { try Self.saveReading(of: saved.device, in: writer) }
@@ -65,8 +66,8 @@ import Testing
                 Set(try reader.existingObject(with: saved.device).relatedObjects(forKey: "readings").map(\.objectID))
             }
         }
-        #expect(members == Set(saved.readings + [remote, pending]))
-        #expect(readerStore.client.requestsSent == requestsBefore + 1)
+        expectEqual(members, Set(saved.readings + [remote, pending]))
+        expectEqual(readerStore.client.requestsSent, requestsBefore + 1)
 
         // Saved, the pending reading becomes permanent and the set stays what the store holds.
         let (afterSave, stored) = try await onThread { () throws -> ([ObjectID], PropertyValue?) in
@@ -78,9 +79,9 @@ import Testing
             let stored = try readerStore.objects(with: [saved.device]).objects.first?.values["readings"]
             return (afterSave, stored)
         }
-        #expect(afterSave.count == 4)
+        expectEqual(afterSave.count, 4)
         #expect(afterSave.allSatisfy { !$0.isTemporary })
-        #expect(stored == .references(afterSave))
+        expectEqual(stored, .references(afterSave))
     }
 
     @Test func aFiredFaultLeavesReadingsForALaterRequest() async throws {
@@ -102,11 +103,11 @@ import Testing
                 return (address, members, [before, afterAttribute, store.client.requestsSent])
             }
         }
-        #expect(address == "AA:31")
-        #expect(members == saved.readings)
+        expectEqual(address, "AA:31")
+        expectEqual(members, saved.readings)
         // One `store.get` (faults) fires the object's fault, one more (whole arrays) the readings' fault.
-        #expect(requests[1] == requests[0] + 1)
-        #expect(requests[2] == requests[1] + 1)
+        expectEqual(requests[1], requests[0] + 1)
+        expectEqual(requests[2], requests[1] + 1)
     }
 
     @Test func aDeviceWithFaultedReadingsMergesARemoteReading() async throws {
@@ -130,7 +131,7 @@ import Testing
                 return (device.relatedObjects(forKey: "readings").map(\.objectID), device.version)
             }
         }
-        #expect(members == saved.readings + [remote])
-        #expect(version == 2)
+        expectEqual(members, saved.readings + [remote])
+        expectEqual(version, 2)
     }
 }

@@ -1,5 +1,6 @@
 import BusProtocol
 import Shared
+import TestSupport
 import Testing
 
 @testable import storesvc
@@ -17,7 +18,7 @@ import Testing
                 .init(id: id, version: 1, currentVersion: 2, currentValues: ["name": .string("x")]),
                 .init(id: gone, version: 1, currentVersion: nil, currentValues: [:]),
             ]))
-        #expect(error.code == .conflict)
+        expectEqual(error.code, .conflict)
         let conflicts = try #require(error.data?["conflicts"]?.arrayValue).map { try SaveConflict(json: $0) }
         #expect(
             conflicts == [
@@ -32,7 +33,7 @@ import Testing
                 .init(id: ObjectID(entity: "Reading", temporaryReference: "r1"), key: "time", reason: "is required"),
                 .init(id: ObjectID(entity: "Device", number: 2), key: "readings", reason: "deny"),
             ]))
-        #expect(error.code == .validationFailed)
+        expectEqual(error.code, .validationFailed)
         let issues = try #require(error.data?["errors"]?.arrayValue).map { try ValidationIssue(json: $0) }
         #expect(
             issues == [
@@ -43,18 +44,18 @@ import Testing
 
     @Test func eachStoreErrorHasItsCode() {
         let id = ObjectID(entity: "Device", number: 9)
-        #expect(map(StoreError.notFound(id)).code == .notFound)
+        expectEqual(map(StoreError.notFound(id)).code, .notFound)
         #expect(map(StoreError.notFound(id)).data?["id"] == .string("Device/9"))
-        #expect(map(StoreError.invalidRequest(field: "sort[0].key", message: "no")).field == "sort[0].key")
-        #expect(map(StoreError.historyUnavailable(since: 3, oldest: 10)).code == .gone)
+        expectEqual(map(StoreError.invalidRequest(field: "sort[0].key", message: "no")).field, "sort[0].key")
+        expectEqual(map(StoreError.historyUnavailable(since: 3, oldest: 10)).code, .gone)
         #expect(map(StoreError.historyUnavailable(since: 3, oldest: 10)).data?["oldest"] == .int(10))
-        #expect(map(StoreError.unavailable("closed")).code == .unavailable)
+        expectEqual(map(StoreError.unavailable("closed")).code, .unavailable)
     }
 
     @Test func unknownErrorsAreInternalWithoutDetail() {
         struct Secret: Error, CustomStringConvertible { var description: String { "/secret/path line 12" } }
         let error = map(Secret())
-        #expect(error.code == .internalError)
+        expectEqual(error.code, .internalError)
         #expect(!error.message.contains("secret"))
         #expect(error.data == nil)
     }

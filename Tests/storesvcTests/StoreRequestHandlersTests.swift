@@ -2,6 +2,7 @@ import BusProtocol
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @testable import storesvc
@@ -44,21 +45,21 @@ import Testing
 
     @Test func modelIsServedWithItsVersionHash() {
         let model = handlers.model()
-        #expect(model.version == Model.deviceReadings.versionHash)
-        #expect(model.model == .deviceReadings)
+        expectEqual(model.version, Model.deviceReadings.versionHash)
+        expectEqual(model.model, .deviceReadings)
     }
 
     @Test func saveAnswersTheRefsIDsAndEveryNewVersion() throws {
         let result = try insertDeviceWithReading()
         let device = try #require(result.ids["d"])
         let reading = try #require(result.ids["r"])
-        #expect(device.entity == "Device")
-        #expect(reading.entity == "Reading")
-        #expect(result.versions[device] == 1)
-        #expect(result.versions[reading] == 1)
-        #expect(result.txn == fixture.store.lastTransaction)
+        expectEqual(device.entity, "Device")
+        expectEqual(reading.entity, "Reading")
+        expectEqual(result.versions[device], 1)
+        expectEqual(result.versions[reading], 1)
+        expectEqual(result.txn, fixture.store.lastTransaction)
         let objects = try handlers.get(GetParams(ids: [reading, ObjectID(entity: "Reading", number: 99)]))
-        #expect(objects.missing == [ObjectID(entity: "Reading", number: 99)])
+        expectEqual(objects.missing, [ObjectID(entity: "Reading", number: 99)])
         #expect(objects.objects.first?.values["device"] == .string(device.description))
         #expect(objects.objects.first?.values["value"] == .string("AQ=="))
     }
@@ -82,10 +83,10 @@ import Testing
             return
         }
         #expect(objects.map { $0.values["name"] } == [.string("thb"), .string("tha")])
-        #expect(fetched.txn == 3)
+        expectEqual(fetched.txn, 3)
         var count = params
         count.resultType = .count
-        #expect(try handlers.fetch(count).content == .count(2))
+        try expectEqual(handlers.fetch(count).content, .count(2))
     }
 
     @Test func predicateSyntaxErrorsNameWhereAndThePosition() {
@@ -93,8 +94,8 @@ import Testing
             _ = try handlers.fetch(FetchParams(entity: "Device", predicate: "name == "))
             Issue.record("expected an error")
         } catch {
-            #expect(error.code == .invalidParams)
-            #expect(error.field == "where")
+            expectEqual(error.code, .invalidParams)
+            expectEqual(error.field, "where")
             #expect(error.data?["position"] == .int(8))
         }
     }
@@ -104,8 +105,8 @@ import Testing
             _ = try handlers.fetch(FetchParams(entity: "Device", predicate: "colour == 'red'"))
             Issue.record("expected an error")
         } catch {
-            #expect(error.code == .invalidParams)
-            #expect(error.field == "where")
+            expectEqual(error.code, .invalidParams)
+            expectEqual(error.field, "where")
         }
     }
 
@@ -118,8 +119,8 @@ import Testing
                 _ = try handlers.fetch(params)
                 Issue.record("expected an error for \(field)")
             } catch {
-                #expect(error.code == .invalidParams)
-                #expect(error.field == field)
+                expectEqual(error.code, .invalidParams)
+                expectEqual(error.field, field)
             }
         }
     }
@@ -129,27 +130,27 @@ import Testing
         _ = try save(#"{"update":[{"id":"\#(device)","version":1,"values":{"name":"first"}}]}"#).get()
         let stale = save(#"{"update":[{"id":"\#(device)","version":1,"values":{"name":"second"}}]}"#)
         let error = try #require(failure(of: stale))
-        #expect(error.code == .conflict)
+        expectEqual(error.code, .conflict)
         let conflict = try SaveConflict(json: try #require(error.data?["conflicts"]?.arrayValue?.first))
-        #expect(conflict.id == device)
-        #expect(conflict.version == 1)
-        #expect(conflict.currentVersion == 2)
+        expectEqual(conflict.id, device)
+        expectEqual(conflict.version, 1)
+        expectEqual(conflict.currentVersion, 2)
         #expect(conflict.currentValues?["name"] == .string("first"))
         let trumped = try save(
             #"{"update":[{"id":"\#(device)","version":1,"values":{"name":"second"}}],"mergePolicy":"objectTrump"}"#
         ).get()
-        #expect(trumped.versions[device] == 3)
+        expectEqual(trumped.versions[device], 3)
     }
 
     @Test func updateOfAMissingObjectIsNotFound() throws {
         let error = try #require(failure(of: save(#"{"update":[{"id":"Device/404","values":{"name":"x"}}]}"#)))
-        #expect(error.code == .notFound)
+        expectEqual(error.code, .notFound)
         #expect(error.data?["id"] == .string("Device/404"))
     }
 
     @Test func validationFailuresNameTheInsertByRef() throws {
         let error = try #require(failure(of: save(#"{"insert":[{"entity":"Reading","ref":"r9","values":{}}]}"#)))
-        #expect(error.code == .validationFailed)
+        expectEqual(error.code, .validationFailed)
         let issues = try #require(error.data?["errors"]?.arrayValue).map { try ValidationIssue(json: $0) }
         #expect(issues.contains { $0.ref == "r9" && $0.key == "time" })
         #expect(issues.allSatisfy { $0.id == nil })
@@ -170,7 +171,7 @@ import Testing
         }
         all.wait()
         let txns = results.withLock { $0 }
-        #expect(txns.count == 40)
+        expectEqual(txns.count, 40)
         #expect((0..<40).map { txns[$0]! } == (0..<40).map { txns[0]! + Int64($0) })
         let current = try handlers.get(GetParams(ids: [device]))
         #expect(current.objects.first?.values["name"] == .string("n39"))
@@ -181,24 +182,24 @@ import Testing
         let device = try #require(first.ids["d"])
         _ = try save(#"{"delete":[{"id":"\#(device)"}],"author":"cleaner"}"#).get()
         let history = try handlers.history(HistoryParams(since: first.txn - 1))
-        #expect(history.transactions.map(\.txn) == [first.txn, first.txn + 1])
-        #expect(history.transactions[0].author == "test")
-        #expect(Set(history.transactions[0].inserted) == Set(first.ids.values))
+        expectEqual(history.transactions.map(\.txn), [first.txn, first.txn + 1])
+        expectEqual(history.transactions[0].author, "test")
+        expectEqual(Set(history.transactions[0].inserted), Set(first.ids.values))
         #expect(history.transactions[1].deleted.contains(device))
-        #expect(try handlers.history(HistoryParams(since: first.txn - 1, limit: 1)).transactions.count == 1)
+        try expectEqual(handlers.history(HistoryParams(since: first.txn - 1, limit: 1)).transactions.count, 1)
     }
 
     @Test func statsCountSavesCommitsAndTheHistoryRange() throws {
         _ = try insertDeviceWithReading()
         _ = save(#"{"update":[{"id":"Device/777","values":{"name":"x"}}]}"#)
         let stats = handlers.stats(connections: 3)
-        #expect(stats.connections == 3)
-        #expect(stats.saves == 2)
-        #expect(stats.commits == 2)
-        #expect(stats.groupSizes[1] == 2)
-        #expect(stats.historyOldest == 1)
-        #expect(stats.historyNewest == 1)
-        #expect(stats.other["failedSaves"] == .int(1))
-        #expect(stats.other["lastTxn"] == .int(1))
+        expectEqual(stats.connections, 3)
+        expectEqual(stats.saves, 2)
+        expectEqual(stats.commits, 2)
+        expectEqual(stats.groupSizes[1], 2)
+        expectEqual(stats.historyOldest, 1)
+        expectEqual(stats.historyNewest, 1)
+        expectEqual(stats.other["failedSaves"], .int(1))
+        expectEqual(stats.other["lastTxn"], .int(1))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 /// Who may talk to a real `storesvc`: a peer whose uid is not allowed is refused at `bus.hello` with 403 (the
@@ -27,7 +28,7 @@ struct StoreServiceAccessTests {
             try PeerAccessProbe.helloAsAnotherUser(socketPath: service.socketPath)
         }
         let answer = try JSONParser().parse(Array(line.utf8))
-        #expect(answer["id"] == .int(1))
+        expectEqual(answer["id"], .int(1))
         #expect(answer["error"]?["code"] == .int(403), "\(line)")
         #expect(answer["result"] == nil)
     }
@@ -47,8 +48,8 @@ struct StoreServiceAccessTests {
                 try PeerAccessProbe.helloAsAnotherUser(socketPath: service.socketPath)
             )
         }
-        #expect(mode == 0o660)
-        #expect(line == "connect failed: EACCES")
+        expectEqual(mode, 0o660)
+        expectEqual(line, "connect failed: EACCES")
     }
 
     @Test(arguments: [("0600", UInt32(0o600)), ("0640", 0o640), ("0666", 0o666)])
@@ -56,7 +57,7 @@ struct StoreServiceAccessTests {
         let actual = try await withService(["--socket-mode", flag]) { service in
             try PeerAccessProbe.mode(of: service.socketPath)
         }
-        #expect(actual == mode)
+        expectEqual(actual, mode)
     }
 
     @Test func theServiceListensOnItsUnixSocketAndOnNoTCPOrUDPPort() async throws {

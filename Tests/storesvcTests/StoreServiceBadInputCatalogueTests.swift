@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// One named test per hostile input against a real `storesvc`: each gets its exact error, and afterwards a new
@@ -28,9 +29,9 @@ import Testing
     @Test func aFourGigabyteLengthPrefixIsAFramingErrorThenTheConnectionCloses() async throws {
         try await withService { service in
             let (messages, _) = try await service.exchange([0xFF, 0xFF, 0xFF, 0xFF], reading: nil)
-            #expect(messages.count == 1)
+            expectEqual(messages.count, 1)
             #expect(messages.first?["id"] == .null)
-            #expect(error(messages.first ?? .null).code == -32600)
+            expectEqual(error(messages.first ?? .null).code, -32600)
             #expect(
                 error(messages.first ?? .null).message
                     == "framing error: a frame of 4294967295 bytes exceeds the limit of 16777216 bytes")
@@ -44,7 +45,7 @@ import Testing
                 method: "store.fetch", params: Array(#"{"entity":"Device","args":{"a":\#(deep)}}"#.utf8))
             let (messages, stillOpen) = try await service.exchange(request, reading: 1)
             #expect(messages.first?["id"] == .null)
-            #expect(error(messages.first ?? .null).code == -32700)
+            expectEqual(error(messages.first ?? .null).code, -32700)
             #expect(
                 error(messages.first ?? .null).message
                     == "parse error: invalid JSON at byte 596: arrays and objects nested deeper than 512 levels")
@@ -109,9 +110,9 @@ import Testing
     ) async throws {
         try await withService { service in
             let answer = try await service.call(method, params)
-            #expect(error(answer).code == code)
-            #expect(error(answer).message == message)
-            #expect(error(answer).field == field)
+            expectEqual(error(answer).code, code)
+            expectEqual(error(answer).message, message)
+            expectEqual(error(answer).field, field)
         }
     }
 
@@ -121,8 +122,8 @@ import Testing
                 payload: Array(#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"bus.ping"}"#.utf8))
             let (messages, stillOpen) = try await service.exchange(request, reading: 1)
             #expect(messages.first?["id"] == .null)
-            #expect(error(messages.first ?? .null).code == -32600)
-            #expect(error(messages.first ?? .null).message == "'id' must be an integer or a string")
+            expectEqual(error(messages.first ?? .null).code, -32600)
+            expectEqual(error(messages.first ?? .null).message, "'id' must be an integer or a string")
             #expect(stillOpen)
         }
     }
@@ -150,7 +151,7 @@ import Testing
         try await withService { service in
             let answer = try await service.call(
                 "store.fetch", #"{"entity":"Device","where":"address == 'x'\u0000 OR TRUEPREDICATE"}"#)
-            #expect(error(answer).code == -32602)
+            expectEqual(error(answer).code, -32602)
             #expect(
                 error(answer).message
                     == #"invalid params: where: predicate syntax error at 14: unexpected character '\0'"#)
@@ -161,9 +162,9 @@ import Testing
     @Test func aNULInAnEntityNameIsAnUnknownEntity() async throws {
         try await withService { service in
             let answer = try await service.call("store.fetch", #"{"entity":"Device\u0000"}"#)
-            #expect(error(answer).code == -32602)
+            expectEqual(error(answer).code, -32602)
             #expect(error(answer).message == "invalid params: entity: unknown entity 'Device\u{0}'")
-            #expect(error(answer).field == "entity")
+            expectEqual(error(answer).field, "entity")
         }
     }
 
@@ -184,9 +185,9 @@ import Testing
     func aPredicateWithSQLAfterItIsRefusedAndRunsNothing(predicate: String, reason: String) async throws {
         try await withService { service in
             let answer = try await service.call("store.fetch", try fetch("Device", where: predicate))
-            #expect(error(answer).code == -32602)
-            #expect(error(answer).message == "invalid params: where: \(reason)")
-            #expect(error(answer).field == "where")
+            expectEqual(error(answer).code, -32602)
+            expectEqual(error(answer).message, "invalid params: where: \(reason)")
+            expectEqual(error(answer).field, "where")
         }
     }
 
@@ -235,17 +236,17 @@ import Testing
             let clauses = (0..<10_000).map { "ANY readings.chain == 'c\($0)'" }
             let answer = try await service.call(
                 "store.fetch", try fetch("Device", where: clauses.joined(separator: " OR ")))
-            #expect(error(answer).code == -32602)
+            expectEqual(error(answer).code, -32602)
             #expect(
                 error(answer).message
                     == "invalid params: where: the predicate has 10000 comparisons through relationships; "
                     + "at most 256 are allowed")
-            #expect(error(answer).field == "where")
+            expectEqual(error(answer).field, "where")
             let subscribe = try await service.call(
                 "store.subscribe",
                 try JSONWriter().string(
                     .object(["entity": .string("Device"), "where": .string(clauses.joined(separator: " OR "))])))
-            #expect(error(subscribe).code == -32602)
+            expectEqual(error(subscribe).code, -32602)
         }
     }
 
@@ -253,7 +254,7 @@ import Testing
         try await withService { service in
             let nested = String(repeating: "(", count: 10_000) + "TRUEPREDICATE" + String(repeating: ")", count: 10_000)
             let answer = try await service.call("store.fetch", try fetch("Device", where: nested))
-            #expect(error(answer).code == -32602)
+            expectEqual(error(answer).code, -32602)
             #expect(
                 error(answer).message
                     == "invalid params: where: predicate syntax error at 21: the predicate nests deeper than 20 levels")
@@ -285,9 +286,9 @@ import Testing
     func anIDOfAnotherEntityIsRefusedNamingTheField(params: String, message: String, field: String) async throws {
         try await withService { service in
             let answer = try await service.call("store.save", params)
-            #expect(error(answer).code == -32602)
-            #expect(error(answer).message == message)
-            #expect(error(answer).field == field)
+            expectEqual(error(answer).code, -32602)
+            expectEqual(error(answer).message, message)
+            expectEqual(error(answer).field, field)
         }
     }
 
@@ -295,7 +296,7 @@ import Testing
         try await withService { service in
             let answer = try await service.call(
                 "store.fetch", #"{"entity":"Reading","where":"device == $d","args":{"d":"Reading/1"}}"#)
-            #expect(error(answer).code == -32602)
+            expectEqual(error(answer).code, -32602)
             #expect(
                 error(answer).message
                     == #"invalid params: where: predicate: 'device' is a relationship to Device and can never match "Reading/1""#
@@ -377,9 +378,9 @@ import Testing
     {
         try await withService { service in
             let answer = try await service.call(method, params)
-            #expect(error(answer).code == -32602)
-            #expect(error(answer).message == message)
-            #expect(error(answer).field == field)
+            expectEqual(error(answer).code, -32602)
+            expectEqual(error(answer).message, message)
+            expectEqual(error(answer).field, field)
         }
     }
 

@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// Several clients saving at once against the real `storesvc` process.
@@ -52,8 +53,8 @@ import Testing
             return all
         }
         let final = try await setup.call(StoreGet.self, GetParams(ids: [counter])).objects[0]
-        #expect(final.values["value"] == .int(Int64(clients * incrementsEach)))
-        #expect(final.version == Int64(clients * incrementsEach + 1))
+        expectEqual(final.values["value"], .int(Int64(clients * incrementsEach)))
+        expectEqual(final.version, Int64(clients * incrementsEach + 1))
         for txns in txnsPerClient { #expect(txns == txns.sorted() && Set(txns).count == txns.count) }
         let everyTxn = txnsPerClient.flatMap { $0 }
         #expect(Set(everyTxn).count == everyTxn.count, "two saves were given the same txn")
@@ -111,7 +112,7 @@ import Testing
             _ = try await stale(.error, values: ["name": .string("mine")])
             Issue.record("a stale update under 'error' was accepted")
         } catch let error as RPCError {
-            #expect(error.code == .conflict)
+            expectEqual(error.code, .conflict)
             let conflict = try SaveConflict(json: try #require(error.data?["conflicts"]?[0]))
             #expect(
                 conflict
@@ -128,15 +129,15 @@ import Testing
         let kept = try await stale(.storeTrump, values: ["name": .string("mine")], original: ["name": .string("one")])
         #expect(kept.versions[device] == nil, "storeTrump keeps the store's changed value")
         let trumped = try await stale(.objectTrump, values: ["name": .string("mine")])
-        #expect(trumped.versions[device] == 3)
+        expectEqual(trumped.versions[device], 3)
         let current = try await client.call(StoreGet.self, GetParams(ids: [device])).objects[0]
-        #expect(current.values["name"] == .string("mine"))
+        expectEqual(current.values["name"], .string("mine"))
         do {
             _ = try await client.call(
                 StoreSave.self, SaveParams(deletes: [.init(id: ObjectID(entity: "Device", number: 99), version: 1)]))
             Issue.record("a delete of a missing object under 'error' was accepted")
         } catch let error as RPCError {
-            #expect(error.code == .conflict)
+            expectEqual(error.code, .conflict)
             #expect(error.data?["conflicts"]?[0]?["currentVersion"] == .null)
         }
     }

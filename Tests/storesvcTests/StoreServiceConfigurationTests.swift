@@ -1,4 +1,5 @@
 import BusProtocol
+import TestSupport
 import Testing
 
 @testable import storesvc
@@ -19,16 +20,16 @@ import Testing
 
     @Test func defaultsFollowTheRuntimeAndDataDirectories() throws {
         let configuration = try parse([], environment: ["XDG_RUNTIME_DIR": "/run/user/1000", "HOME": "/home/u"])
-        #expect(configuration.socketPath == "/run/user/1000/ctxbus/store.sock")
-        #expect(configuration.databasePath == "/home/u/.local/share/ctxbus/store.sqlite")
+        expectEqual(configuration.socketPath, "/run/user/1000/ctxbus/store.sock")
+        expectEqual(configuration.databasePath, "/home/u/.local/share/ctxbus/store.sqlite")
         #expect(configuration.modelPath == nil)
-        #expect(configuration.maxFrame == 16 * 1024 * 1024)
-        #expect(configuration.maxInFlight == 1024)
-        #expect(configuration.maxOutbound == 8 * 1024 * 1024)
-        #expect(configuration.socketMode == 0o660)
-        #expect(configuration.allowedUIDs == [1000, 0])
-        #expect(configuration.historyRetention == 100_000)
-        #expect(configuration.logLevel == .info)
+        expectEqual(configuration.maxFrame, 16 * 1024 * 1024)
+        expectEqual(configuration.maxInFlight, 1024)
+        expectEqual(configuration.maxOutbound, 8 * 1024 * 1024)
+        expectEqual(configuration.socketMode, 0o660)
+        expectEqual(configuration.allowedUIDs, [1000, 0])
+        expectEqual(configuration.historyRetention, 100_000)
+        expectEqual(configuration.logLevel, .info)
     }
 
     @Test func explicitDirectoriesWinOverXDG() throws {
@@ -37,14 +38,14 @@ import Testing
             environment: [
                 "CTXBUS_RUNTIME_DIR": "/tmp/rt", "XDG_RUNTIME_DIR": "/run/user/1", "CTXBUS_DATA_DIR": "/var/lib/cb",
             ])
-        #expect(configuration.socketPath == "/tmp/rt/store.sock")
-        #expect(configuration.databasePath == "/var/lib/cb/store.sqlite")
+        expectEqual(configuration.socketPath, "/tmp/rt/store.sock")
+        expectEqual(configuration.databasePath, "/var/lib/cb/store.sqlite")
     }
 
     @Test func withoutAnyEnvironmentEverythingIsRelative() throws {
         let configuration = try parse([])
-        #expect(configuration.socketPath == "./run/store.sock")
-        #expect(configuration.databasePath == "./data/store.sqlite")
+        expectEqual(configuration.socketPath, "./run/store.sock")
+        expectEqual(configuration.databasePath, "./data/store.sqlite")
     }
 
     @Test func everyFlagIsRead() throws {
@@ -53,24 +54,24 @@ import Testing
             "--max-in-flight", "8", "--max-outbound", "65536", "--socket-mode", "0600", "--allow-uid", "42",
             "--allow-uid", "43", "--allow-gid", "100", "--history", "500", "--log-level", "debug",
         ])
-        #expect(configuration.socketPath == "/tmp/s.sock")
-        #expect(configuration.databasePath == "/tmp/db.sqlite")
-        #expect(configuration.modelPath == "m.json")
-        #expect(configuration.maxFrame == 1024)
-        #expect(configuration.maxInFlight == 8)
-        #expect(configuration.maxOutbound == 65536)
-        #expect(configuration.socketMode == 0o600)
-        #expect(configuration.allowedUIDs == [1000, 0, 42, 43])
-        #expect(configuration.allowedGIDs == [100])
-        #expect(configuration.historyRetention == 500)
-        #expect(configuration.logLevel == .debug)
+        expectEqual(configuration.socketPath, "/tmp/s.sock")
+        expectEqual(configuration.databasePath, "/tmp/db.sqlite")
+        expectEqual(configuration.modelPath, "m.json")
+        expectEqual(configuration.maxFrame, 1024)
+        expectEqual(configuration.maxInFlight, 8)
+        expectEqual(configuration.maxOutbound, 65536)
+        expectEqual(configuration.socketMode, 0o600)
+        expectEqual(configuration.allowedUIDs, [1000, 0, 42, 43])
+        expectEqual(configuration.allowedGIDs, [100])
+        expectEqual(configuration.historyRetention, 500)
+        expectEqual(configuration.logLevel, .debug)
         #expect(configuration.allows(uid: 43, gid: 5))
         #expect(configuration.allows(uid: 7, gid: 100))
         #expect(!configuration.allows(uid: 7, gid: 5))
     }
 
     @Test func helpWinsWherePossible() throws {
-        #expect(try StoreServiceConfiguration.parse(arguments: ["--socket", "x", "-h"], environment: [:]) == .help)
+        try expectEqual(StoreServiceConfiguration.parse(arguments: ["--socket", "x", "-h"], environment: [:]), .help)
     }
 
     @Test(arguments: [
@@ -107,6 +108,6 @@ import Testing
             Issue.record("expected a configuration")
             return
         }
-        #expect(configuration.allowedUIDs == [0])
+        expectEqual(configuration.allowedUIDs, [0])
     }
 }

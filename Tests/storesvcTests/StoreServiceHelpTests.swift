@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct StoreServiceHelpTests {
     @Test func helpDocumentsTheFlags() throws {
         let output = try runProduct("storesvc", arguments: ["--help"])
-        #expect(output.status == 0)
+        expectEqual(output.status, 0)
         #expect(output.standardOutput.contains("--socket"))
     }
 }

@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// Each malformed input gets the answer PROTOCOL.md gives it, and the service stays up with its
@@ -37,9 +38,9 @@ import Testing
         let connection = try helloedConnection()
         try connection.writeFrame("{this is not json")
         let answer = try #require(try connection.readMessage())
-        #expect(answer["id"] == .null)
+        expectEqual(answer["id"], .null)
         #expect(answer["error"]?["code"] == .int(-32700))
-        #expect(try connection.call(5, "bus.ping")["result"] == .object([:]))
+        try expectEqual(connection.call(5, "bus.ping")["result"], .object([:]))
         try expectServiceIntact()
     }
 
@@ -62,7 +63,7 @@ import Testing
 
     @Test func anUnknownMethodIsMethodNotFound() throws {
         let answer = try helloedConnection().call(3, "store.teleport")
-        #expect(answer["id"] == .int(3))
+        expectEqual(answer["id"], .int(3))
         #expect(answer["error"]?["code"] == .int(-32601))
         try expectServiceIntact()
     }
@@ -85,7 +86,7 @@ import Testing
         let connection = try helloedConnection()
         try connection.write([0, 0, 0x20, 0x00])  // 8192 > --max-frame 4096
         let messages = try connection.readUntilClosed()
-        #expect(messages.count == 1)
+        expectEqual(messages.count, 1)
         #expect(messages.first?["id"] == .null)
         #expect(messages.first?["error"]?["code"] == .int(-32600))
         try expectServiceIntact()

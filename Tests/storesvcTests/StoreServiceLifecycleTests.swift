@@ -2,19 +2,20 @@ import BusProtocol
 import Foundation
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 /// Starting, refusing, stopping and crashing the real `storesvc` process.
 @Suite struct StoreServiceLifecycleTests {
     @Test func badFlagsExitWithStatus64AndSayWhy() throws {
         let output = try runProduct("storesvc", arguments: ["--max-frame", "huge"])
-        #expect(output.status == 64)
+        expectEqual(output.status, 64)
         #expect(output.standardError.contains("--max-frame 'huge'"))
     }
 
     @Test func helpDocumentsEveryFlag() throws {
         let output = try runProduct("storesvc", arguments: ["--help"])
-        #expect(output.status == 0)
+        expectEqual(output.status, 0)
         for flag in [
             "--socket", "--database", "--model", "--max-frame", "--max-in-flight", "--max-outbound", "--socket-mode",
             "--allow-uid", "--allow-gid", "--history", "--log-level",
@@ -28,7 +29,7 @@ import Testing
         defer { first.destroy() }
         let second = try StoreServiceProcess(
             directory: first.directory, socketName: "other.sock", waitForSocket: false)
-        #expect(second.waitForExit() == 1)
+        expectEqual(second.waitForExit(), 1)
         #expect(second.log.contains("in use by another storesvc"))
         #expect(second.log.contains("process \(first.pid)"))
         // The first one is unharmed.
@@ -49,7 +50,7 @@ import Testing
         process.standardError = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
-        #expect(process.terminationStatus == 1)
+        expectEqual(process.terminationStatus, 1)
     }
 
     @Test func sigtermAnswersEverySaveInFlightThenExitsZero() throws {
@@ -77,7 +78,7 @@ import Testing
             if let id = message["id"]?.intValue { answered[id] = message }
         }
         #expect(answered.count == count, "every save in flight is answered before the connection closes")
-        #expect(service.waitForExit() == 0)
+        expectEqual(service.waitForExit(), 0)
         let committed = answered.values.filter { $0["result"] != nil }
         #expect(!committed.isEmpty)
         #expect(
@@ -96,7 +97,7 @@ import Testing
         let service = try StoreServiceProcess.start()
         defer { service.destroy() }
         service.signal(SIGINT)
-        #expect(service.waitForExit() == 0)
+        expectEqual(service.waitForExit(), 0)
         #expect(service.log.contains("stopped at txn 0"))
         #expect(!FileManager.default.fileExists(atPath: service.socketPath), "the socket file is removed")
     }
@@ -124,7 +125,7 @@ import Testing
         }
         #expect(eventually { acknowledged.withLock { $0.count } >= 200 })
         service.signal(SIGKILL)
-        #expect(service.waitForExit() == 128 + SIGKILL)
+        expectEqual(service.waitForExit(), 128 + SIGKILL)
         for writer in writers { writer.wait() }
         let saved = acknowledged.withLock { $0 }
         let restarted = try StoreServiceProcess(directory: service.directory)
@@ -140,7 +141,7 @@ import Testing
         #expect(Set(saved).isSubset(of: stored), "an acknowledged save is missing after kill -9")
         #expect(objects.allSatisfy { $0.values["readings"]?.arrayValue?.count == 3 }, "a save was half applied")
         let readings = try await client.call(StoreFetch.self, FetchParams(entity: "Reading", resultType: .count))
-        #expect(readings.content == .count(objects.count * 3))
+        expectEqual(readings.content, .count(objects.count * 3))
     }
 }
 

@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// `store.subscribe` against the real `storesvc` process.
@@ -30,7 +31,7 @@ import Testing
                     txns.append(txn)
                 }
             }
-            #expect(txns == [1, 2, 3, 4, 5])
+            expectEqual(txns, [1, 2, 3, 4, 5])
         }
         let stats = try writer.call(9, "store.stats")
         #expect(stats["result"]?["subscriptions"] == .int(100))
@@ -123,7 +124,7 @@ import Testing
         #expect(changed.count < saves)
         let overflow = run.stalledLeftovers.firstIndex { $0["method"] == .string("bus.overflow") }
         #expect(overflow == nil || overflow == run.stalledLeftovers.count - 1)
-        #expect(run.savedCount == .int(Int64(saves)))
+        expectEqual(run.savedCount, .int(Int64(saves)))
     }
 
     @Test func subscribeSinceReplaysWithNoGapAndNoDuplicateAcrossTheLiveBoundary() async throws {
@@ -147,7 +148,7 @@ import Testing
         while txns.count < 480, let event = try subscriber.readMessage() {
             if let txn = event["params"]?["txn"]?.intValue { txns.append(txn) }
         }
-        #expect(txns == Array(21...500))
+        expectEqual(txns, Array(21...500))
     }
 
     @Test func sinceOlderThanTheHistoryIsGone() throws {

@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// `store.subscribe` with `"toMany":"changes"` (an addition to `PROTOCOL.md`) against the real `storesvc` process.
@@ -132,8 +133,8 @@ import Testing
             let replayed = try Self.subscriber(service, #"{"since":0,"toMany":"changes"}"#)
             return (liveEvents, try Self.changedEvents(4, from: replayed))
         }
-        #expect(liveEvents.count == 4)
-        #expect(replayedEvents == liveEvents)
+        expectEqual(liveEvents.count, 4)
+        expectEqual(replayedEvents, liveEvents)
     }
 
     @Test func anInvalidToManyModeIsInvalidParams() async throws {
@@ -180,7 +181,7 @@ import Testing
             return (try changes.readSizedMessage(), try values.readSizedMessage())
         }
         let (event, length) = try #require(small)
-        #expect(event["method"] == .string("store.changed"))
+        expectEqual(event["method"], .string("store.changed"))
         #expect(
             updated(event["params"] ?? .null)["Device/1"]?["toManyChanges"]
                 == json(#"{"readings":{"added":["Reading/10001"],"removed":[]}}"#))

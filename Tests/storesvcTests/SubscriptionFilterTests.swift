@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @testable import storesvc
@@ -42,34 +43,34 @@ import Testing
             event(
                 try filter("Device", "name BEGINSWITH 'th'"),
                 changes(inserted: [snapshot(device, ["address": .string("A"), "name": .string("thermo")])])))
-        #expect(e.subscription == 3)
-        #expect(e.txn == 7)
-        #expect(e.author == "a")
-        #expect(e.inserted.map(\.id) == [device])
-        #expect(e.inserted[0].values == ["address": .string("A"), "name": .string("thermo")])
+        expectEqual(e.subscription, 3)
+        expectEqual(e.txn, 7)
+        expectEqual(e.author, "a")
+        expectEqual(e.inserted.map(\.id), [device])
+        expectEqual(e.inserted[0].values, ["address": .string("A"), "name": .string("thermo")])
         #expect(e.updated.isEmpty && e.deleted.isEmpty)
     }
 
     @Test func anUpdateIntoTheSetIsAnInsertWithAllValues() throws {
         let e = try #require(
             event(try filter("Device", "name BEGINSWITH 'th'"), changes(updated: [rename(from: "x", to: "thing")])))
-        #expect(e.inserted.map(\.id) == [device])
-        #expect(e.inserted[0].values["address"] == .string("A"))
-        #expect(e.inserted[0].version == 2)
+        expectEqual(e.inserted.map(\.id), [device])
+        expectEqual(e.inserted[0].values["address"], .string("A"))
+        expectEqual(e.inserted[0].version, 2)
     }
 
     @Test func anUpdateOutOfTheSetIsADelete() throws {
         let e = try #require(
             event(try filter("Device", "name BEGINSWITH 'th'"), changes(updated: [rename(from: "thing", to: "x")])))
-        #expect(e.deleted == [device])
+        expectEqual(e.deleted, [device])
         #expect(e.inserted.isEmpty && e.updated.isEmpty)
     }
 
     @Test func anUpdateWithinTheSetCarriesOnlyTheChangedKeys() throws {
         let e = try #require(
             event(try filter("Device", "name BEGINSWITH 'th'"), changes(updated: [rename(from: "thing", to: "thong")])))
-        #expect(e.updated.map(\.id) == [device])
-        #expect(e.updated[0].values == ["name": .string("thong")])
+        expectEqual(e.updated.map(\.id), [device])
+        expectEqual(e.updated[0].values, ["name": .string("thong")])
     }
 
     @Test func anUpdateOutsideTheSetBothTimesIsNoEvent() throws {
@@ -79,7 +80,7 @@ import Testing
 
     @Test func aChangedKeyThatBecomesNullIsSentAsNull() throws {
         let e = try #require(event(try filter("Device"), changes(updated: [rename(from: "a", to: nil)])))
-        #expect(e.updated[0].values == ["name": .null])
+        expectEqual(e.updated[0].values, ["name": .null])
     }
 
     @Test func deletesReportOnlyObjectsThatWereInTheSet() throws {
@@ -94,8 +95,8 @@ import Testing
             deleted: [snapshot(device, ["name": .null])])
         #expect(event(try filter("Device", "name == 'zzz'"), mixed) == nil)
         let all = try #require(event(try filter(nil), mixed))
-        #expect(all.inserted.map(\.id) == [reading])
-        #expect(all.deleted == [device])
+        expectEqual(all.inserted.map(\.id), [reading])
+        expectEqual(all.deleted, [device])
     }
 
     @Test func keyPathsThroughRelationshipsReadRelatedObjectsThroughTheLookup() throws {
@@ -117,8 +118,8 @@ import Testing
                 _ = try filter(entity, predicate)
                 Issue.record("expected \(field) to be refused")
             } catch {
-                #expect(error.code == .invalidParams)
-                #expect(error.field == field)
+                expectEqual(error.code, .invalidParams)
+                expectEqual(error.field, field)
             }
         }
     }

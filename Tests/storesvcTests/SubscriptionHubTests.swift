@@ -2,6 +2,7 @@ import BusProtocol
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @testable import storesvc
@@ -29,13 +30,13 @@ import Testing
     @Test func liveEventsFollowCommitsInTxnOrder() throws {
         let connection = RecordingConnection()
         let subscription = try liveSubscription(on: connection)
-        #expect(subscription.txn == 0)
+        expectEqual(subscription.txn, 0)
         for i in 0..<5 { try store.insertDevice("A\(i)", author: "t") }
         store.waitForObservers()
         let events = connection.changedEvents
-        #expect(events.map(\.txn) == [1, 2, 3, 4, 5])
+        expectEqual(events.map(\.txn), [1, 2, 3, 4, 5])
         #expect(events.allSatisfy { $0.subscription == subscription.subscription && $0.inserted.count == 1 })
-        #expect(events[0].inserted[0].values["address"] == .string("A0"))
+        expectEqual(events[0].inserted[0].values["address"], .string("A0"))
     }
 
     @Test func aDeviceUpdatedFromItsReadingsSideStillCarriesTheWholeReadingsArray() throws {
@@ -56,7 +57,7 @@ import Testing
         }
         store.waitForObservers()
         let updated = connection.changedEvents.flatMap(\.updated)
-        #expect(updated.map(\.id) == [device, device])
+        expectEqual(updated.map(\.id), [device, device])
         #expect(updated.last?.values == ["readings": .array(readings.map(\.jsonValue))])
     }
 
@@ -64,37 +65,37 @@ import Testing
         let connection = RecordingConnection()
         try store.insertDevice("before")
         let result = try hub.subscribe(SubscribeParams(entity: "Device"), connection: connection)
-        #expect(result.txn == 1)
+        expectEqual(result.txn, 1)
         try store.insertDevice("between")
         store.waitForObservers()
         #expect(connection.changedEvents.isEmpty)
         hub.activate(result.subscription)
         #expect(connection.wait { $0.changedEvents.count == 1 })
-        #expect(connection.changedEvents.map(\.txn) == [2])
+        expectEqual(connection.changedEvents.map(\.txn), [2])
         #expect(eventually { hub.phase(of: result.subscription) == .live })
         try store.insertDevice("after")
         store.waitForObservers()
-        #expect(connection.changedEvents.map(\.txn) == [2, 3])
+        expectEqual(connection.changedEvents.map(\.txn), [2, 3])
     }
 
     @Test func sinceReplaysHistoryThenLiveWithNoGapAndNoDuplicate() throws {
         for i in 0..<100 { try store.insertDevice("old\(i)") }
         let connection = RecordingConnection(isPaced: true)
         let result = try hub.subscribe(SubscribeParams(entity: "Device", since: 10), connection: connection)
-        #expect(result.txn == 100)
+        expectEqual(result.txn, 100)
         hub.activate(result.subscription)
         #expect(eventually { connection.heldSendCount == 1 })
         // The replay is stuck on its first event while more transactions commit and are
         // published live (to nobody: the subscription is still replaying).
         for i in 0..<30 { try store.insertDevice("new\(i)") }
         store.waitForObservers()
-        #expect(hub.phase(of: result.subscription) == .replaying)
+        expectEqual(hub.phase(of: result.subscription), .replaying)
         connection.releasePacedSends()
         #expect(connection.wait { $0.changedEvents.count == 120 })
         #expect(eventually { hub.phase(of: result.subscription) == .live })
         try store.insertDevice("live")
         store.waitForObservers()
-        #expect(connection.changedEvents.map(\.txn) == Array(11...131))
+        expectEqual(connection.changedEvents.map(\.txn), Array(11...131))
     }
 
     @Test func replayRacingConcurrentCommitsStillHasNoGapOrDuplicate() throws {
@@ -110,22 +111,22 @@ import Testing
         store.waitForObservers()
         #expect(connection.wait { $0.changedEvents.count == 250 })
         store.waitForObservers()
-        #expect(connection.changedEvents.map(\.txn) == Array(1...250))
+        expectEqual(connection.changedEvents.map(\.txn), Array(1...250))
     }
 
     @Test func sinceBeyondTheHistoryIsGone() throws {
         let small = try TemporarySQLiteStore(historyRetention: 10)
         for i in 0..<40 { try small.store.insertDevice("d\(i)") }
         let hub = SubscriptionHub(store: small.store, log: .silent)
-        #expect(hub.count == 0)
+        expectEqual(hub.count, 0)
         do {
             _ = try hub.subscribe(SubscribeParams(since: 0), connection: RecordingConnection())
             Issue.record("expected 410")
         } catch {
-            #expect(error.code == .gone)
+            expectEqual(error.code, .gone)
         }
-        #expect(hub.count == 0)
-        #expect(try hub.subscribe(SubscribeParams(since: 35), connection: RecordingConnection()).txn == 40)
+        expectEqual(hub.count, 0)
+        try expectEqual(hub.subscribe(SubscribeParams(since: 35), connection: RecordingConnection()).txn, 40)
     }
 
     @Test func aSubscriberThatCannotTakeMoreIsDroppedWhileOthersCarryOn() throws {
@@ -137,10 +138,10 @@ import Testing
         try store.insertDevice("x")
         try store.insertDevice("y")
         store.waitForObservers()
-        #expect(fine.changedEvents.map(\.txn) == [1, 2])
+        expectEqual(fine.changedEvents.map(\.txn), [1, 2])
         #expect(slow.changedEvents.isEmpty)
-        #expect(hub.count == 1)
-        #expect(hub.counters.subscribersDropped == 1)
+        expectEqual(hub.count, 1)
+        expectEqual(hub.counters.subscribersDropped, 1)
     }
 
     @Test func unsubscribeStopsEventsAndOnlyTheOwnerMayUnsubscribe() throws {
@@ -150,7 +151,7 @@ import Testing
             try hub.unsubscribe(subscription, connectionID: 8)
             Issue.record("another connection unsubscribed it")
         } catch {
-            #expect(error.code == .notFound)
+            expectEqual(error.code, .notFound)
         }
         try hub.unsubscribe(subscription, connectionID: 7)
         try store.insertDevice("x")
@@ -166,7 +167,7 @@ import Testing
         _ = try liveSubscription(SubscribeParams(entity: "Reading"), on: connection)
         _ = try liveSubscription(on: other)
         hub.connectionClosed(3)
-        #expect(hub.count == 1)
+        expectEqual(hub.count, 1)
     }
 
     @Test func predicateSubscriptionsSeeObjectsEnterAndLeaveTheirSet() throws {
@@ -182,10 +183,10 @@ import Testing
         _ = try store.save(SaveRequest(deletes: [.init(id: device, version: nil)]))
         store.waitForObservers()
         let events = connection.changedEvents
-        #expect(events.map(\.txn) == [2, 3, 4])
-        #expect(events[0].inserted.map(\.id) == [device])
-        #expect(events[1].updated.map(\.values) == [["name": .string("thermostat")]])
-        #expect(events[2].deleted == [device])
+        expectEqual(events.map(\.txn), [2, 3, 4])
+        expectEqual(events[0].inserted.map(\.id), [device])
+        expectEqual(events[1].updated.map(\.values), [["name": .string("thermostat")]])
+        expectEqual(events[2].deleted, [device])
     }
 
     @Test func fanOutReachesEverySubscriber() throws {
@@ -194,7 +195,7 @@ import Testing
         try store.insertDevice("broadcast")
         store.waitForObservers()
         #expect(connections.allSatisfy { $0.changedEvents.map(\.txn) == [1] })
-        #expect(hub.counters.eventsSent == 100)
+        expectEqual(hub.counters.eventsSent, 100)
     }
 
     @Test func subscribersSharingAFilterEachGetTheirOwnNumberAndOtherFiltersTheirOwnEvent() throws {
@@ -210,17 +211,17 @@ import Testing
         try store.insertDevice("B", name: "fan")
         store.waitForObservers()
         for (connection, id) in zip(all, allIDs) {
-            #expect(connection.changedEvents.map(\.subscription) == [id, id])
-            #expect(connection.changedEvents.map(\.txn) == [1, 2])
+            expectEqual(connection.changedEvents.map(\.subscription), [id, id])
+            expectEqual(connection.changedEvents.map(\.txn), [1, 2])
             #expect(connection.changedEvents.map { $0.inserted.count } == [1, 1])
         }
         for (connection, id) in zip(named, namedIDs) {
-            #expect(connection.changedEvents.map(\.subscription) == [id])
+            expectEqual(connection.changedEvents.map(\.subscription), [id])
             #expect(connection.changedEvents.map { $0.inserted.map(\.id) } == [[lamp]])
             #expect(connection.changedEvents.first?.inserted.first?.values["name"] == .string("lamp"))
         }
         #expect(readings.changedEvents.isEmpty)
-        #expect(hub.counters.eventsSent == 8)
+        expectEqual(hub.counters.eventsSent, 8)
     }
 
     // MARK: - "toMany":"changes"
@@ -249,8 +250,8 @@ import Testing
         store.waitForObservers()
         #expect(connection.wait { $0.changedEvents.count == 3 })
         let updated = connection.changedEvents.flatMap(\.updated)
-        #expect(updated.map(\.id) == [device, device, device])
-        #expect(updated.map(\.version) == [2, 3, 4])
+        expectEqual(updated.map(\.id), [device, device, device])
+        expectEqual(updated.map(\.version), [2, 3, 4])
         #expect(updated.allSatisfy { $0.values.isEmpty })
         #expect(
             updated.map { $0.toManyChanges["readings"] } == [
@@ -270,7 +271,7 @@ import Testing
         #expect(connection.wait { $0.changedEvents.count == 1 })
         #expect(connection.changedEvents.first?.updated.first?.values == ["readings": .array([reading.jsonValue])])
         #expect(connection.changedEvents.first?.updated.first?.toManyChanges == [:])
-        #expect(counting.readIDs == [device])
+        expectEqual(counting.readIDs, [device])
     }
 
     @Test func aDeviceThatComesToMatchIsInsertedWithItsWholeReadingsInChangesMode() throws {

@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// Losing the service and getting it back.
@@ -28,7 +29,7 @@ import Testing
         #expect(reconnected.all.first?.server == "testsvc")
         #expect(client.connectionState.isConnected)
         let echoed = try await client.call(TestEcho.self, NumberParams(value: 3))
-        #expect(echoed.value == 3)
+        expectEqual(echoed.value, 3)
         #expect(restarted.server.connections.first?.clientName == "phoenix", "hello was said again")
         // Event observers started before the loss keep receiving on the new connection.
         _ = try await client.call(TestFlood.self, NumberParams(value: 2))

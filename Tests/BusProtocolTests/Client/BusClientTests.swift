@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 /// `BusClient` against a real `BusServer`.
@@ -14,7 +15,7 @@ import Testing
         #expect(client.hello?.server == "testsvc")
         #expect(client.hello?.peer.pid == getpid())
         let echoed = try await client.call(TestEcho.self, NumberParams(value: 42, text: "hi"))
-        #expect(echoed == NumberParams(value: 42, text: "hi"))
+        expectEqual(echoed, NumberParams(value: 42, text: "hi"))
         _ = try await client.call(BusPing.self)
         #expect(bus.server.connections.first?.clientName == "typed")
     }
@@ -27,9 +28,9 @@ import Testing
             _ = try await BusClient.connect(to: path, clientName: "lost")
             Issue.record("connected to nothing")
         } catch let error as BusClientError {
-            #expect(error == .noService(path: path))
-            #expect(error.description == "no service is listening at \(path)")
-            #expect(error.rpcError.code == .unavailable)
+            expectEqual(error, .noService(path: path))
+            expectEqual(error.description, "no service is listening at \(path)")
+            expectEqual(error.rpcError.code, .unavailable)
         }
     }
 
@@ -43,8 +44,8 @@ import Testing
                 Issue.record("unexpected \(error)")
                 return
             }
-            #expect(path == bus.socketPath)
-            #expect(rpcError.code == .forbidden)
+            expectEqual(path, bus.socketPath)
+            expectEqual(rpcError.code, .forbidden)
         }
     }
 
@@ -59,7 +60,7 @@ import Testing
             _ = try await client.call(method: "no.such", params: nil)
             Issue.record("an unknown method answered")
         } catch let error as RPCError {
-            #expect(error.code == .methodNotFound)
+            expectEqual(error.code, .methodNotFound)
         }
     }
 
@@ -88,7 +89,7 @@ import Testing
             }
             return try await group.reduce(0, +)
         }
-        #expect(answered == 50)
+        expectEqual(answered, 50)
         #expect(finished.all == Array((0..<50).reversed()), "all 50 were in flight at once")
     }
 
@@ -97,7 +98,7 @@ import Testing
         let client = try await BusClient.connect(to: bus.socketPath, clientName: "signals")
         defer { client.close() }
         let result = try await client.request(TestEcho.self, NumberParams(value: 5)).value
-        #expect(result.value == 5)
+        expectEqual(result.value, 5)
         let events = Recorder<String>()
         let disposable = client.request(TestWait.self, NumberParams(value: 1)).start { event in
             events.append(event.description)
@@ -105,7 +106,7 @@ import Testing
         #expect(await offPool { bus.waitsStarted.wait(for: 1) })
         disposable.dispose()
         #expect(await offPool { bus.cancellations.wait(for: 1) }, "disposing sent bus.cancel")
-        #expect(events.all == ["interrupted"])
+        expectEqual(events.all, ["interrupted"])
         bus.gate.open()
     }
 
@@ -150,7 +151,7 @@ import Testing
         let client = try await BusClient.connect(to: bus.socketPath, clientName: "blocking")
         defer { client.close() }
         let result = try await Task.detached { try client.callAndWait(TestEcho.self, NumberParams(value: 9)) }.value
-        #expect(result.value == 9)
+        expectEqual(result.value, 9)
     }
 
     @Test func callAndWaitFailsFastOnTheClientsOwnEventLoop() async throws {
@@ -186,7 +187,7 @@ import Testing
                     Issue.record("unexpected \(error)")
                     continue
                 }
-                #expect(path == bus.socketPath)
+                expectEqual(path, bus.socketPath)
             }
         }
         guard case .disconnected = client.connectionState else {
@@ -208,13 +209,13 @@ import Testing
         let stream = client.eventStream(method: TickEvent.method)
         _ = try await client.call(TestFlood.self, NumberParams(value: 3, text: "e"))
         #expect(await offPool { typed.wait(forCount: 3) })
-        #expect(typed.all.map(\.value) == [0, 1, 2])
+        expectEqual(typed.all.map(\.value), [0, 1, 2])
         var streamed: [Int] = []
         for await event in stream {
             streamed.append(Int(event.params["value"]?.intValue ?? -1))
             if streamed.count == 3 { client.close() }  // closing completes the stream
         }
-        #expect(streamed == [0, 1, 2])
+        expectEqual(streamed, [0, 1, 2])
         #expect(other.all.isEmpty)
         typedDisposable.dispose()
         otherDisposable.dispose()
@@ -234,7 +235,7 @@ import Testing
                             calls.addTask {
                                 let value = index * 1000 + call
                                 let result = try await client.call(TestEcho.self, NumberParams(value: value))
-                                #expect(result.value == value)
+                                expectEqual(result.value, value)
                                 return 1
                             }
                         }
@@ -243,7 +244,7 @@ import Testing
                 }
             }
             let answered = try await group.reduce(0, +)
-            #expect(answered == clients * callsPerClient)
+            expectEqual(answered, clients * callsPerClient)
         }
     }
 }

@@ -2,6 +2,7 @@ import BusProtocol
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// What handlers do with a connection: events, overflow of a peer that stops reading, paced sending.
@@ -12,7 +13,7 @@ import Testing
         #expect(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.flood","params":{"value":3,"text":"t"}}"#)
         let messages = (0..<4).compactMap { _ in peer.readMessage() }
-        #expect(messages.count == 4)
+        expectEqual(messages.count, 4)
         #expect(messages.prefix(3).map { $0["method"] } == Array(repeating: .string("test.tick"), count: 3))
         #expect(messages.prefix(3).map { $0["params"]?["value"] } == [.int(0), .int(1), .int(2)])
         #expect(messages.prefix(3).allSatisfy { $0["id"] == nil })
@@ -26,7 +27,7 @@ import Testing
         let count = 200
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.floodBatched","params":{"value":\#(count),"text":"b"}}"#)
         let messages = (0...count).compactMap { _ in peer.readMessage() }
-        #expect(messages.count == count + 1)
+        expectEqual(messages.count, count + 1)
         #expect(messages.prefix(count).map { $0["params"]?["value"]?.intValue } == (0..<count).map { Int64($0) })
         #expect(messages.prefix(count).allSatisfy { $0["method"] == .string("test.tick") && $0["id"] == nil })
         #expect(messages.last?["result"]?["value"] == .int(Int64(count)))
@@ -81,10 +82,10 @@ import Testing
         #expect(ticks.count > 10 && ticks.count < 100000)
         #expect(ticks.map { $0["params"]?["value"]?.intValue } == (0..<ticks.count).map { Int64($0) })
         let goodbye = try #require(messages.last)
-        #expect(goodbye["method"] == .string("bus.overflow"))
+        expectEqual(goodbye["method"], .string("bus.overflow"))
         #expect((goodbye["params"]?["dropped"]?.intValue ?? 0) >= 1)
         #expect(!messages.contains { $0["id"] == .int(1) }, "the flood's own answer was dropped with the rest")
-        #expect(bus.server.connectionCount == 1)
+        expectEqual(bus.server.connectionCount, 1)
     }
 
     @Test func pacesALongReplaySoAPeerThatKeepsReadingIsNeverDropped() throws {
@@ -140,7 +141,7 @@ import Testing
         let values = (0..<count).compactMap { _ in peer.readMessage()?["params"]?["value"]?.intValue }
         #expect(values == (0..<count).map { Int64($0) })
         #expect(finished.wait(forCount: 1))
-        #expect(finished.all == [true])
+        expectEqual(finished.all, [true])
     }
 
     @Test func toldAWaitingPacedSenderThatTheConnectionClosed() throws {
@@ -165,6 +166,6 @@ import Testing
             #expect(peer.readMessage()?["id"] == .int(1))
         }  // goes away without reading the events
         #expect(outcome.wait(forCount: 1))
-        #expect(outcome.all == [false])
+        expectEqual(outcome.all, [false])
     }
 }

@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// Malformed frames and messages, written byte by byte on a raw socket.
@@ -13,8 +14,8 @@ import Testing
         peer.write(frame([0xFF, 0xFE, 0x7B]))
         for _ in 0..<2 {
             let answer = try #require(peer.readMessage())
-            #expect(answer["id"] == .null)
-            #expect(answer.errorCode == -32700)
+            expectEqual(answer["id"], .null)
+            expectEqual(answer.errorCode, -32700)
         }
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"bus.ping"}"#)
         #expect(peer.readMessage()?["result"] == .object([:]), "the framing is intact, so the session goes on")
@@ -27,8 +28,8 @@ import Testing
         #expect(peer.greet())
         peer.send(batch)
         let answer = try #require(peer.readMessage())
-        #expect(answer["id"] == .null)
-        #expect(answer.errorCode == -32600)
+        expectEqual(answer["id"], .null)
+        expectEqual(answer.errorCode, -32600)
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"bus.ping"}"#)
         #expect(peer.readMessage()?["id"] == .int(2))
     }
@@ -43,8 +44,8 @@ import Testing
         #expect(peer.greet())
         peer.send(message)
         let answer = try #require(peer.readMessage())
-        #expect(answer["id"] == .int(1))
-        #expect(answer.errorCode == -32600)
+        expectEqual(answer["id"], .int(1))
+        expectEqual(answer.errorCode, -32600)
     }
 
     @Test func sendsOneErrorThenClosesOnAZeroLengthFrameAndProcessesNothingAfterIt() throws {
@@ -56,7 +57,7 @@ import Testing
             frame(#"{"jsonrpc":"2.0","id":1,"method":"bus.ping"}"#) + [0, 0, 0, 0]
                 + frame(#"{"jsonrpc":"2.0","id":2,"method":"bus.ping"}"#))
         let messages = peer.readToEnd()
-        #expect(messages.count == 2)
+        expectEqual(messages.count, 2)
         #expect(messages.first?["id"] == .int(1))
         #expect(messages.last?["id"] == .null)
         #expect(messages.last?.errorCode == -32600)
@@ -70,7 +71,7 @@ import Testing
         // Announces 1025 bytes and sends only a few: the error must not wait for the rest.
         peer.write([0, 0, 0x04, 0x01] + Array("{\"jsonrpc\"".utf8))
         let messages = peer.readToEnd()
-        #expect(messages.count == 1)
+        expectEqual(messages.count, 1)
         #expect(messages.first?["id"] == .null)
         #expect(messages.first?.errorCode == -32600)
         #expect(peer.isClosedByServer())
@@ -83,7 +84,7 @@ import Testing
         let prefix = #"{"jsonrpc":"2.0","id":1,"method":"test.echo","params":{"value":1,"text":""#
         let padding = String(repeating: "a", count: 200 - prefix.utf8.count - 3)
         let message = prefix + padding + "\"}}"
-        #expect(message.utf8.count == 200)
+        expectEqual(message.utf8.count, 200)
         peer.send(message)
         #expect(peer.readMessage()?["result"]?["text"] == .string(padding))
     }
@@ -95,7 +96,7 @@ import Testing
         let bytes = (1...3).flatMap { frame(#"{"jsonrpc":"2.0","id":\#($0),"method":"bus.ping"}"#) }
         for byte in bytes { peer.write([byte]) }
         let ids = (0..<3).compactMap { _ in peer.readMessage()?["id"] }
-        #expect(ids == [.int(1), .int(2), .int(3)])
+        expectEqual(ids, [.int(1), .int(2), .int(3)])
     }
 
     @Test func survivesAPeerThatClosesMidFrameAndKeepsServingOthers() throws {

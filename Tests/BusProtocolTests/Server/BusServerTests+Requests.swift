@@ -2,6 +2,7 @@ import BusProtocol
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// Handlers: where they run, how they answer, the in-flight limit, cancellation and ordering.
@@ -14,15 +15,15 @@ import Testing
         #expect(bus.waitsStarted.wait(for: 2))
         peer.send(#"{"jsonrpc":"2.0","id":3,"method":"test.echo","params":{"value":3}}"#)
         let refusal = try #require(peer.readMessage())
-        #expect(refusal["id"] == .int(3))
-        #expect(refusal.errorCode == 429)
+        expectEqual(refusal["id"], .int(3))
+        expectEqual(refusal.errorCode, 429)
         #expect(refusal["error"]?["data"]?["limit"] == .int(2))
         // Session methods are answered on the loop and never count against the limit.
         peer.send(#"{"jsonrpc":"2.0","id":4,"method":"bus.ping"}"#)
         #expect(peer.readMessage()?["id"] == .int(4))
         bus.gate.open()
         let answered = Set((0..<2).compactMap { _ in peer.readMessage()?["id"] })
-        #expect(answered == [.int(1), .int(2)])
+        expectEqual(answered, [.int(1), .int(2)])
         peer.send(#"{"jsonrpc":"2.0","id":5,"method":"test.echo","params":{"value":5}}"#)
         #expect(peer.readMessage()?["result"]?["value"] == .int(5))
     }
@@ -36,8 +37,8 @@ import Testing
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"bus.cancel","params":{"request":"slow"}}"#)
         let first = try #require(peer.readMessage())
         let second = try #require(peer.readMessage())
-        #expect(first["id"] == .string("slow"))
-        #expect(first.errorCode == 499)
+        expectEqual(first["id"], .string("slow"))
+        expectEqual(first.errorCode, 499)
         #expect(second == json(#"{"jsonrpc":"2.0","id":2,"result":{}}"#))
         #expect(bus.cancellations.wait(for: 1))
         // The handler's own late answer is dropped: the next message is the ping's.
@@ -76,7 +77,7 @@ import Testing
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"bus.cancel","params":{"request":1}}"#)
         let messages = [try #require(peer.readMessage()), try #require(peer.readMessage())]
         let cancelled = try #require(messages.first { $0["id"] == .int(1) })
-        #expect(cancelled.errorCode == 499)
+        expectEqual(cancelled.errorCode, 499)
         #expect(cancelled["error"]?["data"]?["step"] == .int(2), "the handler's answer, not the server's")
     }
 
@@ -106,7 +107,7 @@ import Testing
         #expect(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.fail","params":{"value":0}}"#)
         let rpcFailure = try #require(peer.readMessage())
-        #expect(rpcFailure.errorCode == 404)
+        expectEqual(rpcFailure.errorCode, 404)
         #expect(rpcFailure["error"]?["data"]?["id"] == .int(7))
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"test.fail","params":{"value":1}}"#)
         let plainFailure = try #require(peer.readMessage())
@@ -158,7 +159,7 @@ import Testing
         bus.gate.open()
         #expect(peer.readMessage()?["id"] == .string("waiter"))
         let log = bus.appended.withLock { $0.values.first ?? [] }
-        #expect(log == Array(1...count))
+        expectEqual(log, Array(1...count))
         #expect(answered == (1...count).map { RPCID.number(Int64($0)) })
     }
 
@@ -180,7 +181,7 @@ import Testing
             for _ in 1...count { _ = peer.readMessage() }
         }
         let logs = bus.appended.withLock { $0 }
-        #expect(logs.count == 4)
+        expectEqual(logs.count, 4)
         for log in logs.values {
             let base = (log.first ?? 0) / 1000 * 1000
             #expect(log == (1...count).map { base + $0 })
@@ -205,7 +206,7 @@ import Testing
             responder.succeed(NumberParams(value: Int(responder.request.id.description) ?? -1))
         }
         let ids = (0..<3).compactMap { _ in peer.readMessage()?["id"] }
-        #expect(ids == [.int(3), .int(2), .int(1)])
+        expectEqual(ids, [.int(3), .int(2), .int(1)])
     }
 
     @Test func aRequestCancelledWhileWaitingForItsTurnNeverRuns() throws {
@@ -227,8 +228,8 @@ import Testing
         #expect(ran.wait(forCount: 1))
         peer.send(#"{"jsonrpc":"2.0","id":3,"method":"bus.cancel","params":{"request":2}}"#)
         let cancelled = try #require(peer.readMessage())
-        #expect(cancelled["id"] == .int(2))
-        #expect(cancelled.errorCode == 499)
+        expectEqual(cancelled["id"], .int(2))
+        expectEqual(cancelled.errorCode, 499)
         #expect(peer.readMessage()?["id"] == .int(3))
         first.open()
         #expect(peer.readMessage()?["id"] == .int(1))

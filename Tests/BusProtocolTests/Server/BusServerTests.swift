@@ -2,6 +2,7 @@ import BusProtocol
 import Foundation
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 /// The session rules of PROTOCOL.md, checked on the wire with a raw socket against a real server.
@@ -11,15 +12,15 @@ import Testing
         let peer = try RawBusPeer(path: bus.socketPath)
         peer.sendHello(client: "tester")
         let answer = try #require(peer.readMessage())
-        #expect(answer["id"] == .string("hello"))
+        expectEqual(answer["id"], .string("hello"))
         let result = try HelloResult(json: try #require(answer["result"]))
-        #expect(result.protocolVersion == 1)
-        #expect(result.server == "testsvc")
-        #expect(result.version == "1.2.3")
-        #expect(result.maxFrame == Frame.defaultMaximumLength)
-        #expect(result.maxInFlight == 77)
-        #expect(result.peer.uid == geteuid())
-        #expect(result.peer.pid == getpid())
+        expectEqual(result.protocolVersion, 1)
+        expectEqual(result.server, "testsvc")
+        expectEqual(result.version, "1.2.3")
+        expectEqual(result.maxFrame, Frame.defaultMaximumLength)
+        expectEqual(result.maxInFlight, 77)
+        expectEqual(result.peer.uid, geteuid())
+        expectEqual(result.peer.pid, getpid())
         #expect(bus.server.connections.first?.clientName == "tester")
     }
 
@@ -38,8 +39,8 @@ import Testing
         let peer = try RawBusPeer(path: bus.socketPath)
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"\#(method)","params":{"value":1}}"#)
         let answer = try #require(peer.readMessage())
-        #expect(answer["id"] == .int(1))
-        #expect(answer.errorCode == 401)
+        expectEqual(answer["id"], .int(1))
+        expectEqual(answer.errorCode, 401)
         // The connection stays usable: hello, then the same request works (or fails for its own reasons).
         #expect(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"bus.ping"}"#)
@@ -72,7 +73,7 @@ import Testing
         let peer = try RawBusPeer(path: bus.socketPath)
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"bus.hello","params":{"protocol":2,"client":"future"}}"#)
         let answer = try #require(peer.readMessage())
-        #expect(answer.errorCode == -32602)
+        expectEqual(answer.errorCode, -32602)
         #expect(answer["error"]?["data"]?["field"] == .string("protocol"))
         // Still no session: other methods keep getting 401.
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"bus.ping"}"#)
@@ -85,8 +86,8 @@ import Testing
         #expect(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":"x","method":"store.teleport"}"#)
         let answer = try #require(peer.readMessage())
-        #expect(answer["id"] == .string("x"))
-        #expect(answer.errorCode == -32601)
+        expectEqual(answer["id"], .string("x"))
+        expectEqual(answer.errorCode, -32601)
         #expect(answer["error"]?["data"]?["method"] == .string("store.teleport"))
     }
 
@@ -96,7 +97,7 @@ import Testing
         #expect(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":3,"method":"test.echo","params":{"value":"seven"}}"#)
         let answer = try #require(peer.readMessage())
-        #expect(answer.errorCode == -32602)
+        expectEqual(answer.errorCode, -32602)
         #expect(answer["error"]?["data"]?["field"] == .string("value"))
         peer.send(#"{"jsonrpc":"2.0","id":4,"method":"bus.cancel","params":{}}"#)
         #expect(peer.readMessage()?["error"]?["data"]?["field"] == .string("request"))
@@ -121,7 +122,7 @@ import Testing
         #expect(bus.waitsStarted.wait(for: 1))
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.echo","params":{"value":2}}"#)
         let refusal = try #require(peer.readMessage())
-        #expect(refusal.errorCode == -32600)
+        expectEqual(refusal.errorCode, -32600)
         bus.gate.open()
         #expect(peer.readMessage()?["result"]?["value"] == .int(1))
     }
@@ -137,8 +138,8 @@ import Testing
         while FileManager.default.fileExists(atPath: bus.socketPath) { try await Task.sleep(for: .milliseconds(1)) }
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"test.echo","params":{"value":2}}"#)
         let refusal = try #require(await offPool { peer.readMessage() })
-        #expect(refusal["id"] == .int(2))
-        #expect(refusal.errorCode == 503)
+        expectEqual(refusal["id"], .int(2))
+        expectEqual(refusal.errorCode, 503)
         bus.gate.open()
         let messages = await offPool { peer.readToEnd() }
         #expect(messages.map { $0["result"]?["value"] } == [.int(11)], "the in-flight request answered, then EOF")

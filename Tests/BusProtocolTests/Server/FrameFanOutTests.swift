@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// `FrameFanOut` over a real `BusServer` (two loops) and raw peers: numbers, order, limits, overflow.
@@ -36,12 +37,12 @@ import Testing
         }
         let recipients = FrameFanOut.Recipients(
             pairs.enumerated().map { FrameFanOut.Recipient(connection: $1.connection, number: Int64($0) * 1000) })
-        #expect(recipients.count == 4)
+        expectEqual(recipients.count, 4)
         let frames = 50
         for index in 0..<frames { fanOut.send(tickFrame(text: "f\(index)"), to: recipients) }
         for (index, pair) in pairs.enumerated() {
             let messages = (0...frames).compactMap { _ in pair.peer.readMessage() }
-            #expect(messages.count == frames + 1)
+            expectEqual(messages.count, frames + 1)
             #expect(messages.first?["params"]?["text"] == .string("before"))
             #expect(messages.dropFirst().allSatisfy { $0["params"]?["value"] == .int(Int64(index) * 1000) })
             #expect(
@@ -63,7 +64,7 @@ import Testing
             #expect(pair.peer.readMessage()?["params"]?["text"] == .string("small"))
         }
         #expect(refused.wait(forCount: 2))
-        #expect(Set(refused.all) == [0, 1])
+        expectEqual(Set(refused.all), [0, 1])
         #expect(bus.handlerErrors.wait(forCount: 2))
         #expect(bus.handlerErrors.all.allSatisfy { $0.hasPrefix("test.tick:") })
         #expect(pairs.allSatisfy { $0.connection.isOpen })
@@ -115,6 +116,6 @@ import Testing
             tickFrame(), to: FrameFanOut.Recipients([FrameFanOut.Recipient(connection: pairs[0].connection, number: 7)])
         )
         #expect(refused.wait(forCount: 1))
-        #expect(refused.all == [7])
+        expectEqual(refused.all, [7])
     }
 }

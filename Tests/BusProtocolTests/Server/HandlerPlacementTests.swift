@@ -2,6 +2,7 @@ import BusProtocol
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// `HandlerPlacement`: responder handlers on the connection's loop, on the handler queue, or chosen per request.
@@ -27,7 +28,7 @@ import Testing
         #expect(peer.greet())
         for id in 1...3 { peer.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"test.echo","params":{"value":\#(id)}}"#) }
         for id in 1...3 { #expect(peer.readMessage()?["result"]?["value"] == .int(Int64(id))) }
-        #expect(ranOnLoop.all == [true, true, true])
+        expectEqual(ranOnLoop.all, [true, true, true])
     }
 
     @Test func theDefaultPlacementRunsOnTheHandlerQueueNotTheLoop() throws {
@@ -37,7 +38,7 @@ import Testing
         #expect(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.echo","params":{"value":1}}"#)
         #expect(peer.readMessage()?["result"]?["value"] == .int(1))
-        #expect(ranOnLoop.all == [false])
+        expectEqual(ranOnLoop.all, [false])
     }
 
     @Test func aConditionalPlacementSendsRequestsThatFailItToTheHandlerQueue() throws {
@@ -49,7 +50,7 @@ import Testing
             peer.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"test.echo","params":{"value":\#(value)}}"#)
             #expect(peer.readMessage()?["result"]?["value"] == .int(Int64(value)))
         }
-        #expect(ranOnLoop.all == [true, false, true])
+        expectEqual(ranOnLoop.all, [true, false, true])
     }
 
     @Test func badParamsOfAnEventLoopHandlerAreAnsweredWithoutCallingIt() throws {
@@ -59,12 +60,12 @@ import Testing
         #expect(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.echo","params":{"value":"not a number"}}"#)
         let answer = try #require(peer.readMessage())
-        #expect(answer["id"] == .int(1))
-        #expect(answer.errorCode == -32602)
+        expectEqual(answer["id"], .int(1))
+        expectEqual(answer.errorCode, -32602)
         // The connection carries on.
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"test.echo","params":{"value":2}}"#)
         #expect(peer.readMessage()?["result"]?["value"] == .int(2))
-        #expect(ranOnLoop.all == [true])
+        expectEqual(ranOnLoop.all, [true])
     }
 
     @Test func inOrderRequestsKeepArrivalOrderAcrossPlacements() throws {
@@ -93,9 +94,9 @@ import Testing
         // The rest is held up behind 100 until the gate opens (a ping still gets through: the loop is free).
         peer.send(#"{"jsonrpc":"2.0","id":"ping","method":"bus.ping"}"#)
         #expect(peer.readMessage()?["id"] == .string("ping"))
-        #expect(log.all == [1, 2])
+        expectEqual(log.all, [1, 2])
         gate.open()
         for value in values.dropFirst(2) { #expect(peer.readMessage()?["result"]?["value"] == .int(Int64(value))) }
-        #expect(log.all == values)
+        expectEqual(log.all, values)
     }
 }

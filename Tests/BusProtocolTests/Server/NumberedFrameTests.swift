@@ -1,4 +1,5 @@
 import BusProtocol
+import TestSupport
 import Testing
 
 /// `NumberedFrame`: the length header and the spliced number.
@@ -9,7 +10,7 @@ import Testing
         for number in numbers {
             let bytes = frame.frame(for: number)
             let payload = Array("[\(number)]".utf8)
-            #expect(frame.payloadLength(for: number) == payload.count)
+            expectEqual(frame.payloadLength(for: number), payload.count)
             let length = UInt32(payload.count)
             let header = [
                 UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF),
@@ -22,6 +23,6 @@ import Testing
         let frame = NumberedFrame(prefix: Array("a".utf8), suffix: Array("b".utf8))
         var output = Array("xyz".utf8)
         frame.append(for: 42, into: &output)
-        #expect(output == Array("xyz".utf8) + [0, 0, 0, 4] + Array("a42b".utf8))
+        expectEqual(output, Array("xyz".utf8) + [0, 0, 0, 4] + Array("a42b".utf8))
     }
 }

@@ -1,14 +1,15 @@
 import BusProtocol
+import TestSupport
 import Testing
 
 @Suite struct FlagReaderTests {
     @Test func readsValuesAfterTheFlagOrAfterAnEqualsSign() throws {
         var flags = FlagReader(["--socket", "/tmp/a", "--database=/tmp/b=c", "-h"])
-        #expect(try flags.next() == "--socket")
-        #expect(try flags.value() == "/tmp/a")
-        #expect(try flags.next() == "--database")
-        #expect(try flags.value() == "/tmp/b=c")
-        #expect(try flags.next() == "--help")
+        try expectEqual(flags.next(), "--socket")
+        try expectEqual(flags.value(), "/tmp/a")
+        try expectEqual(flags.next(), "--database")
+        try expectEqual(flags.value(), "/tmp/b=c")
+        try expectEqual(flags.next(), "--help")
         #expect(try flags.next() == nil)
     }
 

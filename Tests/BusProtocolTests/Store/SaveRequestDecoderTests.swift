@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct SaveRequestDecoderTests {
@@ -15,7 +16,7 @@ import Testing
             _ = try decode(text)
             return nil
         } catch {
-            #expect(error.code == .invalidParams)
+            expectEqual(error.code, .invalidParams)
             return error.field
         }
     }
@@ -28,15 +29,15 @@ import Testing
              "mergePolicy":"storeTrump","durability":"memory","author":"me"}
             """)
         let insert = try #require(decoded.request.inserts.first)
-        #expect(insert.id == ObjectID(entity: "Reading", temporaryReference: "r1"))
-        #expect(insert.values["characteristic"] == .string("2a19"))
-        #expect(insert.values["value"] == .binary(Data([1, 2])))
-        #expect(insert.values["time"] == .date(Date(rfc3339: "2024-05-01T12:00:00.250Z")!))
-        #expect(insert.values["chain"] == .null)
-        #expect(decoded.request.mergePolicy == .storeTrump)
-        #expect(decoded.request.durability == .memory)
-        #expect(decoded.request.author == "me")
-        #expect(decoded.names[insert.id] == "r1")
+        expectEqual(insert.id, ObjectID(entity: "Reading", temporaryReference: "r1"))
+        expectEqual(insert.values["characteristic"], .string("2a19"))
+        expectEqual(insert.values["value"], .binary(Data([1, 2])))
+        expectEqual(insert.values["time"], .date(Date(rfc3339: "2024-05-01T12:00:00.250Z")!))
+        expectEqual(insert.values["chain"], .null)
+        expectEqual(decoded.request.mergePolicy, .storeTrump)
+        expectEqual(decoded.request.durability, .memory)
+        expectEqual(decoded.request.author, "me")
+        expectEqual(decoded.names[insert.id], "r1")
     }
 
     @Test func relationshipsMayPointAtInsertsOfTheSameSaveInEveryWrittenForm() throws {
@@ -50,7 +51,7 @@ import Testing
             """)
         let device = ObjectID(entity: "Device", temporaryReference: "d")
         for i in 1...3 { #expect(decoded.request.inserts[i].values["device"] == .reference(device)) }
-        #expect(decoded.request.inserts[4].values["device"] == .reference(ObjectID(entity: "Device", number: 7)))
+        expectEqual(decoded.request.inserts[4].values["device"], .reference(ObjectID(entity: "Device", number: 7)))
     }
 
     @Test func insertsWithoutARefAreNamedByTheirIndexAvoidingGivenRefs() throws {
@@ -60,7 +61,7 @@ import Testing
               {"entity":"Device","ref":"insert[2]","values":{"address":"B"}},
               {"entity":"Device","values":{"address":"C"}}]}
             """)
-        #expect(decoded.request.inserts.map(\.id.temporaryReference) == ["insert[0]", "insert[2]", "_insert[2]"])
+        expectEqual(decoded.request.inserts.map(\.id.temporaryReference), ["insert[0]", "insert[2]", "_insert[2]"])
     }
 
     @Test(arguments: [
@@ -82,6 +83,6 @@ import Testing
         (#"{"insert":[{"entity":"Reading","values":{"device":{"ref":"ghost"}}}]}"#, "insert[0].values.device"),
     ])
     func eachMalformedFieldIsNamed(text: String, expectedField: String) {
-        #expect(field(of: text) == expectedField)
+        expectEqual(field(of: text), expectedField)
     }
 }

@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// `StoreObjectsAnswer` writes `store.get`'s result straight from snapshots: the same JSON as `GetResult`'s tree
@@ -67,8 +68,8 @@ import Testing
             #expect(numericallyEqual(ours, theirs))
             // And Foundation's decoder reads ours back into the mirror.
             let decoded = try JSONDecoder().decode(FoundationGetResult.self, from: Data(try written(result)))
-            #expect(decoded.objects.map(\.id) == mirror.objects.map(\.id))
-            #expect(decoded.missing == mirror.missing)
+            expectEqual(decoded.objects.map(\.id), mirror.objects.map(\.id))
+            expectEqual(decoded.missing, mirror.missing)
         }
     }
 
@@ -113,8 +114,8 @@ import Testing
         // A result that cannot be written is answered -32603 and reported, and the connection carries on.
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"store.get","params":{"ids":["Device/1","Device/2"]}}"#)
         let failure = try #require(peer.readMessage())
-        #expect(failure["id"] == .int(2))
-        #expect(failure.errorCode == -32603)
+        expectEqual(failure["id"], .int(2))
+        expectEqual(failure.errorCode, -32603)
         #expect(bus.handlerErrors.wait(forCount: 1))
         peer.send(#"{"jsonrpc":"2.0","id":3,"method":"bus.ping"}"#)
         #expect(peer.readMessage()?["id"] == .int(3))

@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// The conversions between the store's wire types and Shared's store types, used by both `storesvc` and
@@ -31,8 +32,8 @@ import Testing
         // Through JSON text, as on the wire.
         let text = try JSONWriter().string(params.json)
         let decoded = try SaveRequestDecoder(model: model).decode(try SaveParams(json: try JSONParser().parse(text)))
-        #expect(decoded.request == request)
-        #expect(decoded.names[device] == "t-1")
+        expectEqual(decoded.request, request)
+        expectEqual(decoded.names[device], "t-1")
     }
 
     @Test func aPermanentInsertIDCannotBeSent() {
@@ -61,7 +62,7 @@ import Testing
         sorted.values["readings"] = .references([
             ObjectID(entity: "Reading", number: 3), ObjectID(entity: "Reading", number: 9),
         ])
-        #expect(back == sorted)
+        expectEqual(back, sorted)
     }
 
     @Test func aValueOfTheWrongTypeNamesItsField() {
@@ -82,9 +83,9 @@ import Testing
             arguments: ["prefix": .string("th")], sortDescriptors: [ObjectSortDescriptor("time", ascending: false)],
             fetchLimit: 10, fetchOffset: 5, resultType: .ids)
         let back = try FetchParams(json: FetchParams(request).json).fetchRequest()
-        #expect(back.predicate == request.predicate)
-        #expect(back.arguments == ["prefix": .json(.string("th"))])
-        #expect(back.sortDescriptors == request.sortDescriptors)
+        expectEqual(back.predicate, request.predicate)
+        expectEqual(back.arguments, ["prefix": .json(.string("th"))])
+        expectEqual(back.sortDescriptors, request.sortDescriptors)
         #expect(back.fetchLimit == 10 && back.fetchOffset == 5 && back.resultType == .ids)
     }
 
@@ -110,6 +111,7 @@ import Testing
 
     @Test func codesThatAreNotStoreErrorsBecomeUnavailableNamingTheService() {
         let back = StoreError(.internalError("internal error"), model: model, service: "storesvc at /tmp/s.sock")
-        #expect(back.description == "store unavailable: storesvc at /tmp/s.sock answered error -32603: internal error")
+        expectEqual(
+            back.description, "store unavailable: storesvc at /tmp/s.sock answered error -32603: internal error")
     }
 }

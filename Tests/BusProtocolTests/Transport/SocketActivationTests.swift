@@ -1,5 +1,6 @@
 import BusProtocol
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 
 /// A listening socket made the way systemd makes one for `ListenStream=`; returns its raw descriptor.
@@ -54,7 +55,7 @@ func activation(descriptor: Int32, pid: Int32 = getpid()) -> SocketActivation {
             let listener = try startEchoServer(at: address, group: group, options: options)
             defer { listener.close() }
             #expect(!listener.isSocketActivated)
-            #expect(fileType(address.path) == UInt32(S_IFSOCK))
+            expectEqual(fileType(address.path), UInt32(S_IFSOCK))
         }
     }
 

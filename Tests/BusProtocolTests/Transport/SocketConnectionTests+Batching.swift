@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 /// `SocketConnection.writeBatched(_:)`: bytes queued for the loop, sent together.
@@ -17,9 +18,9 @@ import Testing
                 #expect(RawPeer.availableBytes(peer) == 0, "nothing is sent from the calling thread")
             }
             let expected = frames.flatMap { $0 }
-            #expect(RawPeer.read(peer, count: expected.count) == expected)
+            expectEqual(RawPeer.read(peer, count: expected.count), expected)
             #expect(probe.wait { $0.drains >= 1 }, "the loop's send drains the queue and says so")
-            #expect(connection.outboundByteCount == 0)
+            expectEqual(connection.outboundByteCount, 0)
             connection.close()
         }
     }
@@ -35,7 +36,7 @@ import Testing
                 #expect(RawPeer.availableBytes(peer) == 0, "a direct write waits behind the batched bytes")
             }
             let expected = pieces.flatMap { $0 }
-            #expect(RawPeer.read(peer, count: expected.count) == expected)
+            expectEqual(RawPeer.read(peer, count: expected.count), expected)
             connection.close()
         }
     }
@@ -48,10 +49,10 @@ import Testing
             #expect(connection.writeBatched(payload))
             // The loop's send fills the socket buffer; the rest must wait for EPOLLOUT, in small reads.
             let received = RawPeer.read(peer, count: size, chunk: 4096)
-            #expect(received.count == size)
-            #expect(received == payload)
+            expectEqual(received.count, size)
+            expectEqual(received, payload)
             #expect(probe.wait { $0.drains >= 1 })
-            #expect(connection.outboundByteCount == 0)
+            expectEqual(connection.outboundByteCount, 0)
             connection.close()
         }
     }
@@ -69,14 +70,14 @@ import Testing
             }
             #expect(probe.wait { !$0.overflows.isEmpty })
             let overflow = try #require(probe.overflows.first)
-            #expect(overflow.limit == limit)
-            #expect(overflow.refusedBytes == chunk.count)
+            expectEqual(overflow.limit, limit)
+            expectEqual(overflow.refusedBytes, chunk.count)
             #expect(connection.outboundByteCount <= limit)
             #expect(!connection.writeBatched([1]), "after an overflow nothing more is accepted")
             #expect(!connection.write([1]))
             connection.close()
-            #expect(probe.waitForClose() == .localClose)
-            #expect(probe.overflows.count == 1)
+            expectEqual(probe.waitForClose(), .localClose)
+            expectEqual(probe.overflows.count, 1)
             _ = peer
         }
     }
@@ -92,7 +93,7 @@ import Testing
                 #expect(connection.outboundByteCount <= limit)
             }
             let expected = frames.flatMap { $0 }
-            #expect(RawPeer.read(peer, count: expected.count) == expected)
+            expectEqual(RawPeer.read(peer, count: expected.count), expected)
             #expect(probe.overflows.isEmpty)
             connection.close()
         }
@@ -103,7 +104,7 @@ import Testing
             let (connection, probe, peer) = try makeConnectedPair(on: loop)
             connection.close()
             #expect(!connection.writeBatched([1, 2, 3]))
-            #expect(probe.waitForClose() == .localClose)
+            expectEqual(probe.waitForClose(), .localClose)
             #expect(RawPeer.readToEnd(peer).isEmpty)
         }
     }
@@ -118,8 +119,8 @@ import Testing
                 connection.closeAfterFlushing(goodbye, timeout: .seconds(30))
                 #expect(!connection.writeBatched([0]), "no writes while draining")
             }
-            #expect(RawPeer.readToEnd(peer) == payload + goodbye)
-            #expect(probe.waitForClose() == .localClose)
+            expectEqual(RawPeer.readToEnd(peer), payload + goodbye)
+            expectEqual(probe.waitForClose(), .localClose)
         }
     }
 }

@@ -1,6 +1,7 @@
 import BusProtocol
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 /// A listening socket with the smallest backlog that never accepts: after one pending connection, connects get
@@ -37,7 +38,7 @@ func makeListenerThatNeverAccepts(at address: UnixSocketAddress) -> Int32 {
                 }
             }
             #expect(!pending.isEmpty, "the first connection waits in the backlog")
-            #expect(failure == .listenerBusy(path: address.path))
+            expectEqual(failure, .listenerBusy(path: address.path))
             for connection in pending { connection.close() }
         }
     }

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct SocketConnectionWritingTests {
@@ -15,10 +16,10 @@ import Testing
             #expect(connection.outboundByteCount > size / 2, "the socket took only part at once")
             // Read in small pieces, so the loop meets EAGAIN and waits for EPOLLOUT many times.
             let received = RawPeer.read(peer, count: size, chunk: 4096)
-            #expect(received.count == size)
-            #expect(received == payload)
+            expectEqual(received.count, size)
+            expectEqual(received, payload)
             #expect(probe.wait { $0.drains >= 1 })
-            #expect(connection.outboundByteCount == 0)
+            expectEqual(connection.outboundByteCount, 0)
             connection.close()
         }
     }
@@ -29,7 +30,7 @@ import Testing
             let pieces = (0..<64).map { patternBytes(count: 50_000 + $0, seed: UInt32($0) + 1) }
             for piece in pieces { #expect(connection.write(piece)) }
             let expected = pieces.flatMap { $0 }
-            #expect(RawPeer.read(peer, count: expected.count) == expected)
+            expectEqual(RawPeer.read(peer, count: expected.count), expected)
             connection.close()
         }
     }
@@ -60,7 +61,7 @@ import Testing
             }
             #expect(readDone.wait())
             let bytes = reader.withLock { $0 }
-            #expect(bytes.count == expectedCount)
+            expectEqual(bytes.count, expectedCount)
             var nextSequence = [Int](repeating: 0, count: threads)
             var offset = 0
             while offset + 6 <= bytes.count {
@@ -76,8 +77,8 @@ import Testing
                 nextSequence[thread] += 1
                 offset += 6 + length
             }
-            #expect(offset == bytes.count)
-            #expect(nextSequence == [Int](repeating: perThread, count: threads))
+            expectEqual(offset, bytes.count)
+            expectEqual(nextSequence, [Int](repeating: perThread, count: threads))
             connection.close()
         }
     }
@@ -96,8 +97,8 @@ import Testing
             }
             #expect(stuckProbe.wait { !$0.overflows.isEmpty })
             let overflow = try #require(stuckProbe.overflows.first)
-            #expect(overflow.limit == limit)
-            #expect(overflow.refusedBytes == chunk.count)
+            expectEqual(overflow.limit, limit)
+            expectEqual(overflow.refusedBytes, chunk.count)
             #expect(overflow.queuedBytes + chunk.count > limit)
             #expect(stuck.outboundByteCount <= limit)
             #expect(!stuck.write([1]), "after an overflow nothing more is accepted")
@@ -107,12 +108,12 @@ import Testing
             RawPeer.write(busyPeer, [1, 2, 3])
             #expect(busyProbe.wait { $0.bytes == [1, 2, 3] })
             #expect(busy.write([4, 5, 6]))
-            #expect(RawPeer.read(busyPeer, count: 3) == [4, 5, 6])
+            expectEqual(RawPeer.read(busyPeer, count: 3), [4, 5, 6])
 
             // Best-effort goodbye, then close: the peer never reads, so the timeout closes it.
             stuck.closeAfterFlushing(Array("bus.overflow".utf8), timeout: .milliseconds(50))
-            #expect(stuckProbe.waitForClose() == .localClose)
-            #expect(stuckProbe.overflows.count == 1)
+            expectEqual(stuckProbe.waitForClose(), .localClose)
+            expectEqual(stuckProbe.overflows.count, 1)
             _ = stuckPeer
             busy.close()
         }
@@ -148,10 +149,10 @@ import Testing
                 }
             }
             received += RawPeer.read(peer, count: written.count - received.count)
-            #expect(received == written)
+            expectEqual(received, written)
             #expect(probe.overflows.isEmpty)
             #expect(probe.wait { $0.drains >= 1 }, "the drain is reported even when a write sent the queue itself")
-            #expect(connection.outboundByteCount == 0)
+            expectEqual(connection.outboundByteCount, 0)
             connection.close()
         }
     }
@@ -164,8 +165,8 @@ import Testing
             let goodbye = Array("goodbye".utf8)
             connection.closeAfterFlushing(goodbye, timeout: .seconds(30))
             #expect(!connection.write([0]), "no writes while draining")
-            #expect(RawPeer.readToEnd(peer) == payload + goodbye)
-            #expect(probe.waitForClose() == .localClose)
+            expectEqual(RawPeer.readToEnd(peer), payload + goodbye)
+            expectEqual(probe.waitForClose(), .localClose)
         }
     }
 
@@ -189,7 +190,7 @@ import Testing
             connection.close()
             #expect(writerDone.wait(), "writes are refused after close")
             #expect(readerDone.wait(), "the peer sees end of file")
-            #expect(probe.waitForClose() == .localClose)
+            expectEqual(probe.waitForClose(), .localClose)
             // What arrived is a prefix of the concatenated accepted writes: nothing reordered or invented.
             let bytes = received.withLock { $0 }
             #expect(bytes.count <= written.withLock { $0 } * record.count)

@@ -1,6 +1,7 @@
 import BusProtocol
 import Dispatch
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 
 /// A started connection on one end of a socket pair; the other end is a raw, blocking descriptor.
@@ -22,7 +23,7 @@ func makeConnectedPair(
             let payload = patternBytes(count: 300_000)
             RawPeer.write(peer, payload)
             #expect(probe.wait { $0.bytes.count >= payload.count })
-            #expect(probe.bytes == payload)
+            expectEqual(probe.bytes, payload)
             connection.close()
         }
     }
@@ -32,8 +33,8 @@ func makeConnectedPair(
             let (_, probe, peer) = try makeConnectedPair(on: loop)
             RawPeer.write(peer, [0, 0, 1])  // three bytes of a four-byte length prefix
             peer.close()
-            #expect(probe.waitForClose() == .endOfFile)
-            #expect(probe.bytes == [0, 0, 1])
+            expectEqual(probe.waitForClose(), .endOfFile)
+            expectEqual(probe.bytes, [0, 0, 1])
         }
     }
 
@@ -41,7 +42,7 @@ func makeConnectedPair(
         try withLoop { loop in
             let (connection, _, peer) = try makeConnectedPair(on: loop)
             let credentials = try connection.peerCredentials()
-            #expect(credentials == PeerCredentials(uid: getuid(), gid: getgid(), pid: getpid()))
+            expectEqual(credentials, PeerCredentials(uid: getuid(), gid: getgid(), pid: getpid()))
             connection.close()
             withExtendedLifetime(peer) {}
         }
@@ -51,7 +52,7 @@ func makeConnectedPair(
         try withLoop { loop in
             let (connection, probe, peer) = try makeConnectedPair(on: loop)
             connection.close()
-            #expect(probe.waitForClose() == .localClose)
+            expectEqual(probe.waitForClose(), .localClose)
             #expect(throws: SystemError.self) { try connection.peerCredentials() }
             withExtendedLifetime(peer) {}
         }
@@ -61,12 +62,12 @@ func makeConnectedPair(
         try withLoop { loop in
             let (connection, probe, peer) = try makeConnectedPair(on: loop)
             DispatchQueue.concurrentPerform(iterations: 8) { _ in connection.close() }
-            #expect(probe.waitForClose() == .localClose)
+            expectEqual(probe.waitForClose(), .localClose)
             // A later event cannot produce a second call: flush the loop, then look again.
             let flushed = Occurrence()
             loop.execute { flushed.fire() }
             #expect(flushed.wait())
-            #expect(probe.closeReasons == [.localClose])
+            expectEqual(probe.closeReasons, [.localClose])
             #expect(RawPeer.readToEnd(peer).isEmpty, "the peer sees end of file")
         }
     }
@@ -78,8 +79,8 @@ func makeConnectedPair(
             connection.close()
             #expect(!connection.write([4]))
             #expect(!connection.isOpen)
-            #expect(probe.waitForClose() == .localClose)
-            #expect(RawPeer.readToEnd(peer) == [1, 2, 3])
+            expectEqual(probe.waitForClose(), .localClose)
+            expectEqual(RawPeer.readToEnd(peer), [1, 2, 3])
         }
     }
 
@@ -87,7 +88,7 @@ func makeConnectedPair(
         let loop = try EventLoop(name: "owner")
         let (_, probe, peer) = try makeConnectedPair(on: loop)
         loop.shutdown()
-        #expect(probe.closeReasons == [.loopShutdown])
+        expectEqual(probe.closeReasons, [.loopShutdown])
         #expect(RawPeer.readToEnd(peer).isEmpty)
     }
 
@@ -98,7 +99,7 @@ func makeConnectedPair(
             connection.close()
             let probe = ConnectionProbe()
             connection.start(probe.handlers)
-            #expect(probe.waitForClose() == .localClose)
+            expectEqual(probe.waitForClose(), .localClose)
             withExtendedLifetime(peer) {}
         }
     }
@@ -114,12 +115,12 @@ func makeConnectedPair(
             #expect(flushed.wait())
             let probe = ConnectionProbe()
             connection.start(probe.handlers)
-            #expect(probe.waitForClose() == .localClose)
+            expectEqual(probe.waitForClose(), .localClose)
             // Exactly once: flush the loop again and look.
             let flushedAgain = Occurrence()
             loop.execute { flushedAgain.fire() }
             #expect(flushedAgain.wait())
-            #expect(probe.closeReasons == [.localClose])
+            expectEqual(probe.closeReasons, [.localClose])
             #expect(RawPeer.readToEnd(peer).isEmpty, "the peer sees end of file")
         }
     }

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 /// Listener options that ignore the test process's own environment.
@@ -100,7 +101,7 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
             let client = try SocketConnection.connect(to: address, on: group.loops[0])
             #expect(accepted.wait())
             #expect(credentials.withLock { $0 } == PeerCredentials(uid: getuid(), gid: getgid(), pid: getpid()))
-            #expect(try client.peerCredentials() == PeerCredentials(uid: getuid(), gid: getgid(), pid: getpid()))
+            try expectEqual(client.peerCredentials(), PeerCredentials(uid: getuid(), gid: getgid(), pid: getpid()))
             client.close()
         }
     }
@@ -112,19 +113,19 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
             let address = try UnixSocketAddress(path: directory.path + "/run/ctxbus/store.sock")
             let listener = try startEchoServer(at: address, group: group)
             defer { listener.close() }
-            #expect(fileMode(directory.path + "/run") == 0o700)
-            #expect(fileMode(directory.path + "/run/ctxbus") == 0o700)
+            expectEqual(fileMode(directory.path + "/run"), 0o700)
+            expectEqual(fileMode(directory.path + "/run/ctxbus"), 0o700)
         }
     }
 
     @Test func leavesAnExistingDirectoryAsItIs() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        #expect(chmod(directory.path, 0o751) == 0)
+        expectEqual(chmod(directory.path, 0o751), 0)
         try withGroup { group in
             let listener = try startEchoServer(at: try directory.address(), group: group)
             defer { listener.close() }
-            #expect(fileMode(directory.path) == 0o751)
+            expectEqual(fileMode(directory.path), 0o751)
         }
     }
 
@@ -136,8 +137,8 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
             let address = try directory.address()
             let listener = try startEchoServer(at: address, group: group, options: listenerOptions(socketMode: mode))
             defer { listener.close() }
-            #expect(fileType(address.path) == UInt32(S_IFSOCK))
-            #expect(fileMode(address.path) == mode)
+            expectEqual(fileType(address.path), UInt32(S_IFSOCK))
+            expectEqual(fileMode(address.path), mode)
         }
     }
 
@@ -188,20 +189,20 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
                 try startEchoServer(at: address, group: group)
             }
         }
-        #expect(FileManager.default.contents(atPath: address.path) == contents)
+        expectEqual(FileManager.default.contents(atPath: address.path), contents)
     }
 
     @Test func refusesADirectoryAtThePath() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let address = try directory.address()
-        #expect(mkdir(address.path, 0o700) == 0)
+        expectEqual(mkdir(address.path, 0o700), 0)
         try withGroup { group in
             #expect(throws: ListenerError.pathOccupied(path: address.path, kind: "a directory")) {
                 try startEchoServer(at: address, group: group)
             }
         }
-        #expect(fileType(address.path) == UInt32(S_IFDIR))
+        expectEqual(fileType(address.path), UInt32(S_IFDIR))
     }
 
     @Test func refusesAParentThatIsNotADirectory() throws {
@@ -222,7 +223,7 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
         try withGroup { group in
             let address = try directory.address()
             let listener = try startEchoServer(at: address, group: group)
-            #expect(fileType(address.path) == UInt32(S_IFSOCK))
+            expectEqual(fileType(address.path), UInt32(S_IFSOCK))
             listener.close()
             #expect(fileType(address.path) == nil)
             listener.close()  // idempotent
@@ -239,7 +240,7 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
             let address = try directory.address()
             let first = try startEchoServer(at: address, group: group)
             // Someone removes the file and a new instance takes the path.
-            #expect(unlink(address.path) == 0)
+            expectEqual(unlink(address.path), 0)
             let second = try startEchoServer(at: address, group: group)
             defer { second.close() }
             first.close()

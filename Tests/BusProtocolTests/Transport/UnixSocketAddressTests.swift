@@ -1,10 +1,11 @@
 import BusProtocol
+import TestSupport
 import Testing
 
 @Suite struct UnixSocketAddressTests {
     @Test func acceptsAPathOfExactlyTheSunPathLimit() throws {
         let path = "/" + String(repeating: "a", count: UnixSocketAddress.maximumPathLength - 1)
-        #expect(try UnixSocketAddress(path: path).path == path)
+        try expectEqual(UnixSocketAddress(path: path).path, path)
     }
 
     @Test func rejectsAPathOneByteTooLong() {
@@ -32,6 +33,6 @@ import Testing
 
     @Test func describesTheTooLongErrorInOneLine() {
         let error = SocketAddressError.pathTooLong(path: "/x", length: 200, limit: 107)
-        #expect(error.description == "the Unix socket path /x is 200 bytes long; the limit is 107")
+        expectEqual(error.description, "the Unix socket path /x is 200 bytes long; the limit is 107")
     }
 }

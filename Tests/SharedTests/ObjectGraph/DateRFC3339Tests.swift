@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct DateRFC3339Tests {
@@ -20,13 +21,13 @@ import Testing
     }
 
     @Test func writesTheProtocolFormWithMilliseconds() {
-        #expect(Date(timeIntervalSince1970: 1_795_305_320.123).rfc3339String == "2026-11-21T23:55:20.123Z")
-        #expect(Date(timeIntervalSince1970: 0).rfc3339String == "1970-01-01T00:00:00.000Z")
+        expectEqual(Date(timeIntervalSince1970: 1_795_305_320.123).rfc3339String, "2026-11-21T23:55:20.123Z")
+        expectEqual(Date(timeIntervalSince1970: 0).rfc3339String, "1970-01-01T00:00:00.000Z")
     }
 
     @Test func roundsMillisecondsUpIntoTheNextSecond() {
-        #expect(Date(timeIntervalSince1970: 59.9996).rfc3339String == "1970-01-01T00:01:00.000Z")
-        #expect(Date(timeIntervalSince1970: 1_704_067_199.9999).rfc3339String == "2024-01-01T00:00:00.000Z")
+        expectEqual(Date(timeIntervalSince1970: 59.9996).rfc3339String, "1970-01-01T00:01:00.000Z")
+        expectEqual(Date(timeIntervalSince1970: 1_704_067_199.9999).rfc3339String, "2024-01-01T00:00:00.000Z")
     }
 
     @Test func agreesWithTheGeneralFormatterAcrossCenturies() {
@@ -45,10 +46,10 @@ import Testing
 
     @Test func yearsBeyondFourDigitsFallBackToTheGeneralFormatter() {
         let late = Date(timeIntervalSince1970: 253_402_300_800.5)  // 10000-01-01
-        #expect(late.rfc3339String == formatted(late))
+        expectEqual(late.rfc3339String, formatted(late))
         #expect(late.rfc3339String.hasPrefix("10000-01-01T"))
         let early = Date(timeIntervalSince1970: -62_167_219_201)  // year -1
-        #expect(early.rfc3339String == formatted(early))
+        expectEqual(early.rfc3339String, formatted(early))
     }
 
     @Test func readsBackWhatItWrites() {

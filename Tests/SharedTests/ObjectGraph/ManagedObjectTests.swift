@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ManagedObjectTests {
@@ -18,18 +19,18 @@ import Testing
             book["cover", as: Data.self] = Data([0xFF])
             book["isbn", as: UUID.self] = uuid
             book["meta", as: JSONValue.self] = .object(["a": .int(1)])
-            #expect(book.string("title") == "Dune")
-            #expect(book.int("pages") == 412)
-            #expect(book["pages", as: Int.self] == 412)
-            #expect(book.double("price") == 9.5)
-            #expect(book.bool("inPrint") == false)
-            #expect(book.date("published") == date)
-            #expect(book.data("cover") == Data([0xFF]))
-            #expect(book.uuid("isbn") == uuid)
-            #expect(book.json("meta") == .object(["a": .int(1)]))
+            expectEqual(book.string("title"), "Dune")
+            expectEqual(book.int("pages"), 412)
+            expectEqual(book["pages", as: Int.self], 412)
+            expectEqual(book.double("price"), 9.5)
+            expectEqual(book.bool("inPrint"), false)
+            expectEqual(book.date("published"), date)
+            expectEqual(book.data("cover"), Data([0xFF]))
+            expectEqual(book.uuid("isbn"), uuid)
+            expectEqual(book.json("meta"), .object(["a": .int(1)]))
             #expect(book.string("pages") == nil)  // wrong type reads as nil
             book["price", as: Double.self] = nil
-            #expect(book["price"] == .null)
+            expectEqual(book["price"], .null)
         }
     }
 
@@ -40,16 +41,16 @@ import Testing
             let first = context.makeDevice("first")
             let second = context.makeDevice("second")
             let reading = context.makeReading(device: first)
-            #expect(first.relatedObjects(forKey: "readings") == [reading])
+            expectEqual(first.relatedObjects(forKey: "readings"), [reading])
             #expect(reading.relatedObject(forKey: "device") === first)
 
             reading.setRelatedObject(second, forKey: "device")
             #expect(first.relatedObjects(forKey: "readings").isEmpty)
-            #expect(second.relatedObjects(forKey: "readings") == [reading])
+            expectEqual(second.relatedObjects(forKey: "readings"), [reading])
 
             reading.setRelatedObject(nil, forKey: "device")
             #expect(second.relatedObjects(forKey: "readings").isEmpty)
-            #expect(reading["device"] == .null)
+            expectEqual(reading["device"], .null)
         }
     }
 
@@ -66,7 +67,7 @@ import Testing
             #expect(b.relatedObject(forKey: "device") === second)
             #expect(first.relatedObjects(forKey: "readings").isEmpty)
             second.removeRelatedObject(a, forKey: "readings")
-            #expect(a["device"] == .null)
+            expectEqual(a["device"], .null)
             first.addRelatedObject(a, forKey: "readings")
             #expect(a.relatedObject(forKey: "device") === first)
         }
@@ -80,17 +81,17 @@ import Testing
             let author = context.insert(entity: "Author")
             let coauthor = context.insert(entity: "Author")
             book.setRelatedObjects([author, coauthor], forKey: "authors")
-            #expect(author.relatedObjects(forKey: "books") == [book])
-            #expect(coauthor.relatedObjects(forKey: "books") == [book])
+            expectEqual(author.relatedObjects(forKey: "books"), [book])
+            expectEqual(coauthor.relatedObjects(forKey: "books"), [book])
             author.removeRelatedObject(book, forKey: "books")
-            #expect(book.relatedObjects(forKey: "authors") == [coauthor])
+            expectEqual(book.relatedObjects(forKey: "authors"), [coauthor])
 
             let portrait = context.insert(entity: "Portrait")
             author.setRelatedObject(portrait, forKey: "portrait")
             #expect(portrait.relatedObject(forKey: "author") === author)
             coauthor.setRelatedObject(portrait, forKey: "portrait")
             #expect(portrait.relatedObject(forKey: "author") === coauthor)
-            #expect(author["portrait"] == .null)
+            expectEqual(author["portrait"], .null)
         }
     }
 
@@ -111,18 +112,18 @@ import Testing
                 return author
             }
             try context.save()
-            #expect(shelf.relatedObjects(forKey: "books") == [book])
+            expectEqual(shelf.relatedObjects(forKey: "books"), [book])
             return (book.objectID, authors.map(\.objectID))
         }
         let snapshot = try #require(try fixture.store.snapshot(bookID))
-        #expect(snapshot.values["authors"] == .references(authorIDs.sorted()))
+        expectEqual(snapshot.values["authors"], .references(authorIDs.sorted()))
         let reader = fixture.makeContext("reader")
         try reader.performAndWait {
             let book = try reader.existingObject(with: bookID)
-            #expect(book.relatedObjects(forKey: "authors").map(\.objectID) == authorIDs.sorted())
+            expectEqual(book.relatedObjects(forKey: "authors").map(\.objectID), authorIDs.sorted())
             #expect(book.relatedObject(forKey: "shelf")?.relatedObjects(forKey: "books") == [book])
             let author = book.relatedObjects(forKey: "authors")[0]
-            #expect(author.relatedObjects(forKey: "books") == [book])
+            expectEqual(author.relatedObjects(forKey: "books"), [book])
             // Change one side in a later save: the store updates the other side.
             author.removeRelatedObject(book, forKey: "books")
             try reader.save()

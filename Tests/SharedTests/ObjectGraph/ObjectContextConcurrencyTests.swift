@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ObjectContextConcurrencyTests {
@@ -27,11 +28,11 @@ import Testing
             }
         }
         #expect(failures.all.isEmpty)
-        #expect(try fixture.store.all("Device").count == workers * savesEach * 5)
-        #expect(fixture.store.lastTransaction == Int64(workers * savesEach))
+        try expectEqual(fixture.store.all("Device").count, workers * savesEach * 5)
+        expectEqual(fixture.store.lastTransaction, Int64(workers * savesEach))
         let check = fixture.makeContext("check")
         try check.performAndWait { () throws in
-            #expect(try check.count(for: FetchRequest(entity: "Device")) == workers * savesEach * 5)
+            try expectEqual(check.count(for: FetchRequest(entity: "Device")), workers * savesEach * 5)
         }
     }
 
@@ -55,11 +56,11 @@ import Testing
         }
         #expect(failures.all.isEmpty)
         try root.performAndWait {
-            #expect(root.insertedObjects.count == 8)
-            #expect(try root.count(for: FetchRequest(entity: "Reading")) == 8)
+            expectEqual(root.insertedObjects.count, 8)
+            try expectEqual(root.count(for: FetchRequest(entity: "Reading")), 8)
             try root.save()
         }
-        #expect(try fixture.store.all("Reading").count == 8)
+        try expectEqual(fixture.store.all("Reading").count, 8)
         for id in ids {
             #expect(try fixture.store.snapshot(id)?.values["readings"]?.referencedIDCount == 2)
         }
@@ -87,9 +88,9 @@ import Testing
             }
         }
         // Every save either committed (and bumped the version) or was told of a conflict.
-        #expect(committed.all.count + conflicts.all.count == 6)
+        expectEqual(committed.all.count + conflicts.all.count, 6)
         let snapshot = try #require(try fixture.store.snapshot(id))
-        #expect(snapshot.version == Int64(1 + committed.all.count))
+        expectEqual(snapshot.version, Int64(1 + committed.all.count))
         #expect(committed.all.contains(snapshot.values["name"].flatMap { String(propertyValue: $0) } ?? ""))
     }
 }

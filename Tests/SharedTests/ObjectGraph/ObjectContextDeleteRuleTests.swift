@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ObjectContextDeleteRuleTests {
@@ -11,11 +12,11 @@ import Testing
         try context.performAndWait {
             let device = context.object(with: deviceID)
             let readings = device.relatedObjects(forKey: "readings")
-            #expect(readings.count == 3)
+            expectEqual(readings.count, 3)
             context.delete(device)
             #expect(readings.allSatisfy { $0.isDeleted })
-            #expect(context.deletedObjects.count == 4)
-            #expect(try context.count(for: FetchRequest(entity: "Reading")) == 0)
+            expectEqual(context.deletedObjects.count, 4)
+            try expectEqual(context.count(for: FetchRequest(entity: "Reading")), 0)
             try context.save()
             #expect(device.managedObjectContext == nil)
         }
@@ -32,12 +33,12 @@ import Testing
             let device = context.object(with: deviceID)
             let doomed = device.relatedObjects(forKey: "readings")[0]
             context.delete(doomed)
-            #expect(device.relatedObjects(forKey: "readings").count == 1)
+            expectEqual(device.relatedObjects(forKey: "readings").count, 1)
             #expect(!device.isDeleted)
             try context.save()
         }
         #expect(try fixture.store.snapshot(deviceID)?.values["readings"]?.referencedIDCount == 1)
-        #expect(try fixture.store.all("Reading").count == 1)
+        try expectEqual(fixture.store.all("Reading").count, 1)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -63,12 +64,12 @@ import Testing
                 Issue.record("expected validation failure, got \(String(describing: error))")
                 return
             }
-            #expect(failures.count == 1)
+            expectEqual(failures.count, 1)
             #expect(failures.first?.id == shelfID)
             #expect(failures.first?.key == "books")
             #expect(failures.first?.reason.contains("deny") == true)
             #expect(shelf.isDeleted)  // nothing was undone
-            #expect(fixture.store.lastTransaction == before)
+            expectEqual(fixture.store.lastTransaction, before)
 
             context.delete(book)
             try context.save()

@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ObjectContextFetchTests {
@@ -14,14 +15,14 @@ import Testing
             context.makeDevice("a-new")
             let request = FetchRequest(entity: "Device", sortDescriptors: [.init("name")])
             let names = try context.fetch(request).map { $0.string("name") ?? "nil" }
-            #expect(names == ["a-new", "d0", "d3", "zz"])
-            #expect(try context.count(for: request) == 4)
+            expectEqual(names, ["a-new", "d0", "d3", "zz"])
+            try expectEqual(context.count(for: request), 4)
 
             var window = request
             window.fetchOffset = 1
             window.fetchLimit = 2
             #expect(try context.fetch(window).map { $0.string("name") } == ["d0", "d3"])
-            #expect(try context.count(for: window) == 2)
+            try expectEqual(context.count(for: window), 2)
             let descending = FetchRequest(
                 entity: "Device", sortDescriptors: [.init("name", ascending: false)], fetchLimit: 1)
             #expect(try context.fetch(descending).map { $0.string("name") } == ["zz"])
@@ -40,7 +41,7 @@ import Testing
             context.object(with: ids[0])["name", as: String.self] = "x0"  // leaves the set
             context.makeDevice("d9")  // enters it
             #expect(try context.fetch(request).map { $0.string("name") } == ["d1", "d2", "d9"])
-            #expect(try context.count(for: request) == 3)
+            try expectEqual(context.count(for: request), 3)
         }
     }
 
@@ -54,10 +55,10 @@ import Testing
             let sorted = FetchRequest(
                 entity: "Reading", sortDescriptors: [.init("device.name", ascending: true)])
             let order = try context.fetch(sorted).map { $0.relatedObject(forKey: "device")?.string("name") }
-            #expect(order == ["d1", "d2", "z-last"])
+            expectEqual(order, ["d1", "d2", "z-last"])
             let filtered = FetchRequest(
                 entity: "Reading", predicate: try ObjectPredicate(format: "device.name == 'z-last'"))
-            #expect(try context.count(for: filtered) == 1)
+            try expectEqual(context.count(for: filtered), 1)
         }
     }
 
@@ -77,7 +78,7 @@ import Testing
             let request = FetchRequest(entity: "Device", sortDescriptors: [.init("name")])
             #expect(
                 try child.fetch(request).map { $0.string("name") } == ["child-new", "child-renamed", "d2", "root-new"])
-            #expect(try child.count(for: request) == 4)
+            try expectEqual(child.count(for: request), 4)
         }
     }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ObjectContextMergeTests {
@@ -15,7 +16,7 @@ import Testing
         b.mergePolicy = policy
         let deviceB = b.performAndWait {
             let device = b.object(with: id)
-            #expect(device.version == 1)
+            expectEqual(device.version, 1)
             return device
         }
         try a.performAndWait {
@@ -39,43 +40,43 @@ import Testing
                 Issue.record("expected a conflict, got \(String(describing: error))")
                 return
             }
-            #expect(conflicts.count == 1)
+            expectEqual(conflicts.count, 1)
             #expect(conflicts.first?.id == id)
             #expect(conflicts.first?.version == 1)
             #expect(conflicts.first?.currentVersion == 2)
             #expect(conflicts.first?.currentValues["name"] == .string("A"))
-            #expect(stored.values["name"] == .string("A"))
+            expectEqual(stored.values["name"], .string("A"))
             b.performAndWait {
                 #expect(b.hasChanges)
-                #expect(deviceB.string("name") == "B")
+                expectEqual(deviceB.string("name"), "B")
             }
         case .objectTrump, .overwrite:
             #expect(error == nil)
-            #expect(stored.values["name"] == .string("B"))
-            #expect(stored.values["address"] == .string("B-addr"))
+            expectEqual(stored.values["name"], .string("B"))
+            expectEqual(stored.values["address"], .string("B-addr"))
             b.performAndWait {
                 #expect(!b.hasChanges)
-                #expect(deviceB.version == 3)
-                #expect(deviceB.string("name") == "B")
+                expectEqual(deviceB.version, 3)
+                expectEqual(deviceB.string("name"), "B")
             }
         case .storeTrump:
             #expect(error == nil)
-            #expect(stored.values["name"] == .string("A"))
-            #expect(stored.values["address"] == .string("B-addr"))
+            expectEqual(stored.values["name"], .string("A"))
+            expectEqual(stored.values["address"], .string("B-addr"))
             b.performAndWait {
-                #expect(deviceB.string("name") == "A")
-                #expect(deviceB.string("address") == "B-addr")
-                #expect(deviceB.version == 3)
+                expectEqual(deviceB.string("name"), "A")
+                expectEqual(deviceB.string("address"), "B-addr")
+                expectEqual(deviceB.version, 3)
             }
         case .rollback:
             #expect(error == nil)
-            #expect(stored.values["name"] == .string("A"))
-            #expect(stored.values["address"] == .string("AA:d0"))
-            #expect(stored.version == 2)
+            expectEqual(stored.values["name"], .string("A"))
+            expectEqual(stored.values["address"], .string("AA:d0"))
+            expectEqual(stored.version, 2)
             b.performAndWait {
                 #expect(!b.hasChanges)
-                #expect(deviceB.string("name") == "A")
-                #expect(deviceB.version == 2)
+                expectEqual(deviceB.string("name"), "A")
+                expectEqual(deviceB.version, 2)
             }
         }
     }
@@ -93,7 +94,7 @@ import Testing
             try context.save()
             return (device.objectID, fixture.store.lastTransaction)
         }
-        #expect(received.all.count == 2)
+        expectEqual(received.all.count, 2)
         #expect(received.all.first?.inserted.map(\.id) == [deviceID])
         #expect(received.all.first?.author == "publisher")
         #expect(received.all.last?.updated.map(\.snapshot.id) == [deviceID])
@@ -104,7 +105,7 @@ import Testing
             context.object(with: deviceID)["name", as: String.self] = "three"
             try context.save()
         }
-        #expect(received.all.count == 2)
+        expectEqual(received.all.count, 2)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -120,7 +121,7 @@ import Testing
             try child.save()
             return device.objectID
         }
-        #expect(received.all.count == 1)
+        expectEqual(received.all.count, 1)
         #expect(received.all.first?.txn == 0)
         #expect(received.all.first?.inserted.map(\.id) == [id])
         #expect(id.isTemporary)
@@ -152,13 +153,13 @@ import Testing
         let changes = try #require(received.all.first)
         try reader.performAndWait {
             reader.merge(changes)
-            #expect(device.string("address") == "new-addr")
-            #expect(device.string("name") == "mine")
-            #expect(device.version == 2)
+            expectEqual(device.string("address"), "new-addr")
+            expectEqual(device.string("name"), "mine")
+            expectEqual(device.version, 2)
             #expect(gone.isDeleted)
             #expect(reader.registeredObject(for: ids[1]) == nil)
             try reader.save()  // no conflict: the merge moved the version on
-            #expect(device.version == 3)
+            expectEqual(device.version, 3)
         }
         #expect(try fixture.store.snapshot(ids[0])?.values["name"] == .string("mine"))
     }
@@ -180,11 +181,11 @@ import Testing
             writer.object(with: id)["name", as: String.self] = "pushed"
             try writer.save()
         }
-        #expect(merged.semaphore.wait(timeout: .now() + 10) == .success)
+        expectEqual(merged.semaphore.wait(timeout: .now() + 10), .success)
         merged.observation.cancel()
         follower.performAndWait {
-            #expect(device.string("name") == "pushed")
-            #expect(device.version == 2)
+            expectEqual(device.string("name"), "pushed")
+            expectEqual(device.version, 2)
             #expect(!device.hasChanges)
         }
     }
@@ -210,17 +211,17 @@ import Testing
         }
         drain(main)
         let fresh = try main.performAndWait {
-            #expect(device.string("name") == "from worker")
+            expectEqual(device.string("name"), "from worker")
             let fresh = try main.existingObject(with: newID)
-            #expect(fresh.string("name") == "fresh")
+            expectEqual(fresh.string("name"), "fresh")
             return fresh
         }
         try root.performAndWait { try root.save() }
         drain(main)
         main.performAndWait {
-            #expect(device.version == 2)
+            expectEqual(device.version, 2)
             #expect(!fresh.objectID.isTemporary)
-            #expect(fresh.version == 1)
+            expectEqual(fresh.version, 1)
             #expect(main.object(with: fresh.objectID) === fresh)
         }
     }
@@ -244,7 +245,7 @@ import Testing
             other.object(with: id)["name", as: String.self] = "elsewhere"
             try other.save()
         }
-        #expect(merged.semaphore.wait(timeout: .now() + 10) == .success)
+        expectEqual(merged.semaphore.wait(timeout: .now() + 10), .success)
         merged.observation.cancel()
         drain(main)
         main.performAndWait { #expect(device.string("name") == "elsewhere") }

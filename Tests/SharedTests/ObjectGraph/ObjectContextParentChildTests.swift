@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ObjectContextParentChildTests {
@@ -17,14 +18,14 @@ import Testing
             #expect(device.objectID.isTemporary)  // temporary until the top-level context saves
             return device.objectID
         }
-        #expect(fixture.store.lastTransaction == 0)
+        expectEqual(fixture.store.lastTransaction, 0)
         let permanentID = try root.performAndWait {
             #expect(root.hasChanges)
-            #expect(root.insertedObjects.count == 2)
+            expectEqual(root.insertedObjects.count, 2)
             let device = try #require(root.registeredObject(for: temporaryID))
             #expect(device.isInserted)
-            #expect(device.string("name") == "kid")
-            #expect(device.relatedObjects(forKey: "readings").count == 1)
+            expectEqual(device.string("name"), "kid")
+            expectEqual(device.relatedObjects(forKey: "readings").count, 1)
             try root.save()
             return device.objectID
         }
@@ -33,9 +34,9 @@ import Testing
         child.performAndWait {
             // The child learns the permanent ID: both IDs reach the same object.
             let byPermanent = child.object(with: permanentID)
-            #expect(byPermanent.objectID == permanentID)
+            expectEqual(byPermanent.objectID, permanentID)
             #expect(child.object(with: temporaryID) === byPermanent)
-            #expect(byPermanent.string("name") == "kid")
+            expectEqual(byPermanent.string("name"), "kid")
         }
     }
 
@@ -51,12 +52,12 @@ import Testing
         }
         let child = ObjectContext(parent: root, name: "child")
         try child.performAndWait {
-            #expect(child.object(with: ids[0]).string("name") == "pending")
+            expectEqual(child.object(with: ids[0]).string("name"), "pending")
             #expect(storeError { _ = try child.existingObject(with: ids[1]) } == .notFound(ids[1]))
-            #expect(child.object(with: newID).string("name") == "fresh")
+            expectEqual(child.object(with: newID).string("name"), "fresh")
             let names = try child.fetch(FetchRequest(entity: "Device", sortDescriptors: [.init("name")]))
                 .map { $0.string("name") }
-            #expect(names == ["fresh", "pending"])
+            expectEqual(names, ["fresh", "pending"])
         }
     }
 
@@ -68,7 +69,7 @@ import Testing
         let child = ObjectContext(parent: root, name: "child")
         try child.performAndWait {
             let device = child.object(with: id)
-            #expect(device.version == 1)
+            expectEqual(device.version, 1)
             device["name", as: String.self] = "from child"
             let reading = device.relatedObjects(forKey: "readings")[0]
             child.delete(reading)
@@ -77,11 +78,11 @@ import Testing
         try root.performAndWait {
             let device = try #require(root.registeredObject(for: id))
             #expect(device.isUpdated)
-            #expect(device.version == 1)
-            #expect(device.changedValues()["name"] == .string("from child"))
-            #expect(root.deletedObjects.count == 1)
+            expectEqual(device.version, 1)
+            expectEqual(device.changedValues()["name"], .string("from child"))
+            expectEqual(root.deletedObjects.count, 1)
             try root.save()
-            #expect(device.version == 2)
+            expectEqual(device.version, 2)
         }
         #expect(try fixture.store.all("Reading").isEmpty)
         #expect(try fixture.store.snapshot(id)?.values["name"] == .string("from child"))
@@ -102,7 +103,7 @@ import Testing
         try root.performAndWait { try root.save() }
         #expect(try fixture.store.all("Device").map { $0.values["name"] } == [.string("deep")])
         try leaf.performAndWait {
-            #expect(try leaf.count(for: FetchRequest(entity: "Device")) == 1)
+            try expectEqual(leaf.count(for: FetchRequest(entity: "Device")), 1)
             let ids = try leaf.fetchIDs(FetchRequest(entity: "Device"))
             #expect(ids.allSatisfy { !$0.isTemporary })
             #expect(leaf.registeredObjects.count == 1)  // the temporary object was re-keyed, not duplicated
@@ -134,7 +135,7 @@ import Testing
         }
         root.performAndWait {
             #expect(!root.hasChanges)
-            #expect(root.object(with: id).string("name") == "d0")
+            expectEqual(root.object(with: id).string("name"), "d0")
         }
     }
 }

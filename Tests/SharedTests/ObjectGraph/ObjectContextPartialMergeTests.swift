@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// Merging change sets whose updated snapshots hold only the changed keys (as `RemoteStore`'s do, built from
@@ -24,15 +25,15 @@ import Testing
         let context = fixture.makeContext()
         let device = context.performAndWait {
             let device = context.object(with: id)
-            #expect(device.string("address") == "AA:d0")
+            expectEqual(device.string("address"), "AA:d0")
             return device
         }
         context.performAndWait { context.merge(partialUpdate(id, version: 2, values: ["name": .string("renamed")])) }
         context.performAndWait {
             #expect(!device.isFault)
-            #expect(device.version == 2)
-            #expect(device.string("name") == "renamed")
-            #expect(device.string("address") == "AA:d0")
+            expectEqual(device.version, 2)
+            expectEqual(device.string("name"), "renamed")
+            expectEqual(device.string("address"), "AA:d0")
             #expect(!device.hasChanges)
         }
     }
@@ -44,7 +45,7 @@ import Testing
         let context = fixture.makeContext()
         let device = context.performAndWait {
             let device = context.object(with: id)
-            #expect(device.version == 1)
+            expectEqual(device.version, 1)
             return device
         }
         // Version 2 was missed: the values the snapshot leaves out may be stale, so they are not kept.
@@ -52,8 +53,8 @@ import Testing
         context.performAndWait {
             #expect(device.isFault)
             // The fault loads the store's state (still version 1 here: the change set was made up).
-            #expect(device.string("address") == "AA:d0")
-            #expect(device.version == 1)
+            expectEqual(device.string("address"), "AA:d0")
+            expectEqual(device.version, 1)
         }
     }
 }

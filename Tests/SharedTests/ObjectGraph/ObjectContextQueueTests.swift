@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ObjectContextQueueTests {
@@ -16,7 +17,7 @@ import Testing
                 context.performAndWait { device.string("name") }
             }
         }
-        #expect(value == "outer")
+        expectEqual(value, "outer")
         #expect(!context.isOnQueue)
     }
 
@@ -43,7 +44,7 @@ import Testing
             }
         }
         drain(context)
-        #expect(seen.all == Array(0..<50))
+        expectEqual(seen.all, Array(0..<50))
     }
 
     @Test func asyncPerformReturnsTheValueAndThrowsTheError() async throws {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ObjectContextTests {
@@ -12,11 +13,11 @@ import Testing
             let device = context.insert(entity: "Device")
             #expect(device.objectID.isTemporary)
             #expect(device.isInserted && device.hasChanges && !device.isFault)
-            #expect(device.bool("connected") == false)
-            #expect(device["name"] == .null)
-            #expect(device.version == 0)
+            expectEqual(device.bool("connected"), false)
+            expectEqual(device["name"], .null)
+            expectEqual(device.version, 0)
             #expect(context.hasChanges)
-            #expect(context.insertedObjects == [device])
+            expectEqual(context.insertedObjects, [device])
         }
     }
 
@@ -28,16 +29,16 @@ import Testing
             let device = context.makeDevice("thermo")
             try context.save()
             #expect(!device.objectID.isTemporary)
-            #expect(device.version == 1)
+            expectEqual(device.version, 1)
             #expect(!device.isInserted && !device.hasChanges && !context.hasChanges)
-            #expect(device.string("name") == "thermo")
+            expectEqual(device.string("name"), "thermo")
             return device.objectID
         }
         #expect(try fixture.store.snapshot(id)?.values["name"] == .string("thermo"))
         let other = fixture.makeContext("other")
         try other.performAndWait {
             let devices = try other.fetch(FetchRequest(entity: "Device"))
-            #expect(devices.map(\.objectID) == [id])
+            expectEqual(devices.map(\.objectID), [id])
             #expect(devices.first?.string("address") == "AA:thermo")
             #expect(devices.first?.version == 1)
         }
@@ -52,13 +53,13 @@ import Testing
             let device = try context.existingObject(with: id)
             device["name", as: String.self] = "renamed"
             #expect(device.isUpdated)
-            #expect(device.changedValues() == ["name": .string("renamed")])
-            #expect(device.committedValues(forKeys: ["name"]) == ["name": .string("d0")])
-            #expect(context.updatedObjects == [device])
+            expectEqual(device.changedValues(), ["name": .string("renamed")])
+            expectEqual(device.committedValues(forKeys: ["name"]), ["name": .string("d0")])
+            expectEqual(context.updatedObjects, [device])
             try context.save()
-            #expect(device.version == 2)
+            expectEqual(device.version, 2)
             #expect(!device.isUpdated)
-            #expect(device.committedValues(forKeys: ["name"]) == ["name": .string("renamed")])
+            expectEqual(device.committedValues(forKeys: ["name"]), ["name": .string("renamed")])
         }
         #expect(try fixture.store.snapshot(id)?.version == 2)
     }
@@ -77,7 +78,7 @@ import Testing
             #expect(!context.hasChanges)
             try context.save()
         }
-        #expect(fixture.store.lastTransaction == before)
+        expectEqual(fixture.store.lastTransaction, before)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -96,9 +97,9 @@ import Testing
         context.performAndWait {
             #expect(fault.isFault)
             #expect(context.object(with: id) === fault)
-            #expect(fault.string("name") == "later")
+            expectEqual(fault.string("name"), "later")
             #expect(!fault.isFault)
-            #expect(fault.version == 2)
+            expectEqual(fault.version, 2)
         }
     }
 
@@ -109,11 +110,11 @@ import Testing
         let context = fixture.makeContext()
         try context.performAndWait {
             let fetched = try context.fetchIDs(FetchRequest(entity: "Device", sortDescriptors: [.init("name")]))
-            #expect(fetched == ids)
+            expectEqual(fetched, ids)
             let objects = fetched.map { context.object(with: $0) }
             #expect(objects.allSatisfy { $0.isFault })
             #expect(objects.map { $0.string("name") } == ["d0", "d1", "d2"])
-            #expect(try context.count(for: FetchRequest(entity: "Device")) == 3)
+            try expectEqual(context.count(for: FetchRequest(entity: "Device")), 3)
         }
     }
 
@@ -131,7 +132,7 @@ import Testing
             #expect(context.hasChanges)
             context.rollback()
             #expect(!context.hasChanges)
-            #expect(first.string("name") == "d0")
+            expectEqual(first.string("name"), "d0")
             #expect(!second.isDeleted)
             #expect(inserted.managedObjectContext == nil)
             #expect(context.registeredObject(for: inserted.objectID) == nil)
@@ -151,7 +152,7 @@ import Testing
             #expect(context.registeredObjects.isEmpty)
             let again = context.object(with: id)
             #expect(again !== device)
-            #expect(again.string("name") == "d0")
+            expectEqual(again.string("name"), "d0")
         }
     }
 
@@ -171,8 +172,8 @@ import Testing
             context.refresh(device, mergeChanges: false)
             #expect(device.isFault)
             #expect(!device.hasChanges)
-            #expect(device.string("name") == "d0")
-            #expect(device.string("address") == "theirs")
+            expectEqual(device.string("name"), "d0")
+            expectEqual(device.string("address"), "theirs")
         }
     }
 
@@ -190,11 +191,11 @@ import Testing
                 try writer.save()
             }
             context.refresh(device, mergeChanges: true)
-            #expect(device.string("name") == "mine")
-            #expect(device.string("address") == "theirs")
-            #expect(device.version == 2)
+            expectEqual(device.string("name"), "mine")
+            expectEqual(device.string("address"), "theirs")
+            expectEqual(device.version, 2)
             try context.save()
-            #expect(device.version == 3)
+            expectEqual(device.version, 3)
         }
     }
 
@@ -229,10 +230,10 @@ import Testing
             let deviceID = device.objectID
             #expect(!deviceID.isTemporary && !reading.objectID.isTemporary)
             #expect(device.isInserted)
-            #expect(reading.value(forKey: "device") == .reference(deviceID))
+            expectEqual(reading.value(forKey: "device"), .reference(deviceID))
             #expect(context.object(with: deviceID) === device)
             try context.save()
-            #expect(device.objectID == deviceID)
+            expectEqual(device.objectID, deviceID)
             #expect(try fixture.store.snapshot(deviceID)?.values["readings"] == .references([reading.objectID]))
         }
     }
@@ -257,12 +258,12 @@ import Testing
             #expect(
                 failures.contains { $0.id == missing.objectID && $0.key == "address" && $0.reason.contains("required") }
             )
-            #expect(failures.count == 2)
+            expectEqual(failures.count, 2)
             #expect(context.hasChanges)
-            #expect(device.string("name") == "fine")
+            expectEqual(device.string("name"), "fine")
             #expect(missing.isInserted)
         }
-        #expect(fixture.store.lastTransaction == before)
+        expectEqual(fixture.store.lastTransaction, before)
         #expect(try fixture.store.snapshot(id)?.values["name"] == .string("d0"))
     }
 
@@ -277,6 +278,6 @@ import Testing
             #expect(context.deletedObjects.isEmpty && context.insertedObjects.isEmpty)
             try context.save()
         }
-        #expect(fixture.store.lastTransaction == 0)
+        expectEqual(fixture.store.lastTransaction, 0)
     }
 }

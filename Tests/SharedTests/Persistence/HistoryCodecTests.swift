@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Shared
@@ -46,9 +47,9 @@ import Testing
     @Test func insertsOfOneEntityAreWrittenOnceAsARunAndReadBackExactly() throws {
         let changes = changeSet(inserted: (1...50).map { reading($0) })
         let (text, decoded) = try roundTrip(changes)
-        #expect(decoded == changes)
-        #expect(occurrences(of: "\"characteristic\"", in: text) == 1)
-        #expect(occurrences(of: "\"Reading\"", in: text) == 1)
+        expectEqual(decoded, changes)
+        expectEqual(occurrences(of: "\"characteristic\"", in: text), 1)
+        expectEqual(occurrences(of: "\"Reading\"", in: text), 1)
         #expect(
             text.hasPrefix(
                 "{\"i\":[{\"e\":\"Reading\",\"k\":[\"characteristic\",\"value\",\"time\",\"chain\",\"device\"]"))
@@ -57,7 +58,7 @@ import Testing
     @Test func insertsOfSeveralEntitiesKeepTheirOrder() throws {
         let changes = changeSet(inserted: [reading(1), reading(2), device(3), device(4), reading(5)])
         let (text, decoded) = try roundTrip(changes)
-        #expect(decoded == changes)
+        expectEqual(decoded, changes)
         #expect(occurrences(of: "{\"e\":", in: text) == 3)
     }
 
@@ -69,9 +70,9 @@ import Testing
         let changes = changeSet(inserted: [reading(1), partial, foreign, reading(4)])
         let (text, decoded) = try roundTrip(changes)
         foreign.values["unknown"] = nil
-        #expect(decoded == changeSet(inserted: [reading(1), partial, foreign, reading(4)]))
+        expectEqual(decoded, changeSet(inserted: [reading(1), partial, foreign, reading(4)]))
         #expect(occurrences(of: "{\"e\":", in: text) == 2)
-        #expect(occurrences(of: "[\"Reading\",", in: text) == 2)
+        expectEqual(occurrences(of: "[\"Reading\",", in: text), 2)
     }
 
     /// The form every history row had before runs (one object per insert), as that encoder wrote it.
@@ -103,7 +104,7 @@ import Testing
     @Test func rowsWrittenBeforeRunsReadBackUnchanged() throws {
         let decoded = try codec.decode(
             Self.objectFormText, txn: 1, time: Date(timeIntervalSinceReferenceDate: 3), author: "alice")
-        #expect(decoded == Self.objectFormChanges)
+        expectEqual(decoded, Self.objectFormChanges)
     }
 
     @Test func aStoreFileWithObjectFormHistoryReplaysIt() throws {
@@ -126,18 +127,18 @@ import Testing
         store.close()
         // Replace the row with the older form of the same change set, as an older version left it.
         var db: OpaquePointer?
-        #expect(sqlite3_open(url.path, &db) == SQLITE_OK)
+        expectEqual(sqlite3_open(url.path, &db), SQLITE_OK)
         let sql = "UPDATE Z_HISTORY SET Z_CHANGES = ?, Z_TIME = 3 WHERE Z_TXN = 1"
         var statement: OpaquePointer?
-        #expect(sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK)
+        expectEqual(sqlite3_prepare_v2(db, sql, -1, &statement, nil), SQLITE_OK)
         sqlite3_bind_text(statement, 1, Self.objectFormText, -1, csqlite_transient())
-        #expect(sqlite3_step(statement) == SQLITE_DONE)
+        expectEqual(sqlite3_step(statement), SQLITE_DONE)
         sqlite3_finalize(statement)
-        #expect(sqlite3_changes(db) == 1)
+        expectEqual(sqlite3_changes(db), 1)
         sqlite3_close(db)
         store = try SQLiteStore(url: url, model: Model.deviceReadings)
         defer { store.close() }
-        #expect(try store.history(since: 0, limit: 10) == [Self.objectFormChanges])
+        try expectEqual(store.history(since: 0, limit: 10), [Self.objectFormChanges])
     }
 
     @Test func aRunWithKeysTheModelNoLongerHasSkipsThem() throws {

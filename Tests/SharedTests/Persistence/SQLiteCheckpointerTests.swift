@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Shared
@@ -52,14 +53,14 @@ import Testing
         let connection = try SQLiteConnection(path: path, readOnly: false, busyTimeoutMilliseconds: 5_000)
         defer { connection.close() }
         try connection.execute("PRAGMA journal_mode=WAL")
-        #expect(try connection.integer("PRAGMA wal_autocheckpoint") == 1_000)
+        try expectEqual(connection.integer("PRAGMA wal_autocheckpoint"), 1_000)
         let checkpointer = try SQLiteCheckpointer(path: path, thresholdPages: 1_000, busyTimeoutMilliseconds: 5_000)
         defer { checkpointer.stop() }
         try checkpointer.takeOverCheckpoints(of: connection)
         // The pragma reads 0 unless SQLite's own autocheckpoint hook is the one installed.
-        #expect(try connection.integer("PRAGMA wal_autocheckpoint") == 0)
+        try expectEqual(connection.integer("PRAGMA wal_autocheckpoint"), 0)
         try connection.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)")
-        #expect(checkpointer.commitsSeen.load(ordering: .relaxed) == 3)
+        expectEqual(checkpointer.commitsSeen.load(ordering: .relaxed), 3)
         #expect(
             try connection.integer("PRAGMA journal_size_limit")
                 == SQLiteCheckpointer.journalSizeLimit(1_000, pageSize: 4_096))
@@ -108,7 +109,7 @@ import Testing
         let statistics = store.checkpointStatistics
         #expect(statistics.checkpoints >= 6)
         #expect(statistics.framesCheckpointed >= 6 * Self.threshold)
-        #expect(statistics.failures == 0)
+        expectEqual(statistics.failures, 0)
         #expect(store.checkpointer.commitsSeen.load(ordering: .relaxed) >= 361)
         // Restarted after a complete checkpoint, and cut back to the limit: bounded by it.
         #expect(walSize(directory) <= limit)
@@ -130,7 +131,7 @@ import Testing
         #expect(checkpointer.lastWALPages.load(ordering: .relaxed) >= Self.threshold)
         try await waitUntil { store.checkpointStatistics.checkpoints > 0 }
         #expect(store.checkpointStatistics.checkpoints > 0)
-        #expect(store.checkpointStatistics.writerCheckpoints == 0)
+        expectEqual(store.checkpointStatistics.writerCheckpoints, 0)
     }
 
     @Test func aWriterThatOutrunsTheCheckpointerCheckpointsItselfAtTheFallbackSize() async throws {
@@ -151,7 +152,7 @@ import Testing
             }
             return largest
         }
-        #expect(store.checkpointStatistics.writerCheckpoints == 1)
+        expectEqual(store.checkpointStatistics.writerCheckpoints, 1)
         #expect(largest >= SQLiteCheckpointer.writerFallbackFactor * Self.threshold)
         #expect(largest < (SQLiteCheckpointer.writerFallbackFactor + 1) * Self.threshold)
         // The fallback copied the whole WAL: the next commit restarts it.
@@ -166,7 +167,7 @@ import Testing
         let store = try makeStore(directory, threshold: 0)
         defer { store.close() }
         try await offPool { for n in 0..<361 { _ = try store.save(insert("N\(n)")) } }
-        #expect(store.checkpointStatistics.checkpoints == 0)
+        expectEqual(store.checkpointStatistics.checkpoints, 0)
         #expect(walSize(directory) > SQLiteCheckpointer.journalSizeLimit(Self.threshold, pageSize: 4_096))
     }
 
@@ -213,11 +214,11 @@ import Testing
         try await waitUntil { store.checkpointStatistics.checkpoints > 0 }
         #expect(store.checkpointStatistics.checkpoints > 0)
         store.close()
-        #expect(walSize(directory) == 0)
+        expectEqual(walSize(directory), 0)
         let reopened = try makeStore(directory)
         defer { reopened.close() }
         let result = try reopened.objects(with: ids)
-        #expect(result.objects.count == 200)
+        expectEqual(result.objects.count, 200)
         #expect(result.missing.isEmpty)
     }
 }

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Shared
@@ -21,10 +22,10 @@ import Testing
         let connection = try makeConnection(in: directory)
         defer { connection.close() }
         #expect(try connection.integer("SELECT MIN(x) FROM t") == nil)
-        #expect(connection.runningStatementCount == 0)
+        expectEqual(connection.runningStatementCount, 0)
         try connection.execute("INSERT INTO t VALUES (7, 'seven')")
-        #expect(try connection.integer("SELECT MIN(x) FROM t") == 7)
-        #expect(connection.runningStatementCount == 0)
+        try expectEqual(connection.integer("SELECT MIN(x) FROM t"), 7)
+        expectEqual(connection.runningStatementCount, 0)
     }
 
     @Test func aTextQueryAnsweringNullOrNoRowLeavesNoStatementRunning() throws {
@@ -33,9 +34,9 @@ import Testing
         let connection = try makeConnection(in: directory)
         defer { connection.close() }
         #expect(try connection.text("SELECT MAX(y) FROM t") == nil)
-        #expect(connection.runningStatementCount == 0)
+        expectEqual(connection.runningStatementCount, 0)
         #expect(try connection.text("SELECT y FROM t WHERE x = ?", [.int(1)]) == nil)
-        #expect(connection.runningStatementCount == 0)
+        expectEqual(connection.runningStatementCount, 0)
     }
 
     @Test func theCountSeesAStatementLeftOnARow() throws {
@@ -45,8 +46,8 @@ import Testing
         defer { connection.close() }
         let statement = try connection.statement("SELECT MIN(x) FROM t")
         #expect(try statement.step())
-        #expect(connection.runningStatementCount == 1)
+        expectEqual(connection.runningStatementCount, 1)
         statement.reset()
-        #expect(connection.runningStatementCount == 0)
+        expectEqual(connection.runningStatementCount, 0)
     }
 }

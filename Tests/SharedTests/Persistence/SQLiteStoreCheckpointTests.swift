@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Shared
@@ -31,6 +32,6 @@ import Testing
         }
         let result = try checkpoint(url)
         #expect(result.log > 0)
-        #expect(result.checkpointed == result.log)
+        expectEqual(result.checkpointed, result.log)
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @testable import Shared
@@ -31,13 +32,13 @@ import Testing
             }
         }
         // Nothing blocked the caller: the 20 saves wait for the writer together.
-        #expect(sqlite.pendingSaveCount == 20)
+        expectEqual(sqlite.pendingSaveCount, 20)
         resume()
         done.wait()
         let txns = outcomes.withLock { $0 }
         #expect((0..<20).map { txns[$0] ?? -1 } == Array(1...20))
-        #expect(sqlite.statistics.groups == 1)
-        #expect(sqlite.statistics.groupSizes == [20: 1])
+        expectEqual(sqlite.statistics.groups, 1)
+        expectEqual(sqlite.statistics.groupSizes, [20: 1])
     }
 
     @Test func failuresReachTheCompletionAlone() throws {

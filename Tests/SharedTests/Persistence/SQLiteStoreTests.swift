@@ -1,6 +1,7 @@
 import CSQLite
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Shared
@@ -25,15 +26,15 @@ import Testing
         let first = try store.insert("Device", ["address": .string("a")])
         try store.commit(SaveRequest(deletes: [.init(id: first, version: nil)]))
         let reserved = try store.obtainPermanentIDs(entity: "Device", count: 3)
-        #expect(store.lastTransaction == 2)
+        expectEqual(store.lastTransaction, 2)
         store.close()
         store = try SQLiteStore(url: url, model: Model.deviceReadings)
-        #expect(store.lastTransaction == 2)
+        expectEqual(store.lastTransaction, 2)
         let result = try store.commit(
             SaveRequest(inserts: [.init(id: tmp("Device", "d"), values: ["address": .string("b")])]))
-        #expect(result.txn == 3)
+        expectEqual(result.txn, 3)
         #expect(result.ids[tmp("Device", "d")]!.number! > reserved.last!.number!)
-        #expect(try store.history(since: 0, limit: 10).map(\.txn) == [1, 2, 3])
+        try expectEqual(store.history(since: 0, limit: 10).map(\.txn), [1, 2, 3])
         store.close()
     }
 
@@ -88,11 +89,11 @@ import Testing
         let newer = try Model(entities: entities)
         store = try SQLiteStore(url: url, model: newer)
         let snapshot = try #require(try store.snapshot(device))
-        #expect(snapshot.values["firmware"] == .null)
-        #expect(snapshot.values["battery"] == .int(100))
+        expectEqual(snapshot.values["firmware"], .null)
+        expectEqual(snapshot.values["battery"], .int(100))
         try store.commit(SaveRequest(updates: [.init(id: device, version: 1, values: ["firmware": .string("1.2")])]))
         #expect(try store.snapshot(device)?.values["firmware"] == .string("1.2"))
-        #expect(try store.history(since: 0, limit: 10).count == 2)
+        try expectEqual(store.history(since: 0, limit: 10).count, 2)
         store.close()
         // And the new model is what the file now holds.
         store = try SQLiteStore(url: url, model: newer)
@@ -125,8 +126,8 @@ import Testing
         while store.pendingSaveCount < threads { usleep(1_000) }  // every save is queued behind the held writer
         resume()
         finished.wait()
-        #expect(store.statistics.groups - groupsBefore == 1)
-        #expect(store.statistics.lastGroupSize == threads)
+        expectEqual(store.statistics.groups - groupsBefore, 1)
+        expectEqual(store.statistics.lastGroupSize, threads)
         var txns: [Int64] = []
         for (worker, outcome) in outcomes.withLock({ $0 }) {
             switch outcome {
@@ -135,16 +136,16 @@ import Testing
                 txns.append(result.txn)
                 #expect(try store.snapshot(result.ids.values.first!)?.version == 1)
             case .failure(let error):
-                #expect(worker == 2)
+                expectEqual(worker, 2)
                 guard case .conflict? = error as? StoreError else {
                     Issue.record("expected a conflict, got \(error)")
                     continue
                 }
             }
         }
-        #expect(txns.sorted() == Array(2...Int64(threads)))
-        #expect(try store.history(since: 1, limit: 10).map(\.txn) == Array(2...Int64(threads)))
-        #expect(try store.all("Device").count == threads)
+        expectEqual(txns.sorted(), Array(2...Int64(threads)))
+        try expectEqual(store.history(since: 1, limit: 10).map(\.txn), Array(2...Int64(threads)))
+        try expectEqual(store.all("Device").count, threads)
         store.close()
     }
 
@@ -178,7 +179,7 @@ import Testing
         try store.insert("Book", ["title": .string("t"), "authors": .references([author]), "inPrint": .bool(true)])
         store.close()
         var db: OpaquePointer?
-        #expect(sqlite3_open(url.path, &db) == SQLITE_OK)
+        expectEqual(sqlite3_open(url.path, &db), SQLITE_OK)
         defer { sqlite3_close(db) }
         func rows(_ sql: String) -> [[String]] {
             var statement: OpaquePointer?
@@ -193,9 +194,9 @@ import Testing
             }
             return rows
         }
-        #expect(rows("SELECT Z_PK, Z_VERSION, title, inPrint, pages FROM Book") == [["1", "1", "t", "1", "0"]])
-        #expect(rows("SELECT Z_SOURCE, Z_TARGET FROM Z_M2M_Author_books") == [["1", "1"]])
-        #expect(rows("PRAGMA journal_mode") == [["wal"]])
+        expectEqual(rows("SELECT Z_PK, Z_VERSION, title, inPrint, pages FROM Book"), [["1", "1", "t", "1", "0"]])
+        expectEqual(rows("SELECT Z_SOURCE, Z_TARGET FROM Z_M2M_Author_books"), [["1", "1"]])
+        expectEqual(rows("PRAGMA journal_mode"), [["wal"]])
         #expect(
             rows("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'Z_Book_%' ORDER BY name") == [
                 ["Z_Book_shelf"], ["Z_Book_title"],
@@ -214,19 +215,19 @@ import Testing
         // A history row in the way of the next transaction: the save's rows are written, then
         // its history row fails, after the objects were inserted.
         var db: OpaquePointer?
-        #expect(sqlite3_open(url.path, &db) == SQLITE_OK)
+        expectEqual(sqlite3_open(url.path, &db), SQLITE_OK)
         defer { sqlite3_close(db) }
         let blocker = "INSERT INTO Z_HISTORY (Z_TXN, Z_TIME, Z_CHANGES) VALUES (2, 0, '{}')"
-        #expect(sqlite3_exec(db, blocker, nil, nil, nil) == SQLITE_OK)
+        expectEqual(sqlite3_exec(db, blocker, nil, nil, nil), SQLITE_OK)
         let inserts = (0..<3).map {
             SaveRequest.Insert(id: tmp("Device", "d\($0)"), values: ["address": .string("\($0)")])
         }
         #expect(throws: SQLiteError.self) { try store.save(SaveRequest(inserts: inserts)) }
-        #expect(try store.all("Device").map(\.id) == [first])
-        #expect(store.lastTransaction == 1)
-        #expect(sqlite3_exec(db, "DELETE FROM Z_HISTORY WHERE Z_TXN = 2", nil, nil, nil) == SQLITE_OK)
+        try expectEqual(store.all("Device").map(\.id), [first])
+        expectEqual(store.lastTransaction, 1)
+        expectEqual(sqlite3_exec(db, "DELETE FROM Z_HISTORY WHERE Z_TXN = 2", nil, nil, nil), SQLITE_OK)
         let result = try store.commit(SaveRequest(inserts: inserts))
         #expect(result.txn == 2 && result.changes.inserted.count == 3)
-        #expect(try store.all("Device").count == 4)
+        try expectEqual(store.all("Device").count, 4)
     }
 }

@@ -1,6 +1,7 @@
 import CSQLite
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Shared
@@ -37,13 +38,13 @@ import Testing
     private func refuseAddress(_ address: String) throws {
         let path = try #require(store.directory).appendingPathComponent("store.sqlite").path
         var db: OpaquePointer?
-        #expect(sqlite3_open(path, &db) == SQLITE_OK)
+        expectEqual(sqlite3_open(path, &db), SQLITE_OK)
         defer { sqlite3_close(db) }
         let trigger = """
             CREATE TRIGGER refuse BEFORE INSERT ON Device WHEN NEW.address = '\(address)'
             BEGIN SELECT RAISE(ABORT, 'refused by the test'); END
             """
-        #expect(sqlite3_exec(db, trigger, nil, nil, nil) == SQLITE_OK)
+        expectEqual(sqlite3_exec(db, trigger, nil, nil, nil), SQLITE_OK)
     }
 
     private func addresses() throws -> [String] {
@@ -59,15 +60,15 @@ import Testing
         let answers = queue([insert("a"), insert("refused"), insert("b"), insert("c")])
         resume()
         let answered = answers()
-        #expect(answered[0] == "txn 1")
+        expectEqual(answered[0], "txn 1")
         #expect(answered[1].contains("refused by the test"))
-        #expect(answered[2...] == ["txn 2", "txn 3"])
-        #expect(sqlite.statistics.groups == 1)
-        #expect(sqlite.statistics.groupSizes == [4: 1])
-        #expect(sqlite.statistics.groupsRetriedInSavepoints == 1)
-        #expect(try addresses() == ["a", "b", "c"])
+        expectEqual(answered[2...], ["txn 2", "txn 3"])
+        expectEqual(sqlite.statistics.groups, 1)
+        expectEqual(sqlite.statistics.groupSizes, [4: 1])
+        expectEqual(sqlite.statistics.groupsRetriedInSavepoints, 1)
+        try expectEqual(addresses(), ["a", "b", "c"])
         let history = try store.history(since: 0, limit: 10)
-        #expect(history.map(\.txn) == [1, 2, 3])
+        expectEqual(history.map(\.txn), [1, 2, 3])
         #expect(history.map { $0.inserted.first?.values["address"] } == [.string("a"), .string("b"), .string("c")])
         // The numbers the rolled-back first attempt allocated are not handed out again.
         let numbers = try store.all("Device").compactMap(\.id.number)
@@ -86,9 +87,9 @@ import Testing
             answers() == [
                 "txn 1", StoreError.notFound(ObjectID(entity: "Device", number: 99)).description, "txn 2",
             ])
-        #expect(sqlite.statistics.groups == 1)
-        #expect(sqlite.statistics.groupsRetriedInSavepoints == 0)
-        #expect(try addresses() == ["a", "b"])
+        expectEqual(sqlite.statistics.groups, 1)
+        expectEqual(sqlite.statistics.groupsRetriedInSavepoints, 0)
+        try expectEqual(addresses(), ["a", "b"])
     }
 
     @Test func aGroupWhoseEverySaveFailsCommitsNothing() throws {
@@ -100,12 +101,12 @@ import Testing
         let answers = queue([missing, insert("refused")])
         resume()
         let answered = answers()
-        #expect(answered[0] == StoreError.notFound(ObjectID(entity: "Device", number: 99)).description)
+        expectEqual(answered[0], StoreError.notFound(ObjectID(entity: "Device", number: 99)).description)
         #expect(answered[1].contains("refused by the test"))
-        #expect(sqlite.lastTransaction == 0)
+        expectEqual(sqlite.lastTransaction, 0)
         #expect(try store.history(since: 0, limit: 10).isEmpty)
         _ = try store.insert("Device", ["address": .string("after")])
-        #expect(sqlite.lastTransaction == 1)
+        expectEqual(sqlite.lastTransaction, 1)
     }
 
     @Test func savesQueuedWhileAGroupIsAppliedJoinItsTransaction() throws {
@@ -117,11 +118,11 @@ import Testing
         }
         let first = try store.commit(insert("first"))
         let lateAnswers = try #require(late.withLock { $0 })
-        #expect(first.txn == 1)
-        #expect(lateAnswers() == ["txn 2"])
-        #expect(sqlite.statistics.groups == 1)
-        #expect(sqlite.statistics.groupSizes == [2: 1])
-        #expect(try addresses() == ["first", "late"])
+        expectEqual(first.txn, 1)
+        expectEqual(lateAnswers(), ["txn 2"])
+        expectEqual(sqlite.statistics.groups, 1)
+        expectEqual(sqlite.statistics.groupSizes, [2: 1])
+        try expectEqual(addresses(), ["first", "late"])
     }
 
     @Test func aDiskSaveDoesNotJoinAGroupCommittingWithoutFsyncNorDoTheSavesBehindIt() throws {
@@ -133,10 +134,10 @@ import Testing
         }
         let first = try store.commit(insert("first", durability: .memory))
         let lateAnswers = try #require(late.withLock { $0 })
-        #expect(first.txn == 1)
-        #expect(lateAnswers() == ["txn 2", "txn 3"])
-        #expect(sqlite.statistics.groupSizes == [1: 1, 2: 1])
-        #expect(try addresses() == ["first", "disk", "memory"])
+        expectEqual(first.txn, 1)
+        expectEqual(lateAnswers(), ["txn 2", "txn 3"])
+        expectEqual(sqlite.statistics.groupSizes, [1: 1, 2: 1])
+        try expectEqual(addresses(), ["first", "disk", "memory"])
     }
 
     @Test func eachWaiterOfAGroupLearnsItsOwnTxnIDsAndVersions() throws {
@@ -156,16 +157,16 @@ import Testing
         resume()
         done.wait()
         let answered = results.withLock { $0 }
-        #expect(answered.count == 5)
-        #expect(Set(answered.values.map(\.txn)) == Set(1...5))
+        expectEqual(answered.count, 5)
+        expectEqual(Set(answered.values.map(\.txn)), Set(1...5))
         for (i, result) in answered {
             let id = try #require(result.ids[tmp("Device", "w\(i)")])
-            #expect(result.versions == [id: 1])
-            #expect(result.changes.txn == result.txn)
-            #expect(result.changes.inserted.map(\.id) == [id])
+            expectEqual(result.versions, [id: 1])
+            expectEqual(result.changes.txn, result.txn)
+            expectEqual(result.changes.inserted.map(\.id), [id])
             #expect(try store.snapshot(id)?.values["address"] == .string("w\(i)"))
         }
-        #expect(sqlite.statistics.groupSizes == [5: 1])
+        expectEqual(sqlite.statistics.groupSizes, [5: 1])
     }
 
     private static func device(_ address: String, _ durability: Durability) -> SaveRequest {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// Concurrent saves from many threads, against every store.
@@ -30,9 +31,9 @@ import Testing
         let perWorker = txns.withLock { $0 }
         for (_, list) in perWorker { #expect(list == list.sorted() && Set(list).count == list.count) }
         let all = perWorker.values.flatMap { $0 }
-        #expect(all.sorted() == Array(1...200))
-        #expect(try store.all("Device").count == 200)
-        #expect(try store.history(since: 150, limit: 100).map(\.txn) == Array(151...200))
+        expectEqual(all.sorted(), Array(1...200))
+        try expectEqual(store.all("Device").count, 200)
+        try expectEqual(store.history(since: 150, limit: 100).map(\.txn), Array(151...200))
     }
 
     @Test(arguments: StoreFactory.all)
@@ -58,14 +59,14 @@ import Testing
             switch outcome {
             case .success: #expect(worker != 3)
             case .failure(let error):
-                #expect(worker == 3)
+                expectEqual(worker, 3)
                 guard case .conflict = error else {
                     Issue.record("expected a conflict, got \(error)")
                     continue
                 }
             }
         }
-        #expect(try store.all("Device").count == 8)
+        try expectEqual(store.all("Device").count, 8)
         #expect(try store.snapshot(device)?.values["name"] == .null)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// Sorting, limits, offsets and result types, against every store.
@@ -57,13 +58,14 @@ import Testing
             ])
         let idResult = try store.fetch(
             FetchRequest(entity: "Book", sortDescriptors: sort, fetchLimit: 2, resultType: .ids))
-        #expect(idResult.content == .ids([ids["a"]!, ids["b"]!]))
-        #expect(idResult.txn == store.lastTransaction)
-        #expect(try store.fetch(FetchRequest(entity: "Book", resultType: .count)).content == .count(5))
+        expectEqual(idResult.content, .ids([ids["a"]!, ids["b"]!]))
+        expectEqual(idResult.txn, store.lastTransaction)
+        try expectEqual(store.fetch(FetchRequest(entity: "Book", resultType: .count)).content, .count(5))
         #expect(
             try store.fetch(FetchRequest(entity: "Book", fetchLimit: 3, fetchOffset: 1, resultType: .count)).content
                 == .count(3))
-        #expect(try store.fetch(FetchRequest(entity: "Book", fetchOffset: 9, resultType: .count)).content == .count(0))
+        try expectEqual(
+            store.fetch(FetchRequest(entity: "Book", fetchOffset: 9, resultType: .count)).content, .count(0))
     }
 
     @Test(arguments: StoreFactory.all)
@@ -76,10 +78,10 @@ import Testing
             _ = try store.fetch(FetchRequest(entity: "Book", sortDescriptors: [ObjectSortDescriptor("authors.name")]))
         }
         guard case .invalidRequest(let field, _)? = error else { throw error ?? StoreError.unavailable("") }
-        #expect(field == "sort[0].key")
+        expectEqual(field, "sort[0].key")
         let error2 = storeError { _ = try store.fetch(FetchRequest(entity: "Book", fetchLimit: -1)) }
         guard case .invalidRequest(let field2, _)? = error2 else { throw error2 ?? StoreError.unavailable("") }
-        #expect(field2 == "limit")
+        expectEqual(field2, "limit")
     }
 
     @Test(arguments: StoreFactory.all)
@@ -87,9 +89,9 @@ import Testing
         let store = try factory.make(TestModels.library)
         let id = try store.insert("Shelf", ["name": .string("s")])
         let result = try store.objects(with: [id, oid("Shelf", 42), tmp("Shelf", "t"), oid("Nope", 1)])
-        #expect(result.objects.map(\.id) == [id])
-        #expect(result.missing == [oid("Shelf", 42), tmp("Shelf", "t"), oid("Nope", 1)])
-        #expect(result.txn == 1)
+        expectEqual(result.objects.map(\.id), [id])
+        expectEqual(result.missing, [oid("Shelf", 42), tmp("Shelf", "t"), oid("Nope", 1)])
+        expectEqual(result.txn, 1)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -120,11 +122,11 @@ import Testing
             _ = try store.fetch(FetchRequest(entity: "Book", predicate: try ObjectPredicate(format: "pages > $min")))
         }
         guard case .invalidRequest(let field, _)? = unbound else { throw unbound ?? StoreError.unavailable("") }
-        #expect(field == "where")
+        expectEqual(field, "where")
         let unknownKey = storeError {
             _ = try store.fetch(FetchRequest(entity: "Book", predicate: try ObjectPredicate(format: "colour == 'red'")))
         }
         guard case .invalidRequest(let field2, _)? = unknownKey else { throw unknownKey ?? StoreError.unavailable("") }
-        #expect(field2 == "where")
+        expectEqual(field2, "where")
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// History, replay, retention and change observation, against every store.
@@ -33,10 +34,10 @@ import Testing
     func historyReturnsTheExactCommittedChangeSets(factory: StoreFactory) throws {
         let store = try factory.make(Model.deviceReadings)
         let committed = try makeSomeHistory(store)
-        #expect(try store.history(since: 0, limit: 100) == committed)
-        #expect(try store.history(since: 1, limit: 1) == [committed[1]])
+        try expectEqual(store.history(since: 0, limit: 100), committed)
+        try expectEqual(store.history(since: 1, limit: 1), [committed[1]])
         #expect(try store.history(since: 3, limit: 100).isEmpty)
-        #expect(committed.map(\.txn) == [1, 2, 3])
+        expectEqual(committed.map(\.txn), [1, 2, 3])
         #expect(committed[0].author == "alice" && committed[2].author == "bob")
     }
 
@@ -51,7 +52,7 @@ import Testing
             for update in change.updated { replayed[update.snapshot.id] = update.snapshot }
             for snapshot in change.deleted { replayed[snapshot.id] = nil }
         }
-        #expect(replayed == (try store.everything()))
+        expectEqual(replayed, (try store.everything()))
         #expect(replayed.count == 1)  // the cascade took the reading with the device
     }
 
@@ -65,7 +66,7 @@ import Testing
         }
         #expect(since == 0 && oldest > 1)
         let recent = try store.history(since: 100, limit: 100)
-        #expect(recent.map(\.txn) == Array(101...120))
+        expectEqual(recent.map(\.txn), Array(101...120))
     }
 
     @Test(arguments: StoreFactory.all)
@@ -83,7 +84,7 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: 4) { worker in
             for i in 0..<5 { _ = try? store.insert("Device", ["address": .string("\(worker)-\(i)")]) }
         }
-        #expect(done.wait(timeout: .now() + 30) == .success)
+        expectEqual(done.wait(timeout: .now() + 30), .success)
         #expect(seen.withLock { $0 } == Array(1...20))
         observation.cancel()
     }

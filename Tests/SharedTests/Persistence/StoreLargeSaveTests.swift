@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// Saves of a thousand and more objects of several entities, interleaved and related to one
@@ -53,7 +54,7 @@ import Testing
         let result = try store.commit(SaveRequest(inserts: library.inserts))
         let ids = result.ids
         #expect(ids.count == library.inserts.count && Set(ids.values).count == library.inserts.count)
-        #expect(ids[reserved] == reserved)
+        expectEqual(ids[reserved], reserved)
         #expect(ids.allSatisfy { request, permanent in !permanent.isTemporary && request.entity == permanent.entity })
         #expect(result.changes.inserted.map(\.id) == library.inserts.map { ids[$0.id]! })
         #expect(result.changes.updated.isEmpty && result.changes.deleted.isEmpty)
@@ -64,9 +65,9 @@ import Testing
         var booksOfAuthor: [ObjectID: [ObjectID]] = [:]
         for (book, shelf) in library.shelfOfBook {
             let values = try #require(committed[ids[book]!]?.values)
-            #expect(values["shelf"] == .reference(ids[shelf]!))
+            expectEqual(values["shelf"], .reference(ids[shelf]!))
             let authors = library.authorsOfBook[book]!.map { ids[$0]! }
-            #expect(values["authors"] == .references(authors.sorted()))
+            expectEqual(values["authors"], .references(authors.sorted()))
             booksOfShelf[ids[shelf]!, default: []].append(ids[book]!)
             for author in authors { booksOfAuthor[author, default: []].append(ids[book]!) }
         }
@@ -82,7 +83,7 @@ import Testing
         }
         // The change set holds exactly the committed objects, and the history gives it back as is.
         #expect(Dictionary(uniqueKeysWithValues: result.changes.inserted.map { ($0.id, $0) }) == committed)
-        #expect(try store.history(since: before, limit: 10) == [result.changes])
+        try expectEqual(store.history(since: before, limit: 10), [result.changes])
     }
 
     @Test(arguments: StoreFactory.all)
@@ -104,6 +105,6 @@ import Testing
                 .init(id: reserved, key: "name", reason: "is required"),
                 .init(id: library.inserts[book].id, key: "title", reason: "is required"),
             ])
-        #expect(store.lastTransaction == 0)
+        expectEqual(store.lastTransaction, 0)
     }
 }

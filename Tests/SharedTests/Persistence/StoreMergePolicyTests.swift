@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// Version checks and the merge policies of `PROTOCOL.md`, against every store.
@@ -22,9 +23,9 @@ import Testing
                     inserts: [.init(id: tmp("Shelf", "s"), values: ["name": .string("s")])],
                     updates: [.init(id: id, version: 1, values: ["pages": .int(9)])]))
         }
-        #expect(error == .conflict([.init(id: id, version: 1, currentVersion: 2, currentValues: current.values)]))
+        expectEqual(error, .conflict([.init(id: id, version: 1, currentVersion: 2, currentValues: current.values)]))
         #expect(try store.all("Shelf").isEmpty)
-        #expect(store.lastTransaction == 2)
+        expectEqual(store.lastTransaction, 2)
     }
 
     @Test(arguments: [MergePolicy.objectTrump, .overwrite], StoreFactory.all)
@@ -35,10 +36,10 @@ import Testing
             SaveRequest(
                 updates: [.init(id: id, version: 1, values: ["pages": .int(9)], original: ["pages": .int(1)])],
                 mergePolicy: policy))
-        #expect(result.versions == [id: 3])
+        expectEqual(result.versions, [id: 3])
         let snapshot = try #require(try store.snapshot(id))
-        #expect(snapshot.values["pages"] == .int(9))
-        #expect(snapshot.values["title"] == .string("b"))
+        expectEqual(snapshot.values["pages"], .int(9))
+        expectEqual(snapshot.values["title"], .string("b"))
     }
 
     @Test(arguments: StoreFactory.all)
@@ -53,9 +54,9 @@ import Testing
                         original: ["title": .string("a"), "pages": .int(1)])
                 ], mergePolicy: .storeTrump))
         let snapshot = try #require(try store.snapshot(id))
-        #expect(snapshot.values["title"] == .string("b"))
-        #expect(snapshot.values["pages"] == .int(9))
-        #expect(snapshot.version == 3)
+        expectEqual(snapshot.values["title"], .string("b"))
+        expectEqual(snapshot.values["pages"], .int(9))
+        expectEqual(snapshot.version, 3)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -69,7 +70,7 @@ import Testing
                     .init(id: stale, version: 1, values: ["pages": .int(9)]),
                     .init(id: fresh, version: 1, values: ["pages": .int(7)]),
                 ], mergePolicy: .rollback))
-        #expect(result.versions == [fresh: 2])
+        expectEqual(result.versions, [fresh: 2])
         #expect(try store.snapshot(stale)?.values["pages"] == .int(1))
         #expect(try store.snapshot(fresh)?.values["pages"] == .int(7))
     }
@@ -103,7 +104,7 @@ import Testing
         } else {
             let result = try store.commit(request)
             #expect(result.changes.deleted.isEmpty)
-            #expect(result.versions == [other: 2])
+            expectEqual(result.versions, [other: 2])
         }
     }
 
@@ -118,7 +119,7 @@ import Testing
                     updates: [.init(id: oid("Book", 77), version: nil, values: ["pages": .int(1)])],
                     mergePolicy: policy))
         }
-        #expect(error == .notFound(oid("Book", 77)))
+        expectEqual(error, .notFound(oid("Book", 77)))
         #expect(try store.all("Shelf").isEmpty)
     }
 
@@ -127,6 +128,6 @@ import Testing
         let store = try factory.make(TestModels.library)
         let id = try staleBook(store)
         let result = try store.commit(SaveRequest(deletes: [.init(id: id, version: 1)], mergePolicy: policy))
-        #expect(result.changes.deleted.map(\.id) == [id])
+        expectEqual(result.changes.deleted.map(\.id), [id])
     }
 }

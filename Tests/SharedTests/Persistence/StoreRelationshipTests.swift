@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// Inverse maintenance, version bumps of the other side, and delete rules, against every store.
@@ -19,7 +20,7 @@ import Testing
                     ])
             ]))
         let reading = try #require(result.ids[ref])
-        #expect(result.versions == [reading: 1, device: 2])
+        expectEqual(result.versions, [reading: 1, device: 2])
         let update = try #require(result.changes.updated.first)
         #expect(update.snapshot.id == device && update.changedKeys == ["readings"])
         // The device's readings are a fault the save did not read: changed, but not carried
@@ -42,12 +43,12 @@ import Testing
         #expect(try store.snapshot(shelf)?.values["books"] == .references([a, b]))
         let result = try store.commit(
             SaveRequest(updates: [.init(id: shelf, version: 3, values: ["books": .references([c, b])])]))
-        #expect(result.versions == [shelf: 4, a: 2, c: 2])
+        expectEqual(result.versions, [shelf: 4, a: 2, c: 2])
         #expect(try store.snapshot(a)?.values["shelf"] == .null)
         #expect(try store.snapshot(c)?.values["shelf"] == .reference(shelf))
         #expect(try store.snapshot(b)?.version == 1)
         let changed = Dictionary(uniqueKeysWithValues: result.changes.updated.map { ($0.snapshot.id, $0.changedKeys) })
-        #expect(changed == [shelf: ["books"], a: ["shelf"], c: ["shelf"]])
+        expectEqual(changed, [shelf: ["books"], a: ["shelf"], c: ["shelf"]])
     }
 
     @Test(arguments: StoreFactory.all)
@@ -101,10 +102,10 @@ import Testing
                 .init(id: author, values: ["name": .string("a")]),
             ]))
         let ids = result.ids
-        #expect(Set(ids.keys) == [shelf, book, author])
+        expectEqual(Set(ids.keys), [shelf, book, author])
         #expect(try store.snapshot(ids[shelf]!)?.values["books"] == .references([ids[book]!]))
         #expect(try store.snapshot(ids[author]!)?.values["books"] == .references([ids[book]!]))
-        #expect(result.changes.inserted.map(\.id) == [ids[book]!, ids[shelf]!, ids[author]!])
+        expectEqual(result.changes.inserted.map(\.id), [ids[book]!, ids[shelf]!, ids[author]!])
         #expect(result.changes.updated.isEmpty)
         #expect(result.versions.values.allSatisfy { $0 == 1 })
     }
@@ -124,7 +125,7 @@ import Testing
                     ]))
         }
         let result = try store.commit(SaveRequest(deletes: [.init(id: device, version: nil)]))
-        #expect(result.changes.deleted.map(\.id) == [device] + readings)
+        expectEqual(result.changes.deleted.map(\.id), [device] + readings)
         #expect(result.changes.updated.isEmpty)
         #expect(try store.all("Reading").isEmpty)
     }
@@ -140,8 +141,8 @@ import Testing
                 "device": .reference(device),
             ])
         let result = try store.commit(SaveRequest(deletes: [.init(id: reading, version: 1)]))
-        #expect(result.changes.deleted.map(\.id) == [reading])
-        #expect(result.versions == [device: 3])
+        expectEqual(result.changes.deleted.map(\.id), [reading])
+        expectEqual(result.versions, [device: 3])
         #expect(result.changes.updated.first?.changedKeys == ["readings"])
         #expect(try store.snapshot(device)?.values["readings"] == .references([]))
     }
@@ -159,7 +160,7 @@ import Testing
         // Deleting the book in the same save empties the relationship: allowed.
         let result = try store.commit(
             SaveRequest(deletes: [.init(id: shelf, version: nil), .init(id: book, version: nil)]))
-        #expect(Set(result.changes.deleted.map(\.id)) == [shelf, book])
+        expectEqual(Set(result.changes.deleted.map(\.id)), [shelf, book])
     }
 
     @Test(arguments: StoreFactory.all)
@@ -169,8 +170,8 @@ import Testing
         let author = try store.insert("Author", ["name": .string("a"), "portrait": .reference(portrait)])
         let book = try store.insert("Book", ["title": .string("b"), "authors": .references([author])])
         let result = try store.commit(SaveRequest(deletes: [.init(id: author, version: nil)]))
-        #expect(result.changes.deleted.map(\.id) == [author, portrait])
-        #expect(result.changes.updated.map(\.snapshot.id) == [book])
+        expectEqual(result.changes.deleted.map(\.id), [author, portrait])
+        expectEqual(result.changes.updated.map(\.snapshot.id), [book])
         #expect(try store.snapshot(book)?.values["authors"] == .references([]))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// Inserts, updates, deletes, defaults and validation, against every store.
@@ -11,17 +12,17 @@ import Testing
         let result = try store.commit(SaveRequest(inserts: [.init(id: ref, values: ["title": .string("Dune")])]))
         let id = try #require(result.ids[ref])
         #expect(!id.isTemporary && id.entity == "Book")
-        #expect(result.versions == [id: 1])
+        expectEqual(result.versions, [id: 1])
         #expect(result.txn == 1 && store.lastTransaction == 1)
         let snapshot = try #require(try store.snapshot(id))
-        #expect(snapshot.version == 1)
-        #expect(snapshot.values["title"] == .string("Dune"))
-        #expect(snapshot.values["pages"] == .int(0))
-        #expect(snapshot.values["inPrint"] == .bool(true))
-        #expect(snapshot.values["price"] == .null)
-        #expect(snapshot.values["shelf"] == .null)
-        #expect(snapshot.values["authors"] == .references([]))
-        #expect(result.changes.inserted == [snapshot])
+        expectEqual(snapshot.version, 1)
+        expectEqual(snapshot.values["title"], .string("Dune"))
+        expectEqual(snapshot.values["pages"], .int(0))
+        expectEqual(snapshot.values["inPrint"], .bool(true))
+        expectEqual(snapshot.values["price"], .null)
+        expectEqual(snapshot.values["shelf"], .null)
+        expectEqual(snapshot.values["authors"], .references([]))
+        expectEqual(result.changes.inserted, [snapshot])
     }
 
     @Test(arguments: StoreFactory.all)
@@ -45,13 +46,13 @@ import Testing
         let id = try store.insert("Book", ["title": .string("Dune"), "pages": .int(412)])
         let result = try store.commit(
             SaveRequest(updates: [.init(id: id, version: 1, values: ["pages": .int(500), "title": .string("Dune")])]))
-        #expect(result.txn == 2)
-        #expect(result.versions == [id: 2])
+        expectEqual(result.txn, 2)
+        expectEqual(result.versions, [id: 2])
         let update = try #require(result.changes.updated.first)
-        #expect(update.snapshot.version == 2)
-        #expect(update.changedKeys == ["pages"])
-        #expect(update.previousValues == ["pages": .int(412)])
-        #expect(update.snapshot.values["title"] == .string("Dune"))
+        expectEqual(update.snapshot.version, 2)
+        expectEqual(update.changedKeys, ["pages"])
+        expectEqual(update.previousValues, ["pages": .int(412)])
+        expectEqual(update.snapshot.values["title"], .string("Dune"))
         #expect(try store.snapshot(id)?.values["pages"] == .int(500))
         #expect(try store.snapshot(id)?.version == 2)
     }
@@ -62,8 +63,8 @@ import Testing
         let id = try store.insert("Book", ["title": .string("Dune")])
         let before = try #require(try store.snapshot(id))
         let result = try store.commit(SaveRequest(deletes: [.init(id: id, version: 1)]))
-        #expect(result.changes.deleted == [before])
-        #expect(try store.objects(with: [id]).missing == [id])
+        expectEqual(result.changes.deleted, [before])
+        try expectEqual(store.objects(with: [id]).missing, [id])
         #expect(try store.all("Book").isEmpty)
     }
 
@@ -82,7 +83,7 @@ import Testing
         try store.insert("Book", ["title": .string("a")])
         let result = try store.commit(SaveRequest())
         #expect(result.txn == 1 && result.changes.isEmpty && store.lastTransaction == 1)
-        #expect(try store.history(since: 0, limit: 10).count == 1)
+        try expectEqual(store.history(since: 0, limit: 10).count, 1)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -91,7 +92,7 @@ import Testing
         let error1 = storeError {
             try store.commit(SaveRequest(inserts: [.init(id: tmp("Nope", "x"), values: [:])]))
         }
-        #expect(error1 == .invalidRequest(field: "insert[0].entity", message: "unknown entity 'Nope'"))
+        expectEqual(error1, .invalidRequest(field: "insert[0].entity", message: "unknown entity 'Nope'"))
         let error2 = storeError {
             try store.commit(
                 SaveRequest(inserts: [
@@ -100,17 +101,17 @@ import Testing
                 ]))
         }
         guard case .invalidRequest(let field, _)? = error2 else { throw error2 ?? StoreError.unavailable("") }
-        #expect(field == "insert[1].values.foo")
+        expectEqual(field, "insert[1].values.foo")
         let id = try store.insert("Book", ["title": .string("x")])
         let error3 = storeError {
             try store.commit(SaveRequest(updates: [.init(id: id, version: 1, values: ["bar": .null])]))
         }
         guard case .invalidRequest(let field3, _)? = error3 else { throw error3 ?? StoreError.unavailable("") }
-        #expect(field3 == "update[0].values.bar")
+        expectEqual(field3, "update[0].values.bar")
         let error4 = storeError { try store.commit(SaveRequest(deletes: [.init(id: tmp("Book", "q"), version: nil)])) }
         guard case .invalidRequest(let field4, _)? = error4 else { throw error4 ?? StoreError.unavailable("") }
-        #expect(field4 == "delete[0].id")
-        #expect(store.lastTransaction == 1)
+        expectEqual(field4, "delete[0].id")
+        expectEqual(store.lastTransaction, 1)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -124,12 +125,12 @@ import Testing
                     inserts: [.init(id: tmp("Shelf", "s"), values: ["name": .string("ok")])],
                     updates: [.init(id: book, version: 1, values: ["pages": .string("many")])]))
         }
-        #expect(error == .validation([.init(id: book, key: "pages", reason: "expected a int, got a string")]))
-        #expect(try store.everything() == before)
-        #expect(store.lastTransaction == 1)
+        expectEqual(error, .validation([.init(id: book, key: "pages", reason: "expected a int, got a string")]))
+        try expectEqual(store.everything(), before)
+        expectEqual(store.lastTransaction, 1)
         // A later save still gets the next txn and the next ID.
         let shelf = try store.insert("Shelf", ["name": .string("s")])
-        #expect(store.lastTransaction == 2)
+        expectEqual(store.lastTransaction, 2)
         #expect(shelf.number! >= 1)
     }
 
@@ -138,12 +139,12 @@ import Testing
         let store = try factory.make(TestModels.library)
         let ref = tmp("Book", "b7")
         let error = storeError { try store.commit(SaveRequest(inserts: [.init(id: ref, values: ["pages": .int(3)])])) }
-        #expect(error == .validation([.init(id: ref, key: "title", reason: "is required")]))
+        expectEqual(error, .validation([.init(id: ref, key: "title", reason: "is required")]))
         let id = try store.insert("Book", ["title": .string("x")])
         let error2 = storeError {
             try store.commit(SaveRequest(updates: [.init(id: id, version: 1, values: ["title": .null])]))
         }
-        #expect(error2 == .validation([.init(id: id, key: "title", reason: "is required")]))
+        expectEqual(error2, .validation([.init(id: id, key: "title", reason: "is required")]))
         #expect(try store.snapshot(id)?.values["title"] == .string("x"))
     }
 
@@ -163,7 +164,7 @@ import Testing
                 ]))
         }
         guard case .validation(let failures)? = error else { throw error ?? StoreError.unavailable("") }
-        #expect(Set(failures.map(\.key)) == ["price", "shelf", "authors"])
+        expectEqual(Set(failures.map(\.key)), ["price", "shelf", "authors"])
         #expect(failures.allSatisfy { $0.id == ref })
         #expect(try store.all("Book").isEmpty)
     }
@@ -178,7 +179,7 @@ import Testing
                     .init(id: ref, values: ["title": .string("x"), "shelf": .reference(oid("Shelf", 99))])
                 ]))
         }
-        #expect(error == .validation([.init(id: ref, key: "shelf", reason: "Shelf/99 does not exist")]))
+        expectEqual(error, .validation([.init(id: ref, key: "shelf", reason: "Shelf/99 does not exist")]))
         let error2 = storeError {
             try store.commit(
                 SaveRequest(inserts: [
@@ -195,17 +196,17 @@ import Testing
         let reserved = try store.obtainPermanentIDs(entity: "Book", count: 2)
         #expect(reserved.count == 2 && reserved[0].number! + 1 == reserved[1].number!)
         let result = try store.commit(SaveRequest(inserts: [.init(id: reserved[1], values: ["title": .string("r")])]))
-        #expect(result.ids == [reserved[1]: reserved[1]])
+        expectEqual(result.ids, [reserved[1]: reserved[1]])
         let next = try store.insert("Book", ["title": .string("n")])
         #expect(next.number! > reserved[1].number!)
         let error = storeError {
             try store.commit(SaveRequest(inserts: [.init(id: oid("Book", 1000), values: ["title": .string("x")])]))
         }
         guard case .invalidRequest(let field, _)? = error else { throw error ?? StoreError.unavailable("") }
-        #expect(field == "insert[0].id")
+        expectEqual(field, "insert[0].id")
         let again = storeError {
             try store.commit(SaveRequest(inserts: [.init(id: reserved[1], values: ["title": .string("x")])]))
         }
-        #expect(again == .invalidRequest(field: "insert[0].id", message: "\(reserved[1]) already exists"))
+        expectEqual(again, .invalidRequest(field: "insert[0].id", message: "\(reserved[1]) already exists"))
     }
 }

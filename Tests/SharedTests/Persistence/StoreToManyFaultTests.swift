@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Shared
@@ -38,16 +39,16 @@ import Testing
         let result = try store.save(
             SaveRequest(inserts: [.init(id: tmp("Reading", "new"), values: Self.reading(-1, device: device))]))
         let reading = try #require(result.ids[tmp("Reading", "new")])
-        #expect(result.versions[device] == version + 1)
+        expectEqual(result.versions[device], version + 1)
         let update = try #require(result.changes.updated.first { $0.snapshot.id == device })
-        #expect(update.changedKeys == ["readings"])
+        expectEqual(update.changedKeys, ["readings"])
         #expect(update.snapshot.values["readings"] == nil)
         #expect(update.previousValues["readings"] == nil)
-        #expect(update.snapshot.values["address"] == .string("AA"))
-        #expect(try store.history(since: result.txn - 1, limit: 1) == [result.changes])
+        expectEqual(update.snapshot.values["address"], .string("AA"))
+        try expectEqual(store.history(since: result.txn - 1, limit: 1), [result.changes])
         let members = try #require(try store.snapshot(device)?.values["readings"]?.referencedIDs)
-        #expect(members.count == Self.readingCount + 1)
-        #expect(members.last == reading)
+        expectEqual(members.count, Self.readingCount + 1)
+        expectEqual(members.last, reading)
     }
 
     @Test func savingAReadingReadsNoneOfItsDevicesReadings() throws {
@@ -57,14 +58,14 @@ import Testing
         let before = store.toManyMembersReadBySaves
         _ = try store.save(
             SaveRequest(inserts: [.init(id: tmp("Reading", "new"), values: Self.reading(-1, device: device))]))
-        #expect(store.toManyMembersReadBySaves == before)
+        expectEqual(store.toManyMembersReadBySaves, before)
         // Moving a reading away reads no members either; replacing the whole set does.
         let moved = try #require(try store.snapshot(device)?.values["readings"]?.referencedIDs.first)
         _ = try store.save(SaveRequest(updates: [.init(id: moved, version: nil, values: ["device": .null])]))
-        #expect(store.toManyMembersReadBySaves == before)
+        expectEqual(store.toManyMembersReadBySaves, before)
         _ = try store.save(
             SaveRequest(updates: [.init(id: device, version: nil, values: ["readings": .references([])])]))
-        #expect(store.toManyMembersReadBySaves == before + Self.readingCount)
+        expectEqual(store.toManyMembersReadBySaves, before + Self.readingCount)
         #expect(try store.snapshot(device)?.values["readings"] == .references([]))
     }
 
@@ -83,10 +84,10 @@ import Testing
             try context.save()
             #expect(object.isToManyFault("readings"))
             if let sqlite {
-                #expect(sqlite.toManyMembersReadBySaves == readBefore.0)
-                #expect(sqlite.membersReadByGets.load(ordering: .relaxed) == readBefore.1)
+                expectEqual(sqlite.toManyMembersReadBySaves, readBefore.0)
+                expectEqual(sqlite.membersReadByGets.load(ordering: .relaxed), readBefore.1)
             }
-            #expect(object.relatedObjects(forKey: "readings").count == Self.readingCount + 1)
+            expectEqual(object.relatedObjects(forKey: "readings").count, Self.readingCount + 1)
             #expect(!object.hasChanges)
         }
     }
@@ -101,9 +102,9 @@ import Testing
         try context.performAndWait {
             let object = try context.existingObject(with: device)
             #expect(object.isToManyFault("readings"))
-            #expect(object["address", as: String.self] == "AA")
-            #expect((sqlite?.membersReadByGets.load(ordering: .relaxed) ?? 0) == readBefore)
-            #expect(object.relatedObjects(forKey: "readings").count == Self.readingCount)
+            expectEqual(object["address", as: String.self], "AA")
+            expectEqual((sqlite?.membersReadByGets.load(ordering: .relaxed) ?? 0), readBefore)
+            expectEqual(object.relatedObjects(forKey: "readings").count, Self.readingCount)
         }
     }
 
@@ -113,7 +114,7 @@ import Testing
         let device = try Self.seedDevice(in: fixture.store)
         let viewer = fixture.makeContext("viewer")
         let count = viewer.performAndWait { viewer.object(with: device).relatedObjects(forKey: "readings").count }
-        #expect(count == Self.readingCount)
+        expectEqual(count, Self.readingCount)
         let result = try fixture.store.save(
             SaveRequest(inserts: [.init(id: tmp("Reading", "new"), values: Self.reading(-1, device: device))]))
         let reading = try #require(result.ids[tmp("Reading", "new")])
@@ -124,11 +125,11 @@ import Testing
             let object = viewer.object(with: device)
             #expect(!object.isToManyFault("readings"))
             let members = object.relatedObjects(forKey: "readings").map(\.objectID)
-            #expect(members.count == Self.readingCount + 1)
+            expectEqual(members.count, Self.readingCount + 1)
             #expect(members.contains(reading))
-            #expect(object.version == result.versions[device])
+            expectEqual(object.version, result.versions[device])
         }
-        #expect((sqlite?.membersReadByGets.load(ordering: .relaxed) ?? 0) == readBefore)
+        expectEqual((sqlite?.membersReadByGets.load(ordering: .relaxed) ?? 0), readBefore)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -145,7 +146,7 @@ import Testing
             viewer.merge(second.changes)
             let object = viewer.object(with: device)
             #expect(object.isToManyFault("readings"))
-            #expect(object.relatedObjects(forKey: "readings").count == Self.readingCount + 2)
+            expectEqual(object.relatedObjects(forKey: "readings").count, Self.readingCount + 2)
         }
     }
 
@@ -173,7 +174,7 @@ import Testing
             viewer.merge(changes)
             let object = viewer.object(with: device)
             #expect(!object.isToManyFault("readings"))
-            #expect(object.relatedObjects(forKey: "readings").count == 4)
+            expectEqual(object.relatedObjects(forKey: "readings").count, 4)
         }
     }
 
@@ -189,8 +190,8 @@ import Testing
         let completed = try store.completingToManyValues(in: result.changes)
         #expect(!completed.hasToManyFaults)
         let update = try #require(completed.updated.first { $0.snapshot.id == device })
-        #expect(update.snapshot.values["readings"] == .references([first, reading]))
-        #expect(update.previousValues["readings"] == .references([first]))
-        #expect(completed.inserted == result.changes.inserted)
+        expectEqual(update.snapshot.values["readings"], .references([first, reading]))
+        expectEqual(update.previousValues["readings"], .references([first]))
+        expectEqual(completed.inserted, result.changes.inserted)
     }
 }

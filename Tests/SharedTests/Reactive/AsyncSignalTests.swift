@@ -1,11 +1,12 @@
 import Dispatch
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct AsyncSignalTests {
     @Test func valueAwaitsTheFirstValue() async throws {
         let value = try await Signal<Int, TestError>(values: [5, 6]).value
-        #expect(value == 5)
+        expectEqual(value, 5)
     }
 
     @Test func valueThrowsTheSignalsFailure() async {
@@ -34,10 +35,10 @@ import Testing
             runs.increment()
             return 42
         }
-        #expect(runs.value == 0)
-        #expect(try await signal.value == 42)
-        #expect(try await signal.value == 42)
-        #expect(runs.value == 2)
+        expectEqual(runs.value, 0)
+        try await expectEqual(signal.value, 42)
+        try await expectEqual(signal.value, 42)
+        expectEqual(runs.value, 2)
     }
 
     @Test func asyncOperationErrorFailsTheSignal() async {
@@ -61,7 +62,7 @@ import Testing
         await entered.wait()
         disposable.dispose()
         await cancelled.wait()
-        #expect(recorder.events == [.interrupted])
+        expectEqual(recorder.events, [.interrupted])
     }
 
     @Test func valuesStreamsEveryValue() async throws {
@@ -69,7 +70,7 @@ import Testing
         for try await value in Signal<Int, TestError>(values: 1...4).values {
             collected.append(value)
         }
-        #expect(collected == [1, 2, 3, 4])
+        expectEqual(collected, [1, 2, 3, 4])
     }
 
     @Test func valuesThrowsTheFailure() async {
@@ -87,7 +88,7 @@ import Testing
             observer.send(value: 1)
         }
         for try await value in signal.values {
-            #expect(value == 1)
+            expectEqual(value, 1)
             break
         }
         #expect(await waitAsync(cleaned))

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ChainQueueTests {
@@ -73,15 +74,15 @@ import Testing
         let firstRecorder = EventRecorder<Int, Never>()
         queue.enqueue(first.signal, for: "a").start(firstRecorder.observer)
         queue.enqueue(second.signal, for: "a").start(Observer())
-        #expect(first.started.value == 1)
-        #expect(second.started.value == 0)
-        #expect(queue.status.waitingCounts == ["a": 1])
+        expectEqual(first.started.value, 1)
+        expectEqual(second.started.value, 0)
+        expectEqual(queue.status.waitingCounts, ["a": 1])
         first.complete()
-        #expect(firstRecorder.events == [.completed])
-        #expect(second.started.value == 1)
-        #expect(queue.status.runningKeys == ["a"])
+        expectEqual(firstRecorder.events, [.completed])
+        expectEqual(second.started.value, 1)
+        expectEqual(queue.status.runningKeys, ["a"])
         second.complete()
-        #expect(queue.status.runningCount == 0)
+        expectEqual(queue.status.runningCount, 0)
     }
 
     @Test func chainsWithDifferentKeysRunConcurrently() {
@@ -90,9 +91,9 @@ import Testing
         let b = ManualChain()
         queue.enqueue(a.signal, for: "a").start(Observer())
         queue.enqueue(b.signal, for: "b").start(Observer())
-        #expect(a.started.value == 1)
-        #expect(b.started.value == 1)
-        #expect(queue.status.runningKeys == ["a", "b"])
+        expectEqual(a.started.value, 1)
+        expectEqual(b.started.value, 1)
+        expectEqual(queue.status.runningKeys, ["a", "b"])
     }
 
     @Test func chainsOnDifferentKeysOverlapInTimeOnDifferentThreads() {
@@ -115,7 +116,7 @@ import Testing
             }, for: "b"
         ).start(Observer())
         #expect(recorder.waitForTermination())
-        #expect(recorder.values == [true])
+        expectEqual(recorder.values, [true])
     }
 
     @Test func globalModeRunsOneChainAtATime() {
@@ -124,23 +125,23 @@ import Testing
         let b = ManualChain()
         queue.enqueue(a.signal, for: "a").start(Observer())
         queue.enqueue(b.signal, for: "b").start(Observer())
-        #expect(a.started.value == 1)
-        #expect(b.started.value == 0)
+        expectEqual(a.started.value, 1)
+        expectEqual(b.started.value, 0)
         a.complete()
-        #expect(b.started.value == 1)
+        expectEqual(b.started.value, 1)
     }
 
     @Test func theMaxConcurrentCapHolds() {
         let queue = ChainQueue<Int>(maxConcurrent: 3)
         let chains = (0..<10).map { _ in ManualChain() }
         for (key, chain) in chains.enumerated() { queue.enqueue(chain.signal, for: key).start(Observer()) }
-        #expect(chains.map(\.started.value) == [1, 1, 1, 0, 0, 0, 0, 0, 0, 0])
+        expectEqual(chains.map(\.started.value), [1, 1, 1, 0, 0, 0, 0, 0, 0, 0])
         chains[1].complete()
-        #expect(chains.map(\.started.value) == [1, 1, 1, 1, 0, 0, 0, 0, 0, 0])
-        #expect(queue.status.runningCount == 3)
+        expectEqual(chains.map(\.started.value), [1, 1, 1, 1, 0, 0, 0, 0, 0, 0])
+        expectEqual(queue.status.runningCount, 3)
         for chain in chains { chain.complete() }
         #expect(chains.allSatisfy { $0.started.value == 1 })
-        #expect(queue.status.runningCount == 0)
+        expectEqual(queue.status.runningCount, 0)
     }
 
     @Test func theCapHoldsUnderConcurrency() {
@@ -152,7 +153,7 @@ import Testing
             queue.enqueue(makeTrackedChain(key: index, sequence: index, tracker: tracker), for: index)
                 .start(Observer { event in if event.isTerminating { done.leave() } })
         }
-        #expect(done.wait(timeout: .now() + 20) == .success)
+        expectEqual(done.wait(timeout: .now() + 20), .success)
         #expect(tracker.maxTotalInside <= 2)
     }
 
@@ -166,10 +167,10 @@ import Testing
         let disposable = queue.enqueue(second.signal, for: "a").start(secondRecorder.observer)
         queue.enqueue(third.signal, for: "a").start(Observer())
         disposable.dispose()
-        #expect(secondRecorder.events == [.interrupted])
+        expectEqual(secondRecorder.events, [.interrupted])
         first.complete()
-        #expect(second.started.value == 0)
-        #expect(third.started.value == 1)
+        expectEqual(second.started.value, 0)
+        expectEqual(third.started.value, 1)
     }
 
     @Test func disposingARunningChainLetsTheNextStart() {
@@ -179,7 +180,7 @@ import Testing
         let disposable = queue.enqueue(first.signal, for: "a").start(Observer())
         queue.enqueue(second.signal, for: "a").start(Observer())
         disposable.dispose()
-        #expect(second.started.value == 1)
+        expectEqual(second.started.value, 1)
     }
 
     @Test func aFailingChainStillLetsTheNextStart() {
@@ -188,8 +189,8 @@ import Testing
         queue.enqueue(Signal(error: .boom), for: "a").start(recorder.observer)
         let second = EventRecorder<Int, TestError>()
         queue.enqueue(Signal(value: 2), for: "a").start(second.observer)
-        #expect(recorder.events == [.failed(.boom)])
-        #expect(second.events == [.value(2), .completed])
+        expectEqual(recorder.events, [.failed(.boom)])
+        expectEqual(second.events, [.value(2), .completed])
     }
 
     @Test func manySynchronousChainsDoNotRecurse() {
@@ -202,7 +203,7 @@ import Testing
                 .start(Observer(completed: { completed.increment() }))
         }
         blocker.complete()
-        #expect(completed.value == 10_000)
+        expectEqual(completed.value, 10_000)
     }
 
     @Test func neverInterleavesChainsWithTheSameKeyUnderAThousandConcurrentSubmissions() {
@@ -220,22 +221,22 @@ import Testing
                     .start(Observer { event in if event.isTerminating { done.leave() } })
             }
         }
-        #expect(done.wait(timeout: .now() + 30) == .success)
-        #expect(tracker.overlaps == 0)
+        expectEqual(done.wait(timeout: .now() + 30), .success)
+        expectEqual(tracker.overlaps, 0)
         let starts = tracker.starts
-        #expect(starts.values.map(\.count).reduce(0, +) == threads * perThread)
+        expectEqual(starts.values.map(\.count).reduce(0, +), threads * perThread)
         // Per key, each thread's chains started in the order that thread submitted them.
         for sequences in starts.values {
             for thread in 0..<threads {
                 let mine = sequences.filter { $0 / 1_000 == thread }
-                #expect(mine == mine.sorted())
+                expectEqual(mine, mine.sorted())
             }
         }
         // An observer sees its chain's terminal event before the queue frees the chain's slot (so the next
         // chain never starts before the previous one's observer has heard the end): the last slots are freed
         // just after `done` is reached.
         #expect(waitUntil(seconds: 10) { queue.status.runningCount == 0 })
-        #expect(queue.status.waitingCount == 0)
+        expectEqual(queue.status.waitingCount, 0)
     }
 
     private func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {

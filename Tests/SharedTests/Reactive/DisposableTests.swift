@@ -1,5 +1,6 @@
 import Dispatch
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct DisposableTests {
@@ -8,7 +9,7 @@ import Testing
         let disposable = AnyDisposable { runs.increment() }
         #expect(!disposable.isDisposed)
         DispatchQueue.concurrentPerform(iterations: 16) { _ in disposable.dispose() }
-        #expect(runs.value == 1)
+        expectEqual(runs.value, 1)
         #expect(disposable.isDisposed)
     }
 

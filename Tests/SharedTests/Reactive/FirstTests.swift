@@ -1,5 +1,6 @@
 import Dispatch
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct FirstTests {
@@ -10,8 +11,8 @@ import Testing
             observer.send(value: 1)
             observer.send(value: 2)
         }.first()
-        #expect(result == .success(1))
-        #expect(cleanups.value == 1)
+        expectEqual(result, .success(1))
+        expectEqual(cleanups.value, 1)
     }
 
     @Test func reportsWhyThereIsNoValue() {
@@ -23,20 +24,20 @@ import Testing
     @Test func waitsForAValueFromAnotherThread() {
         let scheduler = QueueScheduler(name: "test.first.other")
         let result = Signal<Int, TestError>(value: 3).deliver(on: scheduler).first()
-        #expect(result == .success(3))
+        expectEqual(result, .success(3))
     }
 
     @Test func blockingOnTheSchedulerItWouldWaitForFailsFastInsteadOfDeadlocking() {
         let scheduler = QueueScheduler(name: "test.first.deadlock")
         let signal = Signal<Int, TestError>(value: 3).deliver(on: scheduler)
         let result = scheduler.queue.sync { signal.first() }
-        #expect(result == .failure(.wouldDeadlock(scheduler: scheduler.description)))
+        expectEqual(result, .failure(.wouldDeadlock(scheduler: scheduler.description)))
     }
 
     @Test func startOnTheCurrentSchedulerIsDetectedToo() {
         let scheduler = QueueScheduler(name: "test.first.start-on")
         let result = scheduler.queue.sync { Signal<Int, TestError>(value: 3).start(on: scheduler).first() }
-        #expect(result == .failure(.wouldDeadlock(scheduler: scheduler.description)))
+        expectEqual(result, .failure(.wouldDeadlock(scheduler: scheduler.description)))
     }
 
     @Test func anExplicitSchedulerIsChecked() {
@@ -44,7 +45,7 @@ import Testing
         let result = scheduler.queue.sync {
             Signal<Int, TestError>.never.first(waitingOn: scheduler)
         }
-        #expect(result == .failure(.wouldDeadlock(scheduler: scheduler.description)))
+        expectEqual(result, .failure(.wouldDeadlock(scheduler: scheduler.description)))
     }
 
     @Test func aSynchronousValueIsReturnedEvenOnTheScheduler() {
@@ -52,7 +53,7 @@ import Testing
         let result = scheduler.queue.sync {
             Signal<Int, TestError>(value: 4).timeout(after: .seconds(10), raising: .timedOut, on: scheduler).first()
         }
-        #expect(result == .success(4))
+        expectEqual(result, .success(4))
     }
 
     @Test func contextLikePerformSchedulerIsDetected() {
@@ -64,6 +65,6 @@ import Testing
             perform: { queue.async(execute: $0) })
         let signal = Signal<Int, TestError>(value: 1).deliver(on: scheduler)
         #expect(queue.sync { signal.first() } == .failure(.wouldDeadlock(scheduler: "PerformScheduler(context)")))
-        #expect(signal.first() == .success(1))
+        expectEqual(signal.first(), .success(1))
     }
 }

@@ -1,4 +1,5 @@
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ImmediateSchedulerTests {
@@ -6,7 +7,7 @@ import Testing
         let scheduler = ImmediateScheduler()
         let runs = Counter()
         #expect(scheduler.schedule { runs.increment() } == nil)
-        #expect(runs.value == 1)
+        expectEqual(runs.value, 1)
         #expect(!scheduler.isCurrent)
     }
 
@@ -15,7 +16,7 @@ import Testing
         let start = scheduler.now
         let runs = Counter()
         let disposable = scheduler.schedule(after: .milliseconds(2)) { runs.increment() }
-        #expect(runs.value == 1)
+        expectEqual(runs.value, 1)
         #expect(scheduler.now >= start + .milliseconds(2))
         #expect(disposable.isDisposed)
     }

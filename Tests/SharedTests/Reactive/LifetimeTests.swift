@@ -1,4 +1,5 @@
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct LifetimeTests {
@@ -11,17 +12,17 @@ import Testing
             made.lifetime.observeEnded { ended.increment() }
             #expect(!made.lifetime.hasEnded)
         }
-        #expect(ended.value == 0)
+        expectEqual(ended.value, 0)
         token = nil
         #expect(token == nil)
-        #expect(ended.value == 1)
+        expectEqual(ended.value, 1)
     }
 
     @Test func observingAnEndedLifetimeRunsAtOnce() {
         let ended = Counter()
         #expect(Lifetime.empty.hasEnded)
         #expect(Lifetime.empty.observeEnded { ended.increment() } == nil)
-        #expect(ended.value == 1)
+        expectEqual(ended.value, 1)
     }
 
     @Test func anUnregisteredObservationDoesNotRun() {
@@ -29,7 +30,7 @@ import Testing
         let ended = Counter()
         lifetime.observeEnded { ended.increment() }?.dispose()
         token.end()
-        #expect(ended.value == 0)
+        expectEqual(ended.value, 0)
         #expect(lifetime.hasEnded)
     }
 
@@ -48,6 +49,6 @@ import Testing
         Signal<Int, Never>.never.take(during: lifetime).start(recorder.observer)
         #expect(recorder.events.isEmpty)
         token.end()
-        #expect(recorder.events == [.completed])
+        expectEqual(recorder.events, [.completed])
     }
 }

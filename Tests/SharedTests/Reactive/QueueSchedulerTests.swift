@@ -1,5 +1,6 @@
 import Dispatch
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct QueueSchedulerTests {
@@ -54,7 +55,7 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         scheduler.schedule(after: .milliseconds(20)) { done.signal() }
         #expect(wait(done))
-        #expect(runs.value == 0)
+        expectEqual(runs.value, 0)
     }
 
     @Test func timedBlocksRunOnTheQueueAfterTheirTime() {

@@ -1,6 +1,7 @@
 import Dispatch
 import Shared
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite struct SignalTests {
@@ -10,9 +11,9 @@ import Testing
             runs.increment()
             observer.sendCompleted()
         }
-        #expect(runs.value == 0)
+        expectEqual(runs.value, 0)
         signal.start(Observer())
-        #expect(runs.value == 1)
+        expectEqual(runs.value, 1)
     }
 
     @Test func eachStartRunsTheProducerAgain() {
@@ -26,26 +27,26 @@ import Testing
         let second = EventRecorder<Int, Never>()
         signal.start(first.observer)
         signal.start(second.observer)
-        #expect(first.events == [.value(1), .completed])
-        #expect(second.events == [.value(2), .completed])
+        expectEqual(first.events, [.value(1), .completed])
+        expectEqual(second.events, [.value(2), .completed])
     }
 
     @Test func constantSignalsSendWhatTheyHold() {
         let value = EventRecorder<Int, TestError>()
         Signal(value: 7).start(value.observer)
-        #expect(value.events == [.value(7), .completed])
+        expectEqual(value.events, [.value(7), .completed])
 
         let error = EventRecorder<Int, TestError>()
         Signal(error: .boom).start(error.observer)
-        #expect(error.events == [.failed(.boom)])
+        expectEqual(error.events, [.failed(.boom)])
 
         let empty = EventRecorder<Int, TestError>()
         Signal.empty.start(empty.observer)
-        #expect(empty.events == [.completed])
+        expectEqual(empty.events, [.completed])
 
         let result = EventRecorder<Int, TestError>()
         Signal(result: .success(3)).start(result.observer)
-        #expect(result.events == [.value(3), .completed])
+        expectEqual(result.events, [.value(3), .completed])
     }
 
     @Test func valuesAreSentInOrderAndTheSequenceIsIteratedAnewEachStart() {
@@ -54,8 +55,8 @@ import Testing
         let second = EventRecorder<Int, Never>()
         signal.start(first.observer)
         signal.start(second.observer)
-        #expect(first.events == [.value(1), .value(2), .value(3), .completed])
-        #expect(second.events == first.events)
+        expectEqual(first.events, [.value(1), .value(2), .value(3), .completed])
+        expectEqual(second.events, first.events)
     }
 
     @Test func neverSendsNothingUntilDisposedThenInterrupts() {
@@ -63,7 +64,7 @@ import Testing
         let disposable = Signal<Int, Never>.never.start(recorder.observer)
         #expect(recorder.events.isEmpty)
         disposable.dispose()
-        #expect(recorder.events == [.interrupted])
+        expectEqual(recorder.events, [.interrupted])
     }
 
     @Test func misbehavingProducerCannotSendAfterATerminalEvent() {
@@ -80,8 +81,8 @@ import Testing
         .on(value: { _ in sideEffects.increment() })
         .map { $0 * 10 }
         .start(recorder.observer)
-        #expect(recorder.events == [.value(10), .completed])
-        #expect(sideEffects.value == 1)
+        expectEqual(recorder.events, [.value(10), .completed])
+        expectEqual(sideEffects.value, 1)
     }
 
     @Test func producerSendingAfterDisposalIsIgnored() {
@@ -94,7 +95,7 @@ import Testing
         let observer = captured.withLock { $0 }
         observer?.send(value: 1)
         observer?.sendCompleted()
-        #expect(recorder.events == [.interrupted])
+        expectEqual(recorder.events, [.interrupted])
     }
 
     @Test func disposingRunsCleanupExactlyOnceAndInterrupts() {
@@ -105,8 +106,8 @@ import Testing
         }.start(recorder.observer)
         disposable.dispose()
         disposable.dispose()
-        #expect(cleanups.value == 1)
-        #expect(recorder.events == [.interrupted])
+        expectEqual(cleanups.value, 1)
+        expectEqual(recorder.events, [.interrupted])
         #expect(disposable.isDisposed)
     }
 
@@ -160,11 +161,11 @@ import Testing
         let eventsAtDisposal = recorder.events.count
         // Give a misbehaving implementation a chance to keep going; nothing may change.
         _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(50))
-        #expect(cleanups.value == 1)
-        #expect(recorder.terminalEvents == [.interrupted])
-        #expect(recorder.events.last == .interrupted)
-        #expect(recorder.events.count == eventsAtDisposal)
-        #expect(innerStarts.value == startsAtDisposal)
+        expectEqual(cleanups.value, 1)
+        expectEqual(recorder.terminalEvents, [.interrupted])
+        expectEqual(recorder.events.last, .interrupted)
+        expectEqual(recorder.events.count, eventsAtDisposal)
+        expectEqual(innerStarts.value, startsAtDisposal)
     }
 
     @Test func concurrentSendsAreSerialisedAndNeverOverlap() {
@@ -184,8 +185,8 @@ import Testing
             for value in 0..<2_000 { sink.send(value: thread * 10_000 + value) }
         }
         disposable.dispose()
-        #expect(overlaps.value == 0)
-        #expect(received.value == 16_000)
+        expectEqual(overlaps.value, 0)
+        expectEqual(received.value, 16_000)
     }
 
     @Test func eventsSentFromAnObserverCallbackAreDeliveredAfterItReturnsNotNested() {
@@ -205,7 +206,7 @@ import Testing
                 order.withLock { $0.append(-value) }
                 depth.wrappingSubtract(1, ordering: .relaxed)
             }))
-        #expect(maxDepth.load(ordering: .relaxed) == 1)
+        expectEqual(maxDepth.load(ordering: .relaxed), 1)
         #expect(order.withLock { $0 } == [1, -1, 2, -2, 3, -3])
     }
 
@@ -242,10 +243,10 @@ import Testing
         let recorder = EventRecorder<Int, Never>()
         signal.start(recorder.observer)
         signal.start(Observer())
-        #expect(runs.value == 0)
+        expectEqual(runs.value, 0)
         scheduler.advance()
-        #expect(runs.value == 2)
-        #expect(onScheduler.value == 2)
-        #expect(recorder.events == [.value(1), .completed])
+        expectEqual(runs.value, 2)
+        expectEqual(onScheduler.value, 2)
+        expectEqual(recorder.events, [.value(1), .completed])
     }
 }

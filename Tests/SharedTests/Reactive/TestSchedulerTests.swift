@@ -1,4 +1,5 @@
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct TestSchedulerTests {
@@ -7,14 +8,14 @@ import Testing
         let runs = Counter()
         scheduler.schedule { runs.increment() }
         scheduler.schedule(after: .seconds(1)) { runs.increment() }
-        #expect(runs.value == 0)
+        expectEqual(runs.value, 0)
         scheduler.advance()
-        #expect(runs.value == 1)
+        expectEqual(runs.value, 1)
         scheduler.advance(by: .milliseconds(999))
-        #expect(runs.value == 1)
+        expectEqual(runs.value, 1)
         scheduler.advance(by: .milliseconds(1))
-        #expect(runs.value == 2)
-        #expect(scheduler.now == SchedulerTime(nanoseconds: 1_000_000_000))
+        expectEqual(runs.value, 2)
+        expectEqual(scheduler.now, SchedulerTime(nanoseconds: 1_000_000_000))
     }
 
     @Test func runsBlocksInOrderOfTimeThenOfScheduling() {
@@ -25,7 +26,7 @@ import Testing
         scheduler.schedule(after: .seconds(1)) { order.withLock { $0.append("a2") } }
         scheduler.run()
         #expect(order.withLock { $0 } == ["a1", "a2", "b"])
-        #expect(scheduler.now == SchedulerTime(nanoseconds: 2_000_000_000))
+        expectEqual(scheduler.now, SchedulerTime(nanoseconds: 2_000_000_000))
     }
 
     @Test func blocksScheduledWhileAdvancingRunIfDueInTheSameAdvance() {
@@ -38,7 +39,7 @@ import Testing
         scheduler.advance(by: .seconds(5))
         #expect(
             times.withLock { $0 } == [SchedulerTime(nanoseconds: 1_000_000_000), .init(nanoseconds: 2_000_000_000)])
-        #expect(scheduler.now == SchedulerTime(nanoseconds: 5_000_000_000))
+        expectEqual(scheduler.now, SchedulerTime(nanoseconds: 5_000_000_000))
     }
 
     @Test func disposedBlocksAreSkipped() {
@@ -47,8 +48,8 @@ import Testing
         scheduler.schedule(after: .seconds(1)) { runs.increment() }.dispose()
         scheduler.schedule { runs.increment() }?.dispose()
         scheduler.run()
-        #expect(runs.value == 0)
-        #expect(scheduler.pendingCount == 0)
+        expectEqual(runs.value, 0)
+        expectEqual(scheduler.pendingCount, 0)
     }
 
     @Test func isCurrentOnlyWhileRunningABlock() {
@@ -64,6 +65,6 @@ import Testing
     @Test func negativeAdvanceDoesNotMoveTheClockBackwards() {
         let scheduler = TestScheduler(startingAt: SchedulerTime(nanoseconds: 100))
         scheduler.advance(by: .seconds(-5))
-        #expect(scheduler.now == SchedulerTime(nanoseconds: 100))
+        expectEqual(scheduler.now, SchedulerTime(nanoseconds: 100))
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 @preconcurrency import Glibc
 import Shared
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite struct LockedContinuationTests {
@@ -10,7 +11,7 @@ import Testing
         let made = await withLockedContinuation { continuation in
             Thread { continuation.resume(returning: Made(value: 42)) }.start()
         }
-        #expect(made.value == 42)
+        expectEqual(made.value, 42)
     }
 
     @Test func throwsTheErrorItIsResumedWith() async {
@@ -25,7 +26,7 @@ import Testing
         let value: String = try await withLockedThrowingContinuation { continuation in
             continuation.resume(with: .success("at once"))
         }
-        #expect(value == "at once")
+        expectEqual(value, "at once")
     }
 
     /// Another thread builds the value and resumes before the task has suspended. The body waits for that resume
@@ -42,7 +43,7 @@ import Testing
                 while !resumed.isSet { sched_yield() }
             }
         }
-        #expect(made.value == 7)
+        expectEqual(made.value, 7)
     }
 }
 

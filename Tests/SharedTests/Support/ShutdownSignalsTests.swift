@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ShutdownSignalsTests {
@@ -14,17 +15,17 @@ import Testing
         }
         defer { installation.cancel() }
         kill(getpid(), SIGUSR2)
-        #expect(called.wait(timeout: .now() + 10) == .success)
-        #expect(calls.all == [SIGUSR2])
-        #expect(installation.receivedSignal == SIGUSR2)
+        expectEqual(called.wait(timeout: .now() + 10), .success)
+        expectEqual(calls.all, [SIGUSR2])
+        expectEqual(installation.receivedSignal, SIGUSR2)
 
         // A second installation proves delivery still works; the first handler stays quiet.
         let second = DispatchSemaphore(value: 0)
         let other = ShutdownSignals.install([SIGUSR2], exitsAfterHandler: false) { _ in second.signal() }
         defer { other.cancel() }
         kill(getpid(), SIGUSR2)
-        #expect(second.wait(timeout: .now() + 10) == .success)
-        #expect(calls.all == [SIGUSR2])
+        expectEqual(second.wait(timeout: .now() + 10), .success)
+        expectEqual(calls.all, [SIGUSR2])
     }
 
     @Test func sigtermRunsTheHandlerThenExitsWithStatusZero() async {
@@ -80,6 +81,6 @@ import Testing
         let store = try SQLiteStore(url: URL(fileURLWithPath: path), model: .deviceReadings)
         defer { store.close() }
         let result = try store.fetch(FetchRequest(entity: "Device", resultType: .count))
-        #expect(result.content == .count(25))
+        expectEqual(result.content, .count(25))
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// A hundred rounds (times `TestScale.factor`) of random inserts, updates and deletes saved by workers
@@ -76,7 +77,7 @@ import Testing
         let initial = try #require(updates.all.first)
         #expect(initial.diff == nil)
         var mirror = rows(of: initial.snapshot, in: main)
-        #expect(mirror == freshFetch(request, sectionKey: scenario.sectionKey, in: main))
+        expectEqual(mirror, freshFetch(request, sectionKey: scenario.sectionKey, in: main))
         var applied = 1
         var diffsSeen = 0
 

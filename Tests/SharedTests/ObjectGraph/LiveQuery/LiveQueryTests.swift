@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct LiveQueryTests {
@@ -56,16 +57,16 @@ import Testing
         let x = try fixture.seedDevice("x", connected: false)
         let harness = try Harness(Self.connectedByName, fixture: fixture)
 
-        #expect(harness.updates.all.count == 1)
+        expectEqual(harness.updates.all.count, 1)
         let initial = try #require(harness.updates.all.first)
         #expect(initial.diff == nil)
-        #expect(harness.names(initial.snapshot.objectIDs) == ["b", "d", "f"])
+        expectEqual(harness.names(initial.snapshot.objectIDs), ["b", "d", "f"])
 
         // Insert.
         let c = try harness.change { $0.makeDevice("c", connected: true).objectID }
         var diff = try #require(harness.updates.all.last?.diff)
-        #expect(diff.inserted.map(\.path) == [LiveQueryIndexPath(section: 0, item: 1)])
-        #expect(harness.name(diff.inserted[0].objectID) == "c")
+        expectEqual(diff.inserted.map(\.path), [LiveQueryIndexPath(section: 0, item: 1)])
+        expectEqual(harness.name(diff.inserted[0].objectID), "c")
         #expect(diff.deleted.isEmpty && diff.moved.isEmpty && diff.updated.isEmpty)
         _ = c
 
@@ -73,7 +74,7 @@ import Testing
         let b = initial.snapshot.objectIDs[0]
         try harness.change { try $0.existingObject(with: b)["name", as: String.self] = "z" }
         diff = try #require(harness.updates.all.last?.diff)
-        #expect(diff.moved.count == 1)
+        expectEqual(diff.moved.count, 1)
         #expect(diff.moved.first?.from == LiveQueryIndexPath(section: 0, item: 0))
         #expect(diff.moved.first?.to == LiveQueryIndexPath(section: 0, item: 3))
         #expect(diff.inserted.isEmpty && diff.deleted.isEmpty && diff.updated.isEmpty)
@@ -84,7 +85,7 @@ import Testing
             try $0.existingObject(with: d)["lastSeen", as: Date.self] = Date(timeIntervalSince1970: 5)
         }
         diff = try #require(harness.updates.all.last?.diff)
-        #expect(diff.updated == [.init(path: LiveQueryIndexPath(section: 0, item: 1), objectID: d)])
+        expectEqual(diff.updated, [.init(path: LiveQueryIndexPath(section: 0, item: 1), objectID: d)])
         #expect(diff.inserted.isEmpty && diff.deleted.isEmpty && diff.moved.isEmpty)
 
         // A delete, and an object that starts to match.
@@ -94,15 +95,15 @@ import Testing
             try worker.existingObject(with: x)["connected", as: Bool.self] = true
         }
         diff = try #require(harness.updates.all.last?.diff)
-        #expect(diff.deleted == [.init(path: LiveQueryIndexPath(section: 0, item: 2), objectID: f)])
-        #expect(diff.inserted == [.init(path: LiveQueryIndexPath(section: 0, item: 2), objectID: x)])
+        expectEqual(diff.deleted, [.init(path: LiveQueryIndexPath(section: 0, item: 2), objectID: f)])
+        expectEqual(diff.inserted, [.init(path: LiveQueryIndexPath(section: 0, item: 2), objectID: x)])
         let final = try #require(harness.updates.all.last)
-        #expect(harness.names(final.snapshot.objectIDs) == ["c", "d", "x", "z"])
+        expectEqual(harness.names(final.snapshot.objectIDs), ["c", "d", "x", "z"])
 
         // A change to an object outside the result sends nothing.
         let count = harness.updates.all.count
         let y = try harness.change { $0.makeDevice("y", connected: false).objectID }
-        #expect(harness.updates.all.count == count)
+        expectEqual(harness.updates.all.count, count)
         _ = y
         harness.disposable.dispose()
     }
@@ -115,13 +116,13 @@ import Testing
             entity: "Device", sortDescriptors: [ObjectSortDescriptor("connected"), ObjectSortDescriptor("name")])
         let harness = try Harness(request, sectionKey: "connected", fixture: fixture)
         let initial = try #require(harness.updates.all.first)
-        #expect(initial.snapshot.sections.map(\.name) == ["false"])
+        expectEqual(initial.snapshot.sections.map(\.name), ["false"])
 
         try harness.change { try $0.existingObject(with: a)["connected", as: Bool.self] = true }
         var update = try #require(harness.updates.all.last)
         var diff = try #require(update.diff)
-        #expect(update.snapshot.sections.map(\.value) == [.bool(false), .bool(true)])
-        #expect(diff.insertedSections == [.init(index: 1, value: .bool(true))])
+        expectEqual(update.snapshot.sections.map(\.value), [.bool(false), .bool(true)])
+        expectEqual(diff.insertedSections, [.init(index: 1, value: .bool(true))])
         #expect(diff.deletedSections.isEmpty)
         #expect(
             diff.moved == [
@@ -136,11 +137,11 @@ import Testing
         }
         update = try #require(harness.updates.all.last)
         diff = try #require(update.diff)
-        #expect(update.snapshot.sections.map(\.name) == ["true"])
-        #expect(diff.deletedSections == [.init(index: 0, value: .bool(false))])
+        expectEqual(update.snapshot.sections.map(\.name), ["true"])
+        expectEqual(diff.deletedSections, [.init(index: 0, value: .bool(false))])
         #expect(diff.insertedSections.isEmpty)
-        #expect(harness.names(update.snapshot.sections[0].objectIDs) == ["a", "b"])
-        #expect(initial.snapshot.applying(harness.updates.all[1].diff!).applying(diff) == update.snapshot)
+        expectEqual(harness.names(update.snapshot.sections[0].objectIDs), ["a", "b"])
+        expectEqual(initial.snapshot.applying(harness.updates.all[1].diff!).applying(diff), update.snapshot)
     }
 
     @Test func aSectionKeyThatIsNotTheFirstSortKeyIsRefused() throws {
@@ -173,15 +174,15 @@ import Testing
 
         harness.fixture.fireBackgroundSave()
         harness.settle()
-        #expect(harness.updates.all.count == count)
+        expectEqual(harness.updates.all.count, count)
 
         // The next change is diffed against the renamed object: it stays, one insert.
         try harness.change { $0.makeDevice("other", connected: true) }
         let diff = try #require(harness.updates.all.last?.diff)
         #expect(diff.deleted.isEmpty && diff.moved.isEmpty)
-        #expect(diff.inserted.count == 1)
+        expectEqual(diff.inserted.count, 1)
         let ids = try #require(harness.updates.all.last?.snapshot.objectIDs)
-        #expect(harness.names(ids) == ["new", "other"])
+        expectEqual(harness.names(ids), ["new", "other"])
         #expect(!ids[0].isTemporary)
     }
 
@@ -198,7 +199,7 @@ import Testing
             try worker.save()
         }
         drain(fixture.stack.root)
-        #expect(updates.all.count == 2)
+        expectEqual(updates.all.count, 2)
         #expect(updates.all.last?.diff?.inserted.count == 1)
     }
 
@@ -206,7 +207,7 @@ import Testing
         let harness = try Harness(Self.connectedByName)
         harness.disposable.dispose()
         try harness.change { $0.makeDevice("late", connected: true) }
-        #expect(harness.updates.all.count == 1)
+        expectEqual(harness.updates.all.count, 1)
     }
 }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ContextOperationTests {
@@ -65,7 +66,7 @@ import Testing
         }
         #expect(operation.isFinished)
         #expect(!operation.isExecuting)
-        #expect(try fixture.storedDeviceCount() == 2)
+        try expectEqual(fixture.storedDeviceCount(), 2)
     }
 
     @Test func cancellingBetweenStepsSkipsTheRestAndSavesNothing() throws {
@@ -88,13 +89,13 @@ import Testing
             completion: { outcome in log.append("completion: \(outcome)") })
         let queue = OperationQueue()
         queue.addOperation(operation)
-        #expect(inFirstStep.wait(timeout: .now() + 10) == .success)
+        expectEqual(inFirstStep.wait(timeout: .now() + 10), .success)
         #expect(operation.isExecuting)
         operation.cancel()
         proceed.signal()
         queue.waitUntilAllOperationsAreFinished()
 
-        #expect(log.all == ["step 1", "completion: cancelled"])
+        expectEqual(log.all, ["step 1", "completion: cancelled"])
         #expect(!fixture.root.performAndWait { fixture.root.hasChanges })
         #expect(!operation.context.performAndWait { operation.context.hasChanges })
         #expect(operation.isFinished)
@@ -112,7 +113,7 @@ import Testing
         operation.cancel()
         queue.isSuspended = false
         queue.waitUntilAllOperationsAreFinished()
-        #expect(log.all == ["completion: cancelled"])
+        expectEqual(log.all, ["completion: cancelled"])
         #expect(operation.isFinished)
     }
 
@@ -155,7 +156,7 @@ import Testing
         c.addDependency(b)
         let queue = OperationQueue()
         queue.addOperations([c, b, a], waitUntilFinished: true)
-        #expect(log.all == ["a runs", "a done", "b runs", "b done", "c runs", "c done"])
+        expectEqual(log.all, ["a runs", "a done", "b runs", "b done", "c runs", "c done"])
         #expect(fixture.root.performAndWait { fixture.root.insertedObjects.count } == 3)
     }
 
@@ -183,15 +184,15 @@ import Testing
         }
         queue.addOperations(operations, waitUntilFinished: false)
         // Two start; a third must not, while both are still executing.
-        #expect(started.wait(timeout: .now() + 10) == .success)
-        #expect(started.wait(timeout: .now() + 10) == .success)
-        #expect(started.wait(timeout: .now() + .milliseconds(200)) == .timedOut)
+        expectEqual(started.wait(timeout: .now() + 10), .success)
+        expectEqual(started.wait(timeout: .now() + 10), .success)
+        expectEqual(started.wait(timeout: .now() + .milliseconds(200)), .timedOut)
         #expect(inFlight.withLock { $0.now } == 2)
-        #expect(queue.operations.filter(\.isExecuting).count == 2)
+        expectEqual(queue.operations.filter(\.isExecuting).count, 2)
         // Each operation that finishes frees one slot for the next.
         for _ in 0..<4 {
             release.signal()
-            #expect(started.wait(timeout: .now() + 10) == .success)
+            expectEqual(started.wait(timeout: .now() + 10), .success)
         }
         release.signal()
         release.signal()
@@ -221,7 +222,7 @@ import Testing
                 ])
         }
         queue.addOperations(operations, waitUntilFinished: true)
-        #expect(log.all == Array(0..<8))
+        expectEqual(log.all, Array(0..<8))
         #expect(inFlight.withLock { $0.most } == 1)
     }
 }

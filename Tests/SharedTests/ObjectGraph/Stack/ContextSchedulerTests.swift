@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ContextSchedulerTests {
@@ -17,14 +18,14 @@ import Testing
             .collect()
             .first()
             .get()
-        #expect(ids.count == 3)
+        expectEqual(ids.count, 3)
         #expect(ids.allSatisfy { $0.isTemporary })
         let inserted = worker.performAndWait { worker.insertedObjects.compactMap { $0.string("name") }.sorted() }
-        #expect(inserted == names)
+        expectEqual(inserted, names)
 
         try worker.performAndWait { try worker.save() }
         try fixture.stack.saveRoot()
-        #expect(try fixture.storedDeviceCount() == 3)
+        try expectEqual(fixture.storedDeviceCount(), 3)
     }
 
     @Test func aBlockDisposedBeforeItRunsIsSkipped() throws {
@@ -39,7 +40,7 @@ import Testing
         skipped?.dispose()
         gate.signal()
         drain(worker)
-        #expect(ran.all == ["kept"])
+        expectEqual(ran.all, ["kept"])
     }
 
     @Test func blocksRunInOrderOnTheContextsQueue() throws {
@@ -54,7 +55,7 @@ import Testing
             }
         }
         drain(worker)
-        #expect(seen.all == Array(0..<100))
+        expectEqual(seen.all, Array(0..<100))
     }
 
     @Test func aTimedBlockRunsOnTheContextsQueue() throws {
@@ -67,8 +68,8 @@ import Testing
             onQueue.append(scheduler.isCurrent && worker.isOnQueue)
             done.signal()
         }
-        #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(onQueue.all == [true])
+        expectEqual(done.wait(timeout: .now() + 10), .success)
+        expectEqual(onQueue.all, [true])
     }
 
     @Test func blockingFirstRefusesToWaitOnTheContextsOwnQueue() throws {

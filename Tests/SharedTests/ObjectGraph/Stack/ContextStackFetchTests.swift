@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ContextStackFetchTests {
@@ -22,7 +23,7 @@ import Testing
             entity: "Reading", predicate: try ObjectPredicate(format: "characteristic == '2a19'"),
             sortDescriptors: [ObjectSortDescriptor("time", ascending: false)])
         let ids = try stack.fetchIDsInBackground(request).first().get()
-        #expect(ids.count == 20)
+        expectEqual(ids.count, 20)
 
         let (faultsBefore, values, faultsAfter) = stack.main.performAndWait {
             let readings = stack.main.objects(with: ids)
@@ -44,11 +45,11 @@ import Testing
             worker.makeDevice("pending")
             try worker.save()
         }
-        #expect(try fixture.storedDeviceCount() == 0)
+        try expectEqual(fixture.storedDeviceCount(), 0)
         let ids = try fixture.stack.fetchIDsInBackground(FetchRequest(entity: "Device")).first().get()
-        #expect(ids.count == 1)
+        expectEqual(ids.count, 1)
         let name = fixture.stack.main.performAndWait { fixture.stack.main.objects(with: ids).first?.string("name") }
-        #expect(name == "pending")
+        expectEqual(name, "pending")
     }
 
     @Test func theFetchRunsOffTheCallingThreadOnAWorker() throws {
@@ -67,6 +68,6 @@ import Testing
             Issue.record("expected an invalid request, got \(result)")
             return
         }
-        #expect(field == "entity")
+        expectEqual(field, "entity")
     }
 }

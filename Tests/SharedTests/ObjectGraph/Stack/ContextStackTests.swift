@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ContextStackTests {
@@ -8,14 +9,14 @@ import Testing
         let fixture = try StackFixture()
         let stack = fixture.stack
         #expect(stack.root.parent == nil)
-        #expect(stack.root.concurrencyType == .privateQueue)
+        expectEqual(stack.root.concurrencyType, .privateQueue)
         #expect(stack.main.parent === stack.root)
-        #expect(stack.main.concurrencyType == .mainQueue)
+        expectEqual(stack.main.concurrencyType, .mainQueue)
         #expect(stack.main.queue === testMainQueue)
         #expect(stack.main.automaticallyMergesChanges)
         let worker = stack.newWorker()
         #expect(worker.parent === stack.root)
-        #expect(worker.concurrencyType == .privateQueue)
+        expectEqual(worker.concurrencyType, .privateQueue)
     }
 
     @Test func aWorkersSaveIsMergedIntoMainAtOnceAndReachesTheStoreOnlyLater() throws {
@@ -33,9 +34,9 @@ import Testing
         drain(stack.main)
         #expect(stack.main.performAndWait { stack.main.registeredObject(for: id)?.string("name") } == "after")
         // Not written yet: the background save waits for the timer.
-        #expect(try fixture.storedName(of: id) == "before")
+        try expectEqual(fixture.storedName(of: id), "before")
         fixture.fireBackgroundSave()
-        #expect(try fixture.storedName(of: id) == "after")
+        try expectEqual(fixture.storedName(of: id), "after")
     }
 
     @Test func aWorkersSaveIsMergedIntoOtherLiveWorkers() throws {
@@ -79,11 +80,11 @@ import Testing
                 try temporary.save()
             }
             released = temporary
-            #expect(fixture.stack.liveWorkers.count == 2)
+            expectEqual(fixture.stack.liveWorkers.count, 2)
         }
         drain(fixture.stack.root)
         #expect(released == nil)
-        #expect(fixture.stack.liveWorkers.map(\.name) == ["kept"])
+        expectEqual(fixture.stack.liveWorkers.map(\.name), ["kept"])
         #expect(fixture.stack.liveWorkers.first === kept)
     }
 
@@ -99,12 +100,12 @@ import Testing
         }
         fixture.timer.advance(by: StackFixture.delay - .milliseconds(1))
         drain(fixture.stack.root)
-        #expect(try fixture.storedDeviceCount() == 0)
+        try expectEqual(fixture.storedDeviceCount(), 0)
         fixture.timer.advance(by: .milliseconds(1))
         drain(fixture.stack.root)
-        #expect(try fixture.storedDeviceCount() == 3)
-        #expect(fixture.store.lastTransaction == before + 1)
-        #expect(fixture.timer.pendingCount == 0)
+        try expectEqual(fixture.storedDeviceCount(), 3)
+        expectEqual(fixture.store.lastTransaction, before + 1)
+        expectEqual(fixture.timer.pendingCount, 0)
     }
 
     @Test func aSteadyStreamOfSavesIsStillWrittenEveryDelay() throws {
@@ -121,7 +122,7 @@ import Testing
         // Saves every half delay: the first write came one delay after the first save.
         #expect(try fixture.storedDeviceCount() >= 2)
         fixture.fireBackgroundSave()
-        #expect(try fixture.storedDeviceCount() == 4)
+        try expectEqual(fixture.storedDeviceCount(), 4)
     }
 
     @Test func saveRootWritesAtOnce() throws {
@@ -132,8 +133,8 @@ import Testing
             try worker.save()
         }
         try fixture.stack.saveRoot()
-        #expect(try fixture.storedDeviceCount() == 1)
-        #expect(fixture.timer.pendingCount == 0)
+        try expectEqual(fixture.storedDeviceCount(), 1)
+        expectEqual(fixture.timer.pendingCount, 0)
     }
 
     @Test func asyncSaveRootWritesAtOnce() async throws {
@@ -144,8 +145,8 @@ import Testing
             try worker.save()
         }
         try await fixture.stack.saveRoot()
-        #expect(try fixture.storedDeviceCount() == 1)
-        #expect(fixture.timer.pendingCount == 0)
+        try expectEqual(fixture.storedDeviceCount(), 1)
+        expectEqual(fixture.timer.pendingCount, 0)
     }
 
     @Test func aFailedBackgroundSaveIsSentOnSaveErrorsAndTheRootKeepsItsChanges() throws {
@@ -160,15 +161,15 @@ import Testing
             try worker.save()
         }
         fixture.fireBackgroundSave()
-        #expect(failures.all.count == 1)
+        expectEqual(failures.all.count, 1)
         #expect(failures.all.first?.contains("injected save failure") == true)
         #expect(fixture.stack.root.performAndWait { fixture.stack.root.hasChanges })
-        #expect(try fixture.storedDeviceCount() == 0)
+        try expectEqual(fixture.storedDeviceCount(), 0)
 
         fixture.failingStore.failing = false
         try fixture.stack.saveRoot()
-        #expect(try fixture.storedDeviceCount() == 1)
-        #expect(failures.all.count == 1)
+        try expectEqual(fixture.storedDeviceCount(), 1)
+        expectEqual(failures.all.count, 1)
     }
 
     @Test func saveRootThrowsWhatTheStoreThrows() throws {
@@ -190,14 +191,14 @@ import Testing
             try worker.save()
         }
         try fixture.stack.shutdown()
-        #expect(try fixture.storedDeviceCount() == 1)
+        try expectEqual(fixture.storedDeviceCount(), 1)
         try worker.performAndWait {
             worker.makeDevice("after shutdown")
             try worker.save()
         }
-        #expect(fixture.timer.pendingCount == 0)
+        expectEqual(fixture.timer.pendingCount, 0)
         fixture.fireBackgroundSave()
-        #expect(try fixture.storedDeviceCount() == 1)
+        try expectEqual(fixture.storedDeviceCount(), 1)
     }
 
     @Test func mainLearnsPermanentIDsWhenTheRootSaves() throws {
@@ -211,12 +212,12 @@ import Testing
         }
         #expect(temporary.isTemporary)
         let name = stack.main.performAndWait { stack.main.object(with: temporary).string("name") }
-        #expect(name == "new")
+        expectEqual(name, "new")
         fixture.fireBackgroundSave()
         drain(stack.main)
         let id = stack.main.performAndWait { stack.main.object(with: temporary).objectID }
         #expect(!id.isTemporary)
-        #expect(try fixture.storedName(of: id) == "new")
+        try expectEqual(fixture.storedName(of: id), "new")
     }
 }
 
@@ -245,8 +246,8 @@ extension ContextStackTests {
             )
         }
         #expect(!resolved.isTemporary)
-        #expect(characteristic == "2a19")
-        #expect(related == [resolved])
+        expectEqual(characteristic, "2a19")
+        expectEqual(related, [resolved])
     }
 }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// The stack's promise: a long import on a worker never holds up the main context. 10,000
@@ -27,7 +28,7 @@ import Testing
         }
         try stack.saveRoot()
         let mainDevice = stack.main.performAndWait { stack.main.object(with: deviceID).string("name") }
-        #expect(mainDevice == "importing")
+        expectEqual(mainDevice, "importing")
 
         // The noise floor: the same ticker with nothing else running (the machine is shared).
         let meter = QueueStallMeter(queue: stack.main.queue)
@@ -63,7 +64,7 @@ import Testing
                 + "control queue during the import \(controlReport); idle main queue (noise floor) \(idle)")
 
         let stored = try testStore.fetch(FetchRequest(entity: "Reading", resultType: .count))
-        #expect(stored.content == .count(Self.objects))
+        expectEqual(stored.content, .count(Self.objects))
         #expect(failures.all.isEmpty)
         #expect(report.ticks > 0)
     }

@@ -1,29 +1,30 @@
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct CollectTests {
     @Test func collectSendsAllValuesOnCompletion() {
         let recorder = EventRecorder<[Int], Never>()
         Signal<Int, Never>(values: [3, 1, 2]).collect().start(recorder.observer)
-        #expect(recorder.events == [.value([3, 1, 2]), .completed])
+        expectEqual(recorder.events, [.value([3, 1, 2]), .completed])
     }
 
     @Test func collectOfNothingIsAnEmptyArray() {
         let recorder = EventRecorder<[Int], Never>()
         Signal<Int, Never>.empty.collect().start(recorder.observer)
-        #expect(recorder.events == [.value([]), .completed])
+        expectEqual(recorder.events, [.value([]), .completed])
     }
 
     @Test func collectDiscardsValuesOnFailure() {
         let recorder = EventRecorder<[Int], TestError>()
         Signal<Int, TestError>(value: 1).then(Signal(error: .boom)).collect().start(recorder.observer)
-        #expect(recorder.events == [.failed(.boom)])
+        expectEqual(recorder.events, [.failed(.boom)])
     }
 
     @Test func reduceCombinesValues() {
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never>(values: 1...4).reduce(10, +).start(recorder.observer)
-        #expect(recorder.events == [.value(20), .completed])
+        expectEqual(recorder.events, [.value(20), .completed])
     }
 
     @Test func reduceIsPerStart() {
@@ -32,7 +33,7 @@ import Testing
         let second = EventRecorder<Int, Never>()
         signal.start(first.observer)
         signal.start(second.observer)
-        #expect(first.values == [6])
-        #expect(second.values == [6])
+        expectEqual(first.values, [6])
+        expectEqual(second.values, [6])
     }
 }

@@ -1,4 +1,5 @@
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct CombiningTests {
@@ -20,16 +21,16 @@ import Testing
         sendA().send(value: 3)
         sendA().sendCompleted()
         sendB().send(value: 8)
-        #expect(recorder.values == ["27", "37", "38"])
+        expectEqual(recorder.values, ["27", "37", "38"])
         sendB().sendCompleted()
-        #expect(recorder.events.last == .completed)
+        expectEqual(recorder.events.last, .completed)
     }
 
     @Test func combineLatestCompletesWhenOneCompletesWithoutAValue() {
         let recorder = EventRecorder<[Int], TestError>()
         Signal<[Int], TestError>.combineLatest([Signal(values: [1, 2]), .empty, Signal.never])
             .start(recorder.observer)
-        #expect(recorder.events == [.completed])
+        expectEqual(recorder.events, [.completed])
     }
 
     @Test func combineLatestFailureEndsIt() {
@@ -37,7 +38,7 @@ import Testing
         let recorder = EventRecorder<(Int, Int), TestError>()
         a.combineLatest(with: Signal(error: .boom)).start(recorder.observer)
         sendA().send(value: 1)
-        #expect(recorder.terminalEvents.count == 1)
+        expectEqual(recorder.terminalEvents.count, 1)
         #expect(recorder.events.first?.error == .boom)
     }
 
@@ -47,15 +48,15 @@ import Testing
         a.zip(with: Signal(values: [10, 20, 30])).map { "\($0)-\($1)" }.start(recorder.observer)
         sendA().send(value: 1)
         sendA().send(value: 2)
-        #expect(recorder.values == ["1-10", "2-20"])
+        expectEqual(recorder.values, ["1-10", "2-20"])
         sendA().sendCompleted()
-        #expect(recorder.events.last == .completed)
+        expectEqual(recorder.events.last, .completed)
     }
 
     @Test func zipOfArraysCompletesWithTheShortest() {
         let recorder = EventRecorder<[Int], Never>()
         Signal<[Int], Never>.zip([Signal(values: [1, 2, 3]), Signal(values: [4, 5])]).start(recorder.observer)
-        #expect(recorder.events == [.value([1, 4]), .value([2, 5]), .completed])
+        expectEqual(recorder.events, [.value([1, 4]), .value([2, 5]), .completed])
     }
 
     @Test func mergePassesOnValuesFromAllAndCompletesWhenAllHave() {
@@ -63,9 +64,9 @@ import Testing
         let recorder = EventRecorder<Int, TestError>()
         a.merge(with: Signal(values: [1, 2])).start(recorder.observer)
         sendA().send(value: 9)
-        #expect(recorder.events == [.value(1), .value(2), .value(9)])
+        expectEqual(recorder.events, [.value(1), .value(2), .value(9)])
         sendA().sendCompleted()
-        #expect(recorder.events.last == .completed)
+        expectEqual(recorder.events.last, .completed)
     }
 
     @Test func takeUntilCompletesWhenTheTriggerFires() {
@@ -77,7 +78,7 @@ import Testing
         sendA().send(value: 1)
         trigger.withLock { $0 }?.send(value: ())
         sendA().send(value: 2)
-        #expect(recorder.events == [.value(1), .completed])
+        expectEqual(recorder.events, [.value(1), .completed])
     }
 
     @Test func takeUntilAnImmediateTriggerNeverStartsTheUpstream() {
@@ -86,7 +87,7 @@ import Testing
         Signal<Int, Never> { _, _ in starts.increment() }
             .take(until: Signal<Int, Never>(value: 0))
             .start(recorder.observer)
-        #expect(recorder.events == [.completed])
-        #expect(starts.value == 0)
+        expectEqual(recorder.events, [.completed])
+        expectEqual(starts.value, 0)
     }
 }

@@ -1,4 +1,5 @@
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct DebounceTests {
@@ -16,10 +17,10 @@ import Testing
         scheduler.advance(by: .milliseconds(900))
         #expect(recorder.values.isEmpty)
         scheduler.advance(by: .milliseconds(100))
-        #expect(recorder.values == [2])
+        expectEqual(recorder.values, [2])
         send.send(value: 3)
         scheduler.advance(by: .seconds(1))
-        #expect(recorder.values == [2, 3])
+        expectEqual(recorder.values, [2, 3])
     }
 
     @Test func completionFlushesTheWaitingValue() {
@@ -27,9 +28,9 @@ import Testing
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never>(values: [1, 2]).debounce(.seconds(1), on: scheduler).start(recorder.observer)
         scheduler.advance()
-        #expect(recorder.events == [.value(2), .completed])
+        expectEqual(recorder.events, [.value(2), .completed])
         scheduler.run()
-        #expect(recorder.events == [.value(2), .completed])
+        expectEqual(recorder.events, [.value(2), .completed])
     }
 
     @Test func failureDiscardsTheWaitingValue() {
@@ -38,6 +39,6 @@ import Testing
         Signal<Int, TestError>(value: 1).then(Signal(error: .boom)).debounce(.seconds(1), on: scheduler)
             .start(recorder.observer)
         scheduler.run()
-        #expect(recorder.events == [.failed(.boom)])
+        expectEqual(recorder.events, [.failed(.boom)])
     }
 }

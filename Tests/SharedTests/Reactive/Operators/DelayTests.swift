@@ -1,4 +1,5 @@
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct DelayTests {
@@ -9,7 +10,7 @@ import Testing
         scheduler.advance(by: .seconds(1))
         #expect(recorder.events.isEmpty)
         scheduler.advance(by: .seconds(1))
-        #expect(recorder.events == [.value(1), .value(2), .completed])
+        expectEqual(recorder.events, [.value(1), .value(2), .completed])
     }
 
     @Test func failureIsNotDelayed() {
@@ -18,9 +19,9 @@ import Testing
         Signal<Int, TestError>(value: 1).then(Signal(error: .boom)).delay(.seconds(2), on: scheduler)
             .start(recorder.observer)
         scheduler.advance()
-        #expect(recorder.events == [.failed(.boom)])
+        expectEqual(recorder.events, [.failed(.boom)])
         scheduler.run()
-        #expect(recorder.events == [.failed(.boom)])
+        expectEqual(recorder.events, [.failed(.boom)])
     }
 
     @Test func disposingDropsPendingValuesAndInterruptsOnTheScheduler() {
@@ -29,6 +30,6 @@ import Testing
         Signal<Int, Never>(values: [1, 2]).delay(.seconds(2), on: scheduler).start(recorder.observer).dispose()
         #expect(recorder.events.isEmpty)
         scheduler.run()
-        #expect(recorder.events == [.interrupted])
+        expectEqual(recorder.events, [.interrupted])
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct DeliverOnTests {
@@ -15,9 +16,9 @@ import Testing
             )
             .start(recorder.observer)
         #expect(recorder.waitForTermination())
-        #expect(offQueue.value == 0)
-        #expect(recorder.values == Array(0..<1_000))
-        #expect(recorder.events.last == .completed)
+        expectEqual(offQueue.value, 0)
+        expectEqual(recorder.values, Array(0..<1_000))
+        expectEqual(recorder.events.last, .completed)
     }
 
     @Test func interruptionIsDeliveredOnTheQueueToo() {
@@ -43,7 +44,7 @@ import Testing
         Signal<Int, Never>(values: [1, 2]).deliver(on: scheduler).start(recorder.observer)
         #expect(recorder.events.isEmpty)
         scheduler.advance()
-        #expect(recorder.events == [.value(1), .value(2), .completed])
+        expectEqual(recorder.events, [.value(1), .value(2), .completed])
     }
 
     @Test func disposalDropsUndeliveredValues() {
@@ -51,7 +52,7 @@ import Testing
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never>(values: [1, 2]).concatNever().deliver(on: scheduler).start(recorder.observer).dispose()
         scheduler.advance()
-        #expect(recorder.events == [.interrupted])
+        expectEqual(recorder.events, [.interrupted])
     }
 
     @Test func startOnRunsTheProducerOnTheScheduler() {
@@ -67,7 +68,7 @@ import Testing
         #expect(onScheduler.withLock { $0 } == nil)
         scheduler.advance()
         #expect(onScheduler.withLock { $0 } == true)
-        #expect(recorder.values == [1])
+        expectEqual(recorder.values, [1])
     }
 
     @Test func startOnDisposedBeforeItRunsNeverStartsTheProducer() {
@@ -79,8 +80,8 @@ import Testing
             .start(recorder.observer)
             .dispose()
         scheduler.run()
-        #expect(starts.value == 0)
-        #expect(recorder.events == [.interrupted])
+        expectEqual(starts.value, 0)
+        expectEqual(recorder.events, [.interrupted])
     }
 }
 

@@ -1,17 +1,18 @@
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct FilterTests {
     @Test func filterKeepsMatchingValues() {
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never>(values: 1...6).filter { $0.isMultiple(of: 2) }.start(recorder.observer)
-        #expect(recorder.events == [.value(2), .value(4), .value(6), .completed])
+        expectEqual(recorder.events, [.value(2), .value(4), .value(6), .completed])
     }
 
     @Test func skipDropsTheFirstValues() {
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never>(values: 1...4).skip(first: 2).start(recorder.observer)
-        #expect(recorder.events == [.value(3), .value(4), .completed])
+        expectEqual(recorder.events, [.value(3), .value(4), .completed])
     }
 
     @Test func takeFirstCompletesAfterTheCountAndStopsTheUpstream() {
@@ -28,9 +29,9 @@ import Testing
         }
         .take(first: 2)
         .start(recorder.observer)
-        #expect(recorder.events == [.value(1), .value(2), .completed])
-        #expect(produced.value == 2)
-        #expect(cleanups.value == 1)
+        expectEqual(recorder.events, [.value(1), .value(2), .completed])
+        expectEqual(produced.value, 2)
+        expectEqual(cleanups.value, 1)
     }
 
     @Test(arguments: [0, -1, Int.min])
@@ -38,13 +39,13 @@ import Testing
         let starts = Counter()
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never> { _, _ in starts.increment() }.take(first: count).start(recorder.observer)
-        #expect(recorder.events == [.completed])
-        #expect(starts.value == 0)
+        expectEqual(recorder.events, [.completed])
+        expectEqual(starts.value, 0)
     }
 
     @Test func takeFirstPassesOnAnEarlierFailure() {
         let recorder = EventRecorder<Int, TestError>()
         Signal<Int, TestError>(error: .boom).take(first: 3).start(recorder.observer)
-        #expect(recorder.events == [.failed(.boom)])
+        expectEqual(recorder.events, [.failed(.boom)])
     }
 }

@@ -1,4 +1,5 @@
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct FlatMapErrorTests {
@@ -10,7 +11,7 @@ import Testing
                 return Signal(value: number)
             }
             .start(recorder.observer)
-        #expect(recorder.events == [.value(7), .completed])
+        expectEqual(recorder.events, [.value(7), .completed])
     }
 
     @Test func valuesBeforeTheFailureArePassedOn() {
@@ -21,7 +22,7 @@ import Testing
         }
         .flatMapError { _ in Signal(value: 2) }
         .start(recorder.observer)
-        #expect(recorder.events == [.value(1), .value(2), .completed])
+        expectEqual(recorder.events, [.value(1), .value(2), .completed])
     }
 
     @Test func thenIgnoresValuesAndRunsTheReplacementAfterCompletion() {
@@ -36,8 +37,8 @@ import Testing
                 }
             )
             .start(recorder.observer)
-        #expect(recorder.events == [.value("next"), .completed])
-        #expect(starts.value == 1)
+        expectEqual(recorder.events, [.value("next"), .completed])
+        expectEqual(starts.value, 1)
     }
 
     @Test func thenNeverStartsTheReplacementAfterAFailure() {
@@ -46,7 +47,7 @@ import Testing
         Signal<Int, TestError>(error: .boom)
             .then(Signal<Int, TestError> { _, _ in starts.increment() })
             .start(recorder.observer)
-        #expect(recorder.events == [.failed(.boom)])
-        #expect(starts.value == 0)
+        expectEqual(recorder.events, [.failed(.boom)])
+        expectEqual(starts.value, 0)
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct FlatMapTests {
@@ -32,12 +33,12 @@ import Testing
         let steps = (0..<3).map { _ in Step() }
         let recorder = EventRecorder<Int, TestError>()
         Signal<Int, TestError>(values: 0..<3).flatMap(.concat) { steps[$0].signal }.start(recorder.observer)
-        #expect(steps.map(\.started.value) == [1, 0, 0])
+        expectEqual(steps.map(\.started.value), [1, 0, 0])
         steps[0].succeed(10)
-        #expect(steps.map(\.started.value) == [1, 1, 0])
+        expectEqual(steps.map(\.started.value), [1, 1, 0])
         steps[1].succeed(11)
         steps[2].succeed(12)
-        #expect(recorder.events == [.value(10), .value(11), .value(12), .completed])
+        expectEqual(recorder.events, [.value(10), .value(11), .value(12), .completed])
     }
 
     @Test func anErrorShortCircuitsAConcatChainAndLaterProducersNeverStart() {
@@ -47,8 +48,8 @@ import Testing
         steps[0].succeed(10)
         steps[1].fail(.boom)
         steps[2].succeed(12)
-        #expect(recorder.events == [.value(10), .failed(.boom)])
-        #expect(steps.map(\.started.value) == [1, 1, 0, 0])
+        expectEqual(recorder.events, [.value(10), .failed(.boom)])
+        expectEqual(steps.map(\.started.value), [1, 1, 0, 0])
     }
 
     @Test func aSynchronousErrorShortCircuitsAConcatChain() {
@@ -63,7 +64,7 @@ import Testing
                 }
             }
             .start(recorder.observer)
-        #expect(recorder.events == [.value(0), .value(1), .failed(.numbered(2))])
+        expectEqual(recorder.events, [.value(0), .value(1), .failed(.numbered(2))])
         #expect(starts.withLock { $0 } == [0, 1, 2])
     }
 
@@ -78,7 +79,7 @@ import Testing
             }
             .reduce(0) { count, _ in count + 1 }
             .start(recorder.observer)
-        #expect(recorder.events == [.value(20_000), .completed])
+        expectEqual(recorder.events, [.value(20_000), .completed])
     }
 
     @Test func concatWaitsForQueuedInnerSignalsBeforeCompleting() {
@@ -89,19 +90,19 @@ import Testing
             .start(recorder.observer)
         #expect(recorder.events.isEmpty)
         step.succeed(1)
-        #expect(recorder.events == [.value(1), .value(5), .completed])
+        expectEqual(recorder.events, [.value(1), .value(5), .completed])
     }
 
     @Test func mergeRunsInnerSignalsAtOnce() {
         let steps = (0..<3).map { _ in Step() }
         let recorder = EventRecorder<Int, TestError>()
         Signal<Int, TestError>(values: 0..<3).flatMap(.merge) { steps[$0].signal }.start(recorder.observer)
-        #expect(steps.map(\.started.value) == [1, 1, 1])
+        expectEqual(steps.map(\.started.value), [1, 1, 1])
         steps[2].succeed(12)
         steps[0].succeed(10)
-        #expect(recorder.events == [.value(12), .value(10)])
+        expectEqual(recorder.events, [.value(12), .value(10)])
         steps[1].succeed(11)
-        #expect(recorder.events == [.value(12), .value(10), .value(11), .completed])
+        expectEqual(recorder.events, [.value(12), .value(10), .value(11), .completed])
     }
 
     @Test func mergeFailureInterruptsTheOthers() {
@@ -109,9 +110,9 @@ import Testing
         let recorder = EventRecorder<Int, TestError>()
         Signal<Int, TestError>(values: 0..<3).flatMap(.merge) { steps[$0].signal }.start(recorder.observer)
         steps[1].fail(.boom)
-        #expect(recorder.events == [.failed(.boom)])
-        #expect(steps[0].interrupted.value == 1)
-        #expect(steps[2].interrupted.value == 1)
+        expectEqual(recorder.events, [.failed(.boom)])
+        expectEqual(steps[0].interrupted.value, 1)
+        expectEqual(steps[2].interrupted.value, 1)
     }
 
     @Test func latestInterruptsThePreviousInnerSignal() {
@@ -124,11 +125,11 @@ import Testing
         let send = outer.withLock { $0! }
         send.send(value: 0)
         send.send(value: 1)
-        #expect(steps[0].interrupted.value == 1)
+        expectEqual(steps[0].interrupted.value, 1)
         steps[0].succeed(10)
         steps[1].succeed(11)
         send.sendCompleted()
-        #expect(recorder.events == [.value(11), .completed])
+        expectEqual(recorder.events, [.value(11), .completed])
     }
 
     @Test func flattenFlattensASignalOfSignals() {
@@ -136,7 +137,7 @@ import Testing
         Signal<Signal<Int, Never>, Never>(values: [Signal(values: [1, 2]), Signal(value: 3)])
             .flatten(.concat)
             .start(recorder.observer)
-        #expect(recorder.events == [.value(1), .value(2), .value(3), .completed])
+        expectEqual(recorder.events, [.value(1), .value(2), .value(3), .completed])
     }
 
     @Test func disposingInterruptsTheRunningInnerSignal() {
@@ -145,7 +146,7 @@ import Testing
         let disposable = Signal<Int, TestError>(value: 0).flatMap(.concat) { _ in step.signal }
             .start(recorder.observer)
         disposable.dispose()
-        #expect(step.interrupted.value == 1)
-        #expect(recorder.events == [.interrupted])
+        expectEqual(step.interrupted.value, 1)
+        expectEqual(recorder.events, [.interrupted])
     }
 }

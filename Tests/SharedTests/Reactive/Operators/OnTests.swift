@@ -1,4 +1,5 @@
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct OnTests {
@@ -30,8 +31,8 @@ import Testing
             .on(interrupted: { interrupted.increment() }, terminated: { terminated.increment() })
             .start(Observer())
             .dispose()
-        #expect(failed.value == 1)
-        #expect(interrupted.value == 1)
-        #expect(terminated.value == 2)
+        expectEqual(failed.value, 1)
+        expectEqual(interrupted.value, 1)
+        expectEqual(terminated.value, 2)
     }
 }

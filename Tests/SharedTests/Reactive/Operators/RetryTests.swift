@@ -1,4 +1,5 @@
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct RetryTests {
@@ -28,10 +29,10 @@ import Testing
             .retry(upTo: 2)
             .start(recorder.observer)
         scheduler.advance(by: .seconds(1))
-        #expect(starts.value == 2)
+        expectEqual(starts.value, 2)
         scheduler.advance(by: .seconds(2))
-        #expect(recorder.events == [.value("ok after 3"), .completed])
-        #expect(starts.value == 3)
+        expectEqual(recorder.events, [.value("ok after 3"), .completed])
+        expectEqual(starts.value, 3)
     }
 
     @Test func passesOnTheLastFailureWhenRetriesRunOut() {
@@ -42,8 +43,8 @@ import Testing
             .retry(upTo: 2)
             .start(recorder.observer)
         scheduler.run()
-        #expect(recorder.events == [.failed(.numbered(3))])
-        #expect(starts.value == 3)
+        expectEqual(recorder.events, [.failed(.numbered(3))])
+        expectEqual(starts.value, 3)
     }
 
     @Test func synchronousFailuresAreRetriedInALoop() {
@@ -55,8 +56,8 @@ import Testing
         }
         .retry(upTo: 100_000)
         .start(recorder.observer)
-        #expect(recorder.events == [.failed(.boom)])
-        #expect(starts.value == 100_001)
+        expectEqual(recorder.events, [.failed(.boom)])
+        expectEqual(starts.value, 100_001)
     }
 
     @Test func retryWithIntervalWaitsBetweenAttempts() {
@@ -67,13 +68,13 @@ import Testing
             .retry(upTo: 3, interval: .seconds(10), on: scheduler)
             .start(recorder.observer)
         scheduler.advance()
-        #expect(starts.value == 1)
+        expectEqual(starts.value, 1)
         scheduler.advance(by: .seconds(9))
-        #expect(starts.value == 1)
+        expectEqual(starts.value, 1)
         scheduler.advance(by: .seconds(1))
-        #expect(starts.value == 2)
+        expectEqual(starts.value, 2)
         scheduler.advance()
-        #expect(recorder.events == [.value("ok after 2"), .completed])
+        expectEqual(recorder.events, [.value("ok after 2"), .completed])
     }
 
     @Test func disposingStopsRetrying() {
@@ -86,7 +87,7 @@ import Testing
         scheduler.advance(by: .seconds(1))
         disposable.dispose()
         scheduler.run()
-        #expect(starts.value == 2)
-        #expect(recorder.events == [.interrupted])
+        expectEqual(starts.value, 2)
+        expectEqual(recorder.events, [.interrupted])
     }
 }

@@ -1,4 +1,5 @@
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct ThrottleTests {
@@ -12,17 +13,17 @@ import Testing
         let send = sink.withLock { $0! }
         send.send(value: 1)
         scheduler.advance()
-        #expect(recorder.values == [1])
+        expectEqual(recorder.values, [1])
         send.send(value: 2)
         send.send(value: 3)
         scheduler.advance(by: .milliseconds(500))
-        #expect(recorder.values == [1])
+        expectEqual(recorder.values, [1])
         scheduler.advance(by: .milliseconds(500))
-        #expect(recorder.values == [1, 3])
+        expectEqual(recorder.values, [1, 3])
         scheduler.advance(by: .seconds(5))
         send.send(value: 4)
         scheduler.advance()
-        #expect(recorder.values == [1, 3, 4])
+        expectEqual(recorder.values, [1, 3, 4])
     }
 
     @Test func terminationDiscardsAHeldValue() {
@@ -30,7 +31,7 @@ import Testing
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never>(values: [1, 2]).throttle(.seconds(1), on: scheduler).start(recorder.observer)
         scheduler.run()
-        #expect(recorder.events == [.completed])
+        expectEqual(recorder.events, [.completed])
     }
 
     @Test func disposingInterruptsOnTheScheduler() {
@@ -38,6 +39,6 @@ import Testing
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never>.never.throttle(.seconds(1), on: scheduler).start(recorder.observer).dispose()
         scheduler.run()
-        #expect(recorder.events == [.interrupted])
+        expectEqual(recorder.events, [.interrupted])
     }
 }

@@ -1,4 +1,5 @@
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct TimeoutTests {
@@ -13,10 +14,10 @@ import Testing
         .timeout(after: .seconds(5), raising: .timedOut, on: scheduler)
         .start(recorder.observer)
         scheduler.advance(by: .milliseconds(4_999))
-        #expect(recorder.events == [.value(1)])
+        expectEqual(recorder.events, [.value(1)])
         scheduler.advance(by: .milliseconds(1))
-        #expect(recorder.events == [.value(1), .failed(.timedOut)])
-        #expect(cleanups.value == 1)
+        expectEqual(recorder.events, [.value(1), .failed(.timedOut)])
+        expectEqual(cleanups.value, 1)
     }
 
     @Test func aSignalThatEndsInTimeCancelsTheTimer() {
@@ -26,8 +27,8 @@ import Testing
             .timeout(after: .seconds(5), raising: .timedOut, on: scheduler)
             .start(recorder.observer)
         scheduler.run()
-        #expect(recorder.events == [.value(1), .completed])
-        #expect(scheduler.pendingCount == 0)
+        expectEqual(recorder.events, [.value(1), .completed])
+        expectEqual(scheduler.pendingCount, 0)
     }
 
     @Test func disposingCancelsTheTimer() {
@@ -38,7 +39,7 @@ import Testing
             .start(recorder.observer)
             .dispose()
         scheduler.run()
-        #expect(recorder.events == [.interrupted])
+        expectEqual(recorder.events, [.interrupted])
     }
 
     @Test func aHugeTimeoutDoesNotTrap() {
