@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct BluetoothIdentifiersTests {
     @Test func readsAddressesCaseInsensitivelyAndKeepsThemUppercase() {
-        #expect(BluetoothAddress("aa:bb:cc:dd:ee:0f")?.string == "AA:BB:CC:DD:EE:0F")
+        expectEqual(BluetoothAddress("aa:bb:cc:dd:ee:0f")?.string, "AA:BB:CC:DD:EE:0F")
         expectEqual(BluetoothAddress("AA:BB:CC:DD:EE:FF"), BluetoothAddress("aa:bb:cc:dd:ee:ff"))
     }
 
@@ -17,10 +17,10 @@ import Testing
 
     @Test func expandsShortUUIDsWithTheBluetoothBaseUUID() {
         let short = BluetoothUUID("2A19")
-        #expect(short?.string == "2A19")
-        #expect(short?.canonical == "00002a19-0000-1000-8000-00805f9b34fb")
-        #expect(short?.matches(BluetoothUUID("00002A19-0000-1000-8000-00805F9B34FB")!) == true)
-        #expect(short?.matches(BluetoothUUID("2a1a")!) == false)
+        expectEqual(short?.string, "2A19")
+        expectEqual(short?.canonical, "00002a19-0000-1000-8000-00805f9b34fb")
+        expectEqual(short?.matches(BluetoothUUID("00002A19-0000-1000-8000-00805F9B34FB")!), true)
+        expectEqual(short?.matches(BluetoothUUID("2a1a")!), false)
     }
 
     @Test(arguments: [

@@ -30,7 +30,7 @@ import Testing
 
     @Test func readsARequestWithoutIDAsANotification() {
         let message = fromClient(#"{"jsonrpc":"2.0","method":"bus.cancel","params":{"request":3}}"#)
-        #expect(message.request?.isNotification == true)
+        expectEqual(message.request?.isNotification, true)
     }
 
     @Test func readsAnIntegralDoubleIDAsANumber() {
@@ -46,7 +46,7 @@ import Testing
             return
         }
         #expect(response.id == nil)
-        #expect(response.error?.code == .parseError)
+        expectEqual(response.error?.code, .parseError)
     }
 
     @Test func answersInvalidUTF8WithParseError() {
@@ -65,9 +65,9 @@ import Testing
             Issue.record("accepted")
             return
         }
-        #expect(response.error?.code == .parseError)
+        expectEqual(response.error?.code, .parseError)
         // Two objects are open, so the 511th bracket is level 513.
-        #expect(response.error?.data?["offset"] == .int(Int64(prefix.utf8.count + 510)))
+        expectEqual(response.error?.data?["offset"], .int(Int64(prefix.utf8.count + 510)))
     }
 
     @Test func answersABatchWithInvalidRequestAndNullID() {
@@ -76,13 +76,13 @@ import Testing
             return
         }
         #expect(response.id == nil)
-        #expect(response.error?.code == .invalidRequest)
-        #expect(response.error?.message.contains("batch") == true)
+        expectEqual(response.error?.code, .invalidRequest)
+        expectEqual(response.error?.message.contains("batch"), true)
         guard case .invalid(let empty) = fromClient("[]") else {
             Issue.record("empty batch accepted")
             return
         }
-        #expect(empty.error?.code == .invalidRequest)
+        expectEqual(empty.error?.code, .invalidRequest)
     }
 
     @Test(
@@ -111,8 +111,8 @@ import Testing
             Issue.record("\(text) was accepted")
             return
         }
-        #expect(response.id == id, "\(text)")
-        #expect(response.error?.code == .invalidRequest, "\(text)")
+        expectEqual(response.id, id, "\(text)")
+        expectEqual(response.error?.code, .invalidRequest, "\(text)")
     }
 
     @Test func ignoresUnknownMembers() {
@@ -127,7 +127,7 @@ import Testing
         let sent = try JSONParser().parse(response.jsonBytes())
         expectEqual(sent["jsonrpc"], .string("2.0"))
         expectEqual(sent["id"], .null)
-        #expect(sent["error"]?["code"] == .int(-32700))
+        expectEqual(sent["error"]?["code"], .int(-32700))
         #expect(sent["result"] == nil)
     }
 
@@ -166,6 +166,6 @@ import Testing
             Issue.record("\(text) was accepted")
             return
         }
-        #expect(response.error?.code == .invalidRequest)
+        expectEqual(response.error?.code, .invalidRequest)
     }
 }

@@ -15,7 +15,7 @@ import Testing
             (.deviceError("x"), 502), (.unavailable("BlueZ is not on the bus"), 503),
         ]
         for (error, code) in table {
-            #expect(error.code.rawValue == code, "\(error)")
+            expectEqual(error.code.rawValue, code, "\(error)")
             expectEqual(error.json["code"], .int(Int64(code)))
         }
         expectEqual(RPCErrorCode.validationFailed, 422)

@@ -58,7 +58,7 @@ import Testing
         let answer = try #require(try decoder.nextFrame())
         let read = IncomingMessage(payload: answer, from: .server)
         expectEqual(read, .response(response))
-        #expect(try read.response?.result(for: StoreGet.self) == GetResult(txn: 9, objects: [], missing: []))
+        try expectEqual(read.response?.result(for: StoreGet.self), GetResult(txn: 9, objects: [], missing: []))
     }
 
     @Test func aResponseErrorIsThrownWhenReadingItsResult() {

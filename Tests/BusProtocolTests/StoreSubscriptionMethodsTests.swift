@@ -46,7 +46,7 @@ import Testing
         expectEqual(event.txn, 1236)
         expectEqual(event.author, "devicesvc")
         expectEqual(event.inserted.map(\.id), [ObjectID(entity: "Reading", number: 13)])
-        #expect(event.inserted.first?.values["chain"] == .null)
+        expectEqual(event.inserted.first?.values["chain"], .null)
         #expect(
             event.updated == [
                 StoreObject(

@@ -63,7 +63,7 @@ import Testing
     @Test func readsEscapedNULAsACharacter() throws {
         let value = try parse(#""a\u0000b""#)
         #expect(value == .string("a\u{0}b"))
-        #expect(value.stringValue?.utf8.count == 3)
+        expectEqual(value.stringValue?.utf8.count, 3)
     }
 
     @Test func readsIntegersThatFitInt64Exactly() throws {
@@ -101,14 +101,14 @@ import Testing
     ])
     func rejectsMalformedNumbers(text: String, offset: Int) {
         let failure = error(text)
-        #expect(failure?.offset == offset, "\(text): \(String(describing: failure))")
+        expectEqual(failure?.offset, offset, "\(text): \(String(describing: failure))")
     }
 
     @Test func rejectsNestingDeeperThanTheLimit() {
         let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
         expectEqual(error(deep), JSONParseError(.tooDeep(limit: 512), at: 512))
         let objects = String(repeating: #"{"a":"#, count: 513) + "1" + String(repeating: "}", count: 513)
-        #expect(error(objects)?.reason == .tooDeep(limit: 512))
+        expectEqual(error(objects)?.reason, .tooDeep(limit: 512))
     }
 
     @Test func acceptsNestingExactlyAtTheLimit() throws {
@@ -123,7 +123,7 @@ import Testing
 
     @Test func survivesAMillionOpeningBrackets() {
         let hostile = [UInt8](repeating: JSONByteTable.openBracket, count: 1_000_000)
-        #expect(error(bytes: hostile)?.reason == .tooDeep(limit: 512))
+        expectEqual(error(bytes: hostile)?.reason, .tooDeep(limit: 512))
     }
 
     @Test(arguments: [
@@ -151,7 +151,7 @@ import Testing
     ])
     func rejectsLoneSurrogateEscapes(text: String, offset: Int) {
         let failure = error(text)
-        #expect(failure?.offset == offset)
+        expectEqual(failure?.offset, offset)
         if case .loneSurrogate = failure?.reason {} else { Issue.record("\(text): \(String(describing: failure))") }
     }
 
@@ -171,7 +171,7 @@ import Testing
         let document = Array(#"{"a":[1,-2.5e3,"x\u00e9\uD83D\uDE00",true,false,null],"b":{"c":"é"}}"#.utf8)
         for length in 0..<document.count {
             let failure = error(bytes: Array(document[..<length]))
-            #expect(failure == JSONParseError(.unexpectedEndOfInput, at: length), "prefix of \(length) bytes")
+            expectEqual(failure, JSONParseError(.unexpectedEndOfInput, at: length), "prefix of \(length) bytes")
         }
         #expect(error(bytes: document) == nil)
     }

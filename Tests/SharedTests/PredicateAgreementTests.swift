@@ -34,7 +34,7 @@ import Testing
                 let fragment = try PredicateSQLCompiler.compile(
                     predicate, entity: entity, schema: db.schema, alias: "t")
                 let sql = try db.select(entity, where: fragment)
-                #expect(memory == sql, "\(context) — SQL: \(fragment.sql) \(fragment.bindings)")
+                expectEqual(memory, sql, "\(context) — SQL: \(fragment.sql) \(fragment.bindings)")
 
                 // The format string reads back to a predicate with the same answers.
                 let reparsed = try PredicateEvaluator(
@@ -43,7 +43,7 @@ import Testing
                     ids.filter { reparsed.evaluate(values: graph.objects[$0]!, lookup: graph.lookup) }.map {
                         $0.number!
                     })
-                #expect(again == memory, context)
+                expectEqual(again, memory, context)
                 checked += 1
                 if !memory.isEmpty && memory.count < ids.count { discriminating += 1 }
             }
@@ -113,7 +113,7 @@ import Testing
         let db = try PredicateTestDatabase(model: model)
         for (id, values) in graph.objects.sorted(by: { $0.key < $1.key }) { try db.insert(id, values) }
         let fragment = try PredicateSQLCompiler.compile(predicate, entity: "Reading", schema: db.schema, alias: "t")
-        #expect(try db.select("Reading", where: fragment) == expected, "SQL: \(fragment.sql)")
+        try expectEqual(db.select("Reading", where: fragment), expected, "SQL: \(fragment.sql)")
         #expect(!fragment.sql.contains("5") && !fragment.sql.contains("'"), "values are bound: \(fragment.sql)")
     }
 }

@@ -102,10 +102,10 @@ import Testing
             ("blob == 'BQ=='", [8]),
         ]
         for (format, expected) in cases {
-            #expect(try db.select("Device", where: compile(format)) == expected, "SQL: \(format)")
+            try expectEqual(db.select("Device", where: compile(format)), expected, "SQL: \(format)")
             let memory = try Set(
                 blobs.keys.filter { try graph.matches(format, PredicateTestFixtures.id("Device", $0)) })
-            #expect(memory == expected, "memory: \(format)")
+            expectEqual(memory, expected, "memory: \(format)")
         }
     }
 

@@ -103,8 +103,8 @@ import Testing
             return
         }
         expectEqual(configuration.name, "fetch")
-        #expect((command as? StoreFetchCommand)?.params.entity == "Reading")
-        #expect((command as? StoreFetchCommand)?.params.toMany == .values)
+        expectEqual((command as? StoreFetchCommand)?.params.entity, "Reading")
+        expectEqual((command as? StoreFetchCommand)?.params.toMany, .values)
     }
 
     @Test func toManyChoosesHowReadsAndWatchesCarryToManyRelationships() {
@@ -117,8 +117,9 @@ import Testing
                 == .faults)
         #expect(
             (command(["store", "get", "Device/1", "--to-many=faults"]) as? StoreGetCommand)?.params.toMany == .faults)
-        #expect((command(["store", "get", "Device/1"]) as? StoreGetCommand)?.params.toMany == .values)
-        #expect((command(["store", "watch", "--to-many", "changes"]) as? StoreWatchCommand)?.params.toMany == .changes)
-        #expect((command(["store", "watch"]) as? StoreWatchCommand)?.params.toMany == .values)
+        expectEqual((command(["store", "get", "Device/1"]) as? StoreGetCommand)?.params.toMany, .values)
+        expectEqual(
+            (command(["store", "watch", "--to-many", "changes"]) as? StoreWatchCommand)?.params.toMany, .changes)
+        expectEqual((command(["store", "watch"]) as? StoreWatchCommand)?.params.toMany, .values)
     }
 }

@@ -22,20 +22,20 @@ struct DeviceCommandsIntegrationTests {
                 "--record",
             ],
             environment: environment)
-        #expect(run.status == 0, "\(run.errors)")
+        expectEqual(run.status, 0, "\(run.errors)")
         let lines = run.outputLines
-        #expect(lines.count == 8, "\(run.output)")
-        #expect(lines.first?.hasPrefix("[0] connect") == true)
+        expectEqual(lines.count, 8, "\(run.output)")
+        expectEqual(lines.first?.hasPrefix("[0] connect"), true)
         #expect(lines.filter { $0.contains("(notification ") }.count == 2)
-        #expect(lines.last?.contains("recorded in the store") == true)
+        expectEqual(lines.last?.contains("recorded in the store"), true)
 
         let json = try await Ctxbus.run(
             ["device", "run", "AA:BB:CC:DD:EE:02", "connect", "read:2a19", "disconnect", "--json"],
             environment: environment)
-        #expect(json.status == 0, "\(json.errors)")
+        expectEqual(json.status, 0, "\(json.errors)")
         let result = try RunResult(json: try JSONParser().parse(json.output))
         expectEqual(result.results.map(\.operation), [.connect, .read, .disconnect])
-        #expect(result.results[1].value?.count == 1)
+        expectEqual(result.results[1].value?.count, 1)
 
         let readings = try await Ctxbus.run(
             ["store", "fetch", "Reading", "--count", "--json"], environment: environment)
@@ -46,7 +46,7 @@ struct DeviceCommandsIntegrationTests {
             environment: environment)
         expectEqual(failed.status, 4)
         let error = try JSONParser().parse(failed.output)["error"]
-        #expect(error?["data"]?["step"] == .int(1))
+        expectEqual(error?["data"]?["step"], .int(1))
         #expect(failed.errors.contains("failed at step 1 (read:2aff)"))
     }
 }

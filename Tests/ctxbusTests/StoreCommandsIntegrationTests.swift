@@ -25,14 +25,14 @@ import Testing
                     "store", "save", "--insert", "Device:d1", "address=AA:BB:CC:DD:EE:01", "name=thermo", "--insert",
                     "Reading", "characteristic=2a19", "value=Wg==", "time=2024-05-01T12:00:00Z", "device=d1", "--json",
                 ], environment: environment)
-            #expect(saved.status == 0, "\(saved.errors)")
+            expectEqual(saved.status, 0, "\(saved.errors)")
             let result = try SaveResult(json: try json(saved.output))
             let device = try #require(result.ids["d1"])
             expectEqual(device, ObjectID(entity: "Device", number: 1))
 
             let fetched = try await Ctxbus.run(["store", "fetch", "Device"], environment: environment)
-            #expect(fetched.status == 0, "\(fetched.errors)")
-            #expect(fetched.outputLines.first?.split(separator: " ", omittingEmptySubsequences: true).first == "id")
+            expectEqual(fetched.status, 0, "\(fetched.errors)")
+            expectEqual(fetched.outputLines.first?.split(separator: " ", omittingEmptySubsequences: true).first, "id")
             #expect(
                 fetched.outputLines.contains {
                     $0.hasPrefix("Device/1") && $0.contains("AA:BB:CC:DD:EE:01") && $0.contains("thermo")
@@ -47,7 +47,7 @@ import Testing
                 return
             }
             expectEqual(objects.map(\.values["value"]), [.string("Wg==")])
-            #expect(objects.first?.values["device"] == .string("Device/1"))
+            expectEqual(objects.first?.values["device"], .string("Device/1"))
 
             let got = try await Ctxbus.run(["store", "get", "Device/1", "Device/9"], environment: environment)
             expectEqual(got.status, 0)
@@ -63,15 +63,15 @@ import Testing
                     "store", "save", "--insert", "Device:d1", "address=AA:BB:CC:DD:EE:01", "--insert", "Reading",
                     "characteristic=2a19", "value=Wg==", "time=2024-05-01T12:00:00Z", "device=d1",
                 ], environment: environment)
-            #expect(saved.status == 0, "\(saved.errors)")
+            expectEqual(saved.status, 0, "\(saved.errors)")
             for read in [["store", "get", "Device/1"], ["store", "fetch", "Device"]] {
                 let whole = try await Ctxbus.run(read + ["--json"], environment: environment)
                 let faulted = try await Ctxbus.run(read + ["--to-many", "faults", "--json"], environment: environment)
                 #expect(whole.status == 0 && faulted.status == 0, "\(whole.errors) \(faulted.errors)")
                 let wholeDevice = try json(whole.output)["objects"]?.arrayValue?.first
                 let faultedDevice = try json(faulted.output)["objects"]?.arrayValue?.first
-                #expect(wholeDevice?["values"]?["readings"] == .array([.string("Reading/1")]), "\(read)")
-                #expect(faultedDevice?["values"]?["address"] == .string("AA:BB:CC:DD:EE:01"), "\(read)")
+                expectEqual(wholeDevice?["values"]?["readings"], .array([.string("Reading/1")]), "\(read)")
+                expectEqual(faultedDevice?["values"]?["address"], .string("AA:BB:CC:DD:EE:01"), "\(read)")
                 #expect(faultedDevice?["values"]?["readings"] == nil, "\(read)")
             }
         }
@@ -90,8 +90,8 @@ import Testing
                 ["store", "get", "Device/1"],
             ] {
                 let outcome = try await Ctxbus.run(command + ["--json"], environment: environment)
-                #expect(outcome.status == 0, "\(command): \(outcome.errors)")
-                #expect(outcome.outputLines.count == 1, "\(command)")
+                expectEqual(outcome.status, 0, "\(command): \(outcome.errors)")
+                expectEqual(outcome.outputLines.count, 1, "\(command)")
                 #expect(throws: Never.self) { try JSONParser().parse(outcome.output) }
             }
             let count = try await Ctxbus.run(
@@ -107,10 +107,10 @@ import Testing
                 standardInput:
                     "{\"insert\":[{\"entity\":\"Device\",\"ref\":\"x\",\"values\":{\"address\":\"AA:BB:CC:DD:EE:03\"}}]}"
             )
-            #expect(outcome.status == 0, "\(outcome.errors)")
+            expectEqual(outcome.status, 0, "\(outcome.errors)")
             #expect(outcome.output.contains("Device/1"))
             let history = try await Ctxbus.run(["store", "history", "--json"], environment: environment)
-            #expect(try json(history.output)["transactions"]?.arrayValue?.first?["author"] == .string("stdin-test"))
+            try expectEqual(json(history.output)["transactions"]?.arrayValue?.first?["author"], .string("stdin-test"))
         }
     }
 
@@ -141,7 +141,7 @@ import Testing
             expectEqual(event.inserted.map(\.values["address"]), [.string("AA:BB:CC:DD:EE:04")])
 
             watch.send(signal: SIGTERM)
-            #expect(await watch.waitForExit() == 0, "\(watch.standardError)")
+            await expectEqual(watch.waitForExit(), 0, "\(watch.standardError)")
         }
     }
 
@@ -170,7 +170,7 @@ import Testing
             let unknownKey = try await Ctxbus.run(
                 ["store", "fetch", "Device", "--where", "colour == 'red'", "--json"], environment: environment)
             expectEqual(unknownKey.status, 1)
-            #expect(try json(unknownKey.output)["error"]?["code"] == .int(-32602))
+            try expectEqual(json(unknownKey.output)["error"]?["code"], .int(-32602))
         }
     }
 

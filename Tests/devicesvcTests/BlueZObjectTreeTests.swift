@@ -40,13 +40,13 @@ import Testing
     @Test(arguments: ["2a19", "2A19", "00002a19-0000-1000-8000-00805f9b34fb", "00002A19-0000-1000-8000-00805F9B34FB"])
     func findsACharacteristicByShortOrFullUUID(_ text: String) {
         let found = makeTree().characteristic(BluetoothUUID(text)!, onDevice: Self.devicePath)
-        #expect(found?.path == Self.batteryPath)
-        #expect(found?.flags == ["read", "notify"])
+        expectEqual(found?.path, Self.batteryPath)
+        expectEqual(found?.flags, ["read", "notify"])
     }
 
     @Test func findsA128BitVendorCharacteristic() {
         let uuid = BluetoothUUID("C0DEFEED-0001-4000-8000-000000000000")!
-        #expect(makeTree().characteristic(uuid, onDevice: Self.devicePath)?.path == Self.echoPath)
+        expectEqual(makeTree().characteristic(uuid, onDevice: Self.devicePath)?.path, Self.echoPath)
     }
 
     @Test func aUUIDFoundTwiceOnOneDeviceGivesTheCharacteristicWithTheSmallestPath() {
@@ -57,7 +57,7 @@ import Testing
             objects[path] = [BlueZ.characteristicInterface: ["UUID": .string("00002A19-0000-1000-8000-00805F9B34FB")]]
         }
         let tree = BlueZObjectTree(objects: objects)
-        #expect(tree.characteristic(BluetoothUUID("2a19")!, onDevice: Self.devicePath)?.path == earlier)
+        expectEqual(tree.characteristic(BluetoothUUID("2a19")!, onDevice: Self.devicePath)?.path, earlier)
     }
 
     @Test func doesNotFindACharacteristicOfAnotherDevice() {
@@ -69,8 +69,8 @@ import Testing
         let tree = makeTree()
         expectEqual(tree.adapters.map(\.name), ["hci0"])
         let device = tree.device(BluetoothAddress("aa:bb:cc:dd:ee:01")!, onAdapter: "hci0")
-        #expect(device?.name == "Thermo-1")
-        #expect(device?.uuids == ["0000180f-0000-1000-8000-00805f9b34fb"])
+        expectEqual(device?.name, "Thermo-1")
+        expectEqual(device?.uuids, ["0000180f-0000-1000-8000-00805f9b34fb"])
         #expect(tree.device(BluetoothAddress("AA:BB:CC:DD:EE:01")!, onAdapter: "hci1") == nil)
         expectEqual(tree.devicePath(containing: Self.batteryPath), Self.devicePath)
     }
@@ -120,7 +120,7 @@ import Testing
                                     .propertyMap(["UUID": .string("00002a6e-0000-1000-8000-00805f9b34fb")]))
                             ]),
                     ])))
-        #expect(tree.characteristic(BluetoothUUID("2a6e")!, onDevice: Self.devicePath)?.path == newPath)
+        expectEqual(tree.characteristic(BluetoothUUID("2a6e")!, onDevice: Self.devicePath)?.path, newPath)
         tree.apply(
             try DBusInterfacesRemoved(
                 .signal(

@@ -161,7 +161,7 @@ import Testing
         let (_, events) = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
         let error = try #require(events.error)
         expectEqual(error.rpcError.code, .unavailable)
-        #expect(error.rpcError.chainFailure?.step == 0)
+        expectEqual(error.rpcError.chainFailure?.step, 0)
         #expect(backend.log.isEmpty)
     }
 
@@ -273,8 +273,8 @@ import Testing
         let (_, queued) = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
         runner.cancelAll()
         scheduler.run()
-        #expect(running.error?.reason == .cancelled)
-        #expect(queued.error?.reason == .cancelled)
+        expectEqual(running.error?.reason, .cancelled)
+        expectEqual(queued.error?.reason, .cancelled)
         expectEqual(runner.activeCount, 0)
     }
 

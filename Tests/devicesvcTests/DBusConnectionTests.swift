@@ -173,9 +173,9 @@ struct DBusConnectionTests {
             // No waiting: the signal was read before the reply and delivered first.
             let received = pings.elements
             expectEqual(received.count, 1)
-            #expect(received.first?.body == [.string("hello")])
-            #expect(received.first?.sender == service.uniqueName)
-            #expect(received.first?.path == Self.thing)
+            expectEqual(received.first?.body, [.string("hello")])
+            expectEqual(received.first?.sender, service.uniqueName)
+            expectEqual(received.first?.path, Self.thing)
         }
     }
 

@@ -91,14 +91,14 @@ import Testing
     func encodesExactlyTheBytesLibdbusWrites(index: Int) throws {
         let fixture = Self.littleEndianCases[index]
         let encoded = try fixture.message.encoded()
-        #expect(encoded == fixture.bytes, "\(fixture.name)")
+        expectEqual(encoded, fixture.bytes, "\(fixture.name)")
     }
 
     @Test(arguments: littleEndianCases.indices)
     func decodesTheBytesLibdbusWrites(index: Int) throws {
         let fixture = Self.littleEndianCases[index]
         let decoded = try DBusMessage.decode(fixture.bytes)
-        #expect(decoded == fixture.message, "\(fixture.name)")
+        expectEqual(decoded, fixture.message, "\(fixture.name)")
     }
 
     @Test func decodesTheBigEndianMessageGDBusWrites() throws {

@@ -15,7 +15,7 @@ import Testing
     @Test func aPropertyMapIsSortedAndReadsBackWithoutVariants() {
         let map = DBusValue.propertyMap(["b": .uint32(2), "a": .string("x")])
         #expect(map.type.signature == "a{sv}")
-        #expect(map.dictionaryEntries?.map(\.key) == [.string("a"), .string("b")])
+        expectEqual(map.dictionaryEntries?.map(\.key), [.string("a"), .string("b")])
         expectEqual(map.propertyMapValue, ["a": .string("x"), "b": .uint32(2)])
     }
 

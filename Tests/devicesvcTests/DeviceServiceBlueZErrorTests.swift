@@ -49,16 +49,16 @@ struct DeviceServiceBlueZErrorTests {
                     Issue.record("\(failure.method) \(failure.error): the chain succeeded")
                     continue
                 }
-                #expect(error.code == .deviceError, "\(failure.method) \(failure.error)")
+                expectEqual(error.code, .deviceError, "\(failure.method) \(failure.error)")
                 #expect(error.message.contains("injected \(failure.error)"), "\(error.message)")
                 let reported = try #require(error.chainFailure)
-                #expect(reported.step == failure.step, "\(failure.method) \(failure.error)")
+                expectEqual(reported.step, failure.step, "\(failure.method) \(failure.error)")
                 expectEqual(reported.bluez, failure.error)
                 let calls = try await callsForTheDevice(stack.simulator)
                 let laterSteps = ["ReadValue", "WriteValue", "StartNotify"].dropFirst(failure.step)
                 #expect(laterSteps.allSatisfy { !calls.contains($0) }, "\(failure.method) \(failure.error): \(calls)")
                 if failure.step > 0 {
-                    #expect(calls.last == "Disconnect", "\(failure.method) \(failure.error): \(calls)")
+                    expectEqual(calls.last, "Disconnect", "\(failure.method) \(failure.error): \(calls)")
                 }
 
                 // The next chain on the same device runs whole.

@@ -114,7 +114,7 @@ struct DeviceServiceSimulatorTests {
                 return
             }
             expectEqual(error.code, .timeout)
-            #expect(error.chainFailure?.step == 1)
+            expectEqual(error.chainFailure?.step, 1)
             try expectEqual(second.get().run.results.count, 3)
             #expect(
                 try await chainCalls(stack.simulator, for: Self.first) == [
@@ -295,7 +295,7 @@ struct DeviceServiceSimulatorTests {
                 return
             }
             expectEqual(error.code, .deviceError)
-            #expect(error.chainFailure?.step == 1)
+            expectEqual(error.chainFailure?.step, 1)
             let notifications = steps.withLock { $0 }.filter { $0.operation == .notify }
             expectEqual(notifications.count, 2)
             #expect(notifications.allSatisfy { $0.value != nil })
@@ -336,10 +336,10 @@ struct DeviceServiceSimulatorTests {
         try await withSimulatedStack { stack in
             let adapters = try await stack.client.call(DeviceAdapters.self).adapters
             expectEqual(adapters.map(\.name), ["hci0"])
-            #expect(adapters.first?.powered == true)
+            expectEqual(adapters.first?.powered, true)
             let devices = try await stack.client.call(DeviceList.self, ListParams(adapter: "hci0")).devices
             expectEqual(devices.map(\.address.string), ["AA:BB:CC:DD:EE:01", "AA:BB:CC:DD:EE:02", "AA:BB:CC:DD:EE:03"])
-            #expect(devices.first?.name == "Thermo-1")
+            expectEqual(devices.first?.name, "Thermo-1")
             #expect(devices.first?.services.contains { $0.matches(BluetoothUUID("180f")!) } == true)
             await #expect(throws: RPCError.self) {
                 _ = try await stack.client.call(DeviceList.self, ListParams(adapter: "hci9"))
@@ -380,7 +380,7 @@ struct DeviceServiceSimulatorTests {
             let received = events.withLock { $0 }
             #expect(received.allSatisfy { $0.subscription == subscription.subscription && $0.address == Self.first })
             expectEqual(received.map(\.kind), [.connected, .value, .disconnected])
-            #expect(received[1].characteristic?.matches(Self.battery) == true)
+            expectEqual(received[1].characteristic?.matches(Self.battery), true)
             expectEqual(received[1].value, Data([87]))
         }
     }
@@ -457,9 +457,9 @@ struct DeviceServiceRecordingTests {
                 expectEqual(device.values["connected"], .bool(false))
                 let readings = try await store.objects(of: "Reading")
                 expectEqual(readings.count, 1)
-                #expect(readings.first?.values["value"] == .string(Data([87]).base64EncodedString()))
-                #expect(readings.first?.values["chain"] == .string(result.run.chain))
-                #expect(readings.first?.values["device"] == .string(device.id.description))
+                expectEqual(readings.first?.values["value"], .string(Data([87]).base64EncodedString()))
+                expectEqual(readings.first?.values["chain"], .string(result.run.chain))
+                expectEqual(readings.first?.values["device"], .string(device.id.description))
                 // Through storesvc like any client: the reading reaches a subscriber, authored by devicesvc, and
                 // the recorder itself holds no subscription (the watcher's is the only one).
                 let deadline = ContinuousClock.now + .seconds(60)
@@ -485,7 +485,7 @@ struct DeviceServiceRecordingTests {
                 }
                 let devices = try await store.objects(of: "Device")
                 expectEqual(devices.count, 1)
-                #expect(devices.first?.version == 2)
+                expectEqual(devices.first?.version, 2)
                 try await expectEqual(store.objects(of: "Reading").count, 2)
             }
         }
@@ -503,7 +503,7 @@ struct DeviceServiceRecordingTests {
                     RunParams(address: DeviceServiceSimulatorTests.first, steps: Self.readChain, record: true)
                 ).get()
                 expectEqual(result.run.results.count, 3)
-                #expect(result.recording?.error?.isEmpty == false)
+                expectEqual(result.recording?.error?.isEmpty, false)
             }
         }
     }
@@ -525,7 +525,7 @@ struct DeviceServiceRecordingTests {
                 method: "device.run",
                 params: RunParams(address: DeviceServiceSimulatorTests.first, steps: [.disconnect], record: true).json)
             expectEqual(raw["recorded"], .bool(false))
-            #expect(raw["recordError"]?.stringValue?.isEmpty == false)
+            expectEqual(raw["recordError"]?.stringValue?.isEmpty, false)
         }
     }
 
@@ -543,8 +543,8 @@ struct DeviceServiceRecordingTests {
                 return
             }
             expectEqual(error.code, .deviceError)
-            #expect(error.data?["recorded"] == .bool(false))
-            #expect(error.chainFailure?.bluez == "org.bluez.Error.Failed")
+            expectEqual(error.data?["recorded"], .bool(false))
+            expectEqual(error.chainFailure?.bluez, "org.bluez.Error.Failed")
         }
     }
 }

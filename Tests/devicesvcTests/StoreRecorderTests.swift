@@ -59,8 +59,8 @@ import Testing
         try save(makeRecording(chain: "c-2", connected: true), into: store)
         let devices = try snapshots(of: "Device", in: store)
         expectEqual(devices.count, 1)
-        #expect(devices.first?.values["connected"] == .bool(true))
-        #expect(devices.first?.version == 2)
+        expectEqual(devices.first?.values["connected"], .bool(true))
+        expectEqual(devices.first?.version, 2)
         let readings = try snapshots(of: "Reading", in: store)
         expectEqual(readings.count, 4)
         #expect(readings.allSatisfy { $0.values["device"] == devices.first.map { .reference($0.id) } })
@@ -100,7 +100,7 @@ import Testing
             expectEqual(stats.saves, 2)
             let devices = try await service.objects(of: "Device")
             expectEqual(devices.count, 1)
-            #expect(devices.first?.values["connected"] == .bool(true))
+            expectEqual(devices.first?.values["connected"], .bool(true))
             let readings = try await service.objects(of: "Reading")
             #expect(readings.compactMap { $0.values["chain"]?.stringValue } == ["c-1", "c-1", "c-2", "c-2"])
             #expect(readings.allSatisfy { $0.values["device"] == devices.first.map { .string($0.id.description) } })
@@ -157,7 +157,7 @@ import Testing
         // SIGKILL: the acknowledged (durable) recording must survive it.
         await first.crash()
         let failure = await recorder.record(makeRecording(chain: "c-2"))
-        #expect(failure?.isEmpty == false)
+        expectEqual(failure?.isEmpty, false)
         let second = try await StoreServiceProcess.start(socketPath: socketPath, databasePath: databasePath)
         do {
             #expect(await recorder.record(makeRecording(chain: "c-3")) == nil)
@@ -176,6 +176,6 @@ import Testing
     @Test func anUnreachableStoreIsReportedNotThrown() async {
         let recorder = StoreRecorder(socketPath: makeTemporaryDirectory() + "/nobody.sock")
         let failure = await recorder.record(makeRecording())
-        #expect(failure?.contains("nobody.sock") == true)
+        expectEqual(failure?.contains("nobody.sock"), true)
     }
 }

@@ -41,12 +41,12 @@ import Testing
             for key in ["address", "name", "readings"] { values[key] = object.value(forKey: key) }
             return values
         }
-        #expect(local?["readings"] == .references([first, second].sorted()))
+        expectEqual(local?["readings"], .references([first, second].sorted()))
         // The store agrees, version included.
         let truth = try await onThread { try store.objects(with: [device]).objects.first }
         #expect(local?["version"] == truth.map { .int($0.version) })
-        #expect(local?["name"] == truth?.values["name"])
-        #expect(local?["readings"] == truth?.values["readings"])
+        expectEqual(local?["name"], truth?.values["name"])
+        expectEqual(local?["readings"], truth?.values["readings"])
         let reading = context.performAndWait { () -> PropertyValue? in
             context.registeredObject(for: second)?.value(forKey: "device")
         }
@@ -119,9 +119,9 @@ import Testing
             return (object?.string("name"), object?.value(forKey: "connected"), object?.version)
         }
         let truth = try await onThread { try store.objects(with: [device]).objects.first }
-        #expect(truth?.values["name"] == .string("theirs"))
+        expectEqual(truth?.values["name"], .string("theirs"))
         expectEqual(local.0, "theirs")
         expectEqual(local.1, .bool(true))
-        #expect(local.2 == truth?.version)
+        expectEqual(local.2, truth?.version)
     }
 }

@@ -80,9 +80,9 @@ import Testing
         expectEqual(update.txn, 2)
         expectEqual(update.author, "writer")
         expectEqual(update.updated.map(\.snapshot.id), [id])
-        #expect(update.updated.first?.changedKeys == ["name"])
+        expectEqual(update.updated.first?.changedKeys, ["name"])
         // Only the changed key travels (no read back); the context keeps the values it had.
-        #expect(update.updated.first?.snapshot.values == ["name": .string("after")])
+        expectEqual(update.updated.first?.snapshot.values, ["name": .string("after")])
         let address = reader.performAndWait { reader.registeredObject(for: id)?.string("address") }
         expectEqual(address, "AA:02")
 
@@ -134,10 +134,10 @@ import Testing
             return
         }
         expectEqual(conflicts.count, 1)
-        #expect(conflicts.first?.id == id)
-        #expect(conflicts.first?.version == 1)
-        #expect(conflicts.first?.currentVersion == 2)
-        #expect(conflicts.first?.currentValues["name"] == .string("winner"))
+        expectEqual(conflicts.first?.id, id)
+        expectEqual(conflicts.first?.version, 1)
+        expectEqual(conflicts.first?.currentVersion, 2)
+        expectEqual(conflicts.first?.currentValues["name"], .string("winner"))
         #expect(try #require(conflict).description.contains("\(id) expected version 1, store has 2"))
 
         // storeTrump: the store's value (changed since `original`) is kept.
@@ -192,8 +192,8 @@ import Testing
 
         let arrived = try await eventuallyAsync { changes.txns.contains(2) }
         #expect(arrived, "the change made while disconnected arrives; log: \(restarted.log)")
-        #expect(changes.txns == [1, 2], "no gap, no duplicate")
-        #expect(changes.all.last?.inserted.map(\.id) == [otherID])
+        expectEqual(changes.txns, [1, 2], "no gap, no duplicate")
+        expectEqual(changes.all.last?.inserted.map(\.id), [otherID])
         // The reconnected store works for calls too, and the live stream continues after the replay.
         _ = try await onThread { try context.saveDevice("AA:06") }
         #expect(try await eventuallyAsync { changes.txns == [1, 2, 3] })

@@ -29,7 +29,7 @@ struct StoreServiceAccessTests {
         }
         let answer = try JSONParser().parse(Array(line.utf8))
         expectEqual(answer["id"], .int(1))
-        #expect(answer["error"]?["code"] == .int(403), "\(line)")
+        expectEqual(answer["error"]?["code"], .int(403), "\(line)")
         #expect(answer["result"] == nil)
     }
 
@@ -38,7 +38,7 @@ struct StoreServiceAccessTests {
             try PeerAccessProbe.helloAsAnotherUser(socketPath: service.socketPath)
         }
         let answer = try JSONParser().parse(Array(line.utf8))
-        #expect(answer["result"]?["peer"]?["uid"] == .int(65534), "\(line)")
+        expectEqual(answer["result"]?["peer"]?["uid"], .int(65534), "\(line)")
     }
 
     @Test func theDefaultSocketModeKeepsOtherUsersFromConnectingAtAll() async throws {
@@ -76,7 +76,7 @@ struct StoreServiceAccessTests {
             return (unix.filter { $0.hasSuffix(service.socketPath) }, network)
         }
         let listeners = unix.filter { $0.split(separator: " ").dropFirst(3).first == "00010000" }
-        #expect(listeners.count == 1, "the listening socket is found among the process's sockets: \(unix)")
-        #expect(network == [], "sockets on IP: \(network)")
+        expectEqual(listeners.count, 1, "the listening socket is found among the process's sockets: \(unix)")
+        expectEqual(network, [], "sockets on IP: \(network)")
     }
 }

@@ -15,7 +15,7 @@ import Testing
         defer { service.stop() }
         try await body(service)
         #expect(try await service.call("bus.ping", "{}")["result"] == .object([:]), "a new connection works")
-        #expect(try await service.snapshot() == service.saved, "the data saved before is intact")
+        try await expectEqual(service.snapshot(), service.saved, "the data saved before is intact")
     }
 
     /// `error.code`, `error.message` and `error.data.field` of an answer.
@@ -30,7 +30,7 @@ import Testing
         try await withService { service in
             let (messages, _) = try await service.exchange([0xFF, 0xFF, 0xFF, 0xFF], reading: nil)
             expectEqual(messages.count, 1)
-            #expect(messages.first?["id"] == .null)
+            expectEqual(messages.first?["id"], .null)
             expectEqual(error(messages.first ?? .null).code, -32600)
             #expect(
                 error(messages.first ?? .null).message
@@ -44,7 +44,7 @@ import Testing
             let request = framedRequest(
                 method: "store.fetch", params: Array(#"{"entity":"Device","args":{"a":\#(deep)}}"#.utf8))
             let (messages, stillOpen) = try await service.exchange(request, reading: 1)
-            #expect(messages.first?["id"] == .null)
+            expectEqual(messages.first?["id"], .null)
             expectEqual(error(messages.first ?? .null).code, -32700)
             #expect(
                 error(messages.first ?? .null).message
@@ -69,8 +69,8 @@ import Testing
                 Array(#"{"insert":[{"entity":"Device","values":{"address":""#.utf8) + bytes + Array(#""}}]}"#.utf8)
             let (messages, stillOpen) = try await service.exchange(
                 framedRequest(method: "store.save", params: params), reading: 1)
-            #expect(error(messages.first ?? .null).code == -32700, "\(label)")
-            #expect(error(messages.first ?? .null).message?.hasSuffix(reason) == true, "\(label): \(messages)")
+            expectEqual(error(messages.first ?? .null).code, -32700, "\(label)")
+            expectEqual(error(messages.first ?? .null).message?.hasSuffix(reason), true, "\(label): \(messages)")
             #expect(stillOpen)
         }
     }
@@ -121,7 +121,7 @@ import Testing
             let request = Frame.encode(
                 payload: Array(#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"bus.ping"}"#.utf8))
             let (messages, stillOpen) = try await service.exchange(request, reading: 1)
-            #expect(messages.first?["id"] == .null)
+            expectEqual(messages.first?["id"], .null)
             expectEqual(error(messages.first ?? .null).code, -32600)
             expectEqual(error(messages.first ?? .null).message, "'id' must be an integer or a string")
             #expect(stillOpen)
@@ -144,7 +144,7 @@ import Testing
         #expect(objects.first?["values"]?["name"] == .string("x\u{0}"))
         let prefix = try await service.call(
             "store.fetch", #"{"entity":"Device","where":"address == $a","args":{"a":"A"}}"#)
-        #expect(prefix["result"]?["objects"] == .array([]), "the NUL does not end the string")
+        expectEqual(prefix["result"]?["objects"], .array([]), "the NUL does not end the string")
     }
 
     @Test func aNULInsideAPredicateIsASyntaxErrorAtItsPosition() async throws {
@@ -155,7 +155,7 @@ import Testing
             #expect(
                 error(answer).message
                     == #"invalid params: where: predicate syntax error at 14: unexpected character '\0'"#)
-            #expect(answer["error"]?["data"]?["position"] == .int(14))
+            expectEqual(answer["error"]?["data"]?["position"], .int(14))
         }
     }
 
@@ -204,10 +204,10 @@ import Testing
             ])
             #expect(try await service.call("store.save", try JSONWriter().string(insert))["result"] != nil)
             let literal = try await service.call("store.fetch", try fetch("Device", where: "name == \"\(sql)\""))
-            #expect(literal["result"]?["count"] == .int(1))
+            expectEqual(literal["result"]?["count"], .int(1))
             let argument = try await service.call(
                 "store.fetch", try fetch("Device", where: "name == $n", args: ["n": .string(sql)]))
-            #expect(argument["result"]?["count"] == .int(1))
+            expectEqual(argument["result"]?["count"], .int(1))
             let delete = try await service.call("store.save", #"{"delete":[{"id":"Device/2"}]}"#)
             #expect(delete["result"] != nil, "remove the extra device so the setup data compares equal")
         }
@@ -218,7 +218,7 @@ import Testing
             let clauses = (0..<10_000).map { "address == 'AA:BB:CC:DD:\($0)'" } + ["address == 'AA:BB:CC:DD:EE:01'"]
             let answer = try await service.call(
                 "store.fetch", try fetch("Device", where: clauses.joined(separator: " OR ")))
-            #expect(answer["result"]?["count"] == .int(1), "\(answer)")
+            expectEqual(answer["result"]?["count"], .int(1), "\(answer)")
         }
     }
 
@@ -227,7 +227,7 @@ import Testing
             let clauses = (0..<10_000).map { "characteristic != 'c\($0)'" }
             let answer = try await service.call(
                 "store.fetch", try fetch("Reading", where: clauses.joined(separator: " AND ")))
-            #expect(answer["result"]?["count"] == .int(2), "\(answer)")
+            expectEqual(answer["result"]?["count"], .int(2), "\(answer)")
         }
     }
 
@@ -310,16 +310,16 @@ import Testing
         try await withService { service in
             let save = try await service.call(
                 "store.save", #"{"inserts":[{"entity":"Device","values":{"address":"ZZ"}}],"sudo":true}"#)
-            #expect(save["result"]?["txn"] == .int(1), "no new transaction: \(save)")
-            #expect(save["result"]?["ids"] == .object([:]))
+            expectEqual(save["result"]?["txn"], .int(1), "no new transaction: \(save)")
+            expectEqual(save["result"]?["ids"], .object([:]))
             let fetch = try await service.call("store.fetch", #"{"entity":"Device","colour":"red","result":"count"}"#)
-            #expect(fetch["result"]?["count"] == .int(1))
+            expectEqual(fetch["result"]?["count"], .int(1))
             let hello = try await service.exchange(
                 Frame.encode(
                     payload: Array(
                         #"{"jsonrpc":"2.0","id":1,"method":"bus.ping","params":{},"extra":{"a":[1,2]}}"#.utf8)),
                 reading: 1)
-            #expect(hello.messages.first?["result"] == .object([:]))
+            expectEqual(hello.messages.first?["result"], .object([:]))
         }
     }
 

@@ -57,7 +57,7 @@ import Testing
         expectEqual(final.version, Int64(clients * incrementsEach + 1))
         for txns in txnsPerClient { #expect(txns == txns.sorted() && Set(txns).count == txns.count) }
         let everyTxn = txnsPerClient.flatMap { $0 }
-        #expect(Set(everyTxn).count == everyTxn.count, "two saves were given the same txn")
+        expectEqual(Set(everyTxn).count, everyTxn.count, "two saves were given the same txn")
         setup.close()
     }
 
@@ -81,7 +81,7 @@ import Testing
         }
         #expect((2...201).map { txns[Int64($0)] ?? -1 } == Array(2...201))
         let final = try connection.call(300, "store.get", #"{"ids":["Counter/1"]}"#)
-        #expect(final["result"]?["objects"]?[0]?["values"]?["value"] == .int(200))
+        expectEqual(final["result"]?["objects"]?[0]?["values"]?["value"], .int(200))
     }
 
     @Test func conflictsAreResolvedPerMergePolicy() async throws {
@@ -138,7 +138,7 @@ import Testing
             Issue.record("a delete of a missing object under 'error' was accepted")
         } catch let error as RPCError {
             expectEqual(error.code, .conflict)
-            #expect(error.data?["conflicts"]?[0]?["currentVersion"] == .null)
+            expectEqual(error.data?["conflicts"]?[0]?["currentVersion"], .null)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 /// `kill -9` of a real `storesvc` at random moments of a mixed load, round after round on one database: after
@@ -22,7 +23,7 @@ import Testing
             try Self.runRounds(in: directory, seed: seed, ledger: ledger)
         }
         let final = ledger.withLock { $0 }
-        #expect(final.violations == [], "seed \(seed)")
+        expectEqual(final.violations, [], "seed \(seed)")
         #expect(final.acknowledgedDevices.count + final.acknowledgedBatches.count > Self.rounds, "too little load")
         #expect(final.subscriberEventCount > 0, "the subscribers saw no event")
         print("StoreServiceCrashTests: \(summary)")

@@ -25,7 +25,7 @@ import Testing
         let probe = try RawBusConnection(path: service.socketPath)
         try probe.hello()
         let count = try probe.call(2, "store.fetch", #"{"entity":"Device","result":"count"}"#)
-        #expect(count["result"]?["count"] == .int(1))
+        expectEqual(count["result"]?["count"], .int(1))
     }
 
     private func helloedConnection() throws -> RawBusConnection {
@@ -39,7 +39,7 @@ import Testing
         try connection.writeFrame("{this is not json")
         let answer = try #require(try connection.readMessage())
         expectEqual(answer["id"], .null)
-        #expect(answer["error"]?["code"] == .int(-32700))
+        expectEqual(answer["error"]?["code"], .int(-32700))
         try expectEqual(connection.call(5, "bus.ping")["result"], .object([:]))
         try expectServiceIntact()
     }
@@ -48,7 +48,7 @@ import Testing
         let connection = try helloedConnection()
         try connection.writeFrame([0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x31, 0x7D])
         let answer = try #require(try connection.readMessage())
-        #expect(answer["error"]?["code"] == .int(-32700))
+        expectEqual(answer["error"]?["code"], .int(-32700))
         try expectServiceIntact()
     }
 
@@ -56,7 +56,7 @@ import Testing
         let connection = try helloedConnection()
         try connection.writeFrame(#"[{"jsonrpc":"2.0","id":1,"method":"bus.ping"}]"#)
         let answer = try #require(try connection.readMessage())
-        #expect(answer["error"]?["code"] == .int(-32600))
+        expectEqual(answer["error"]?["code"], .int(-32600))
         #expect(try connection.call(5, "bus.ping")["result"] != nil)
         try expectServiceIntact()
     }
@@ -64,21 +64,21 @@ import Testing
     @Test func anUnknownMethodIsMethodNotFound() throws {
         let answer = try helloedConnection().call(3, "store.teleport")
         expectEqual(answer["id"], .int(3))
-        #expect(answer["error"]?["code"] == .int(-32601))
+        expectEqual(answer["error"]?["code"], .int(-32601))
         try expectServiceIntact()
     }
 
     @Test func badParamsNameTheField() throws {
         let connection = try helloedConnection()
         let wrongType = try connection.call(4, "store.fetch", #"{"entity":12}"#)
-        #expect(wrongType["error"]?["code"] == .int(-32602))
-        #expect(wrongType["error"]?["data"]?["field"] == .string("entity"))
+        expectEqual(wrongType["error"]?["code"], .int(-32602))
+        expectEqual(wrongType["error"]?["data"]?["field"], .string("entity"))
         let badSave = try connection.call(
             5, "store.save", #"{"insert":[{"entity":"Device","values":{"address":"X","colour":"red"}}]}"#)
-        #expect(badSave["error"]?["data"]?["field"] == .string("insert[0].values.colour"))
+        expectEqual(badSave["error"]?["data"]?["field"], .string("insert[0].values.colour"))
         let badWhere = try connection.call(6, "store.fetch", #"{"entity":"Device","where":"address == "}"#)
-        #expect(badWhere["error"]?["data"]?["field"] == .string("where"))
-        #expect(badWhere["error"]?["data"]?["position"] == .int(11))
+        expectEqual(badWhere["error"]?["data"]?["field"], .string("where"))
+        expectEqual(badWhere["error"]?["data"]?["position"], .int(11))
         try expectServiceIntact()
     }
 
@@ -87,8 +87,8 @@ import Testing
         try connection.write([0, 0, 0x20, 0x00])  // 8192 > --max-frame 4096
         let messages = try connection.readUntilClosed()
         expectEqual(messages.count, 1)
-        #expect(messages.first?["id"] == .null)
-        #expect(messages.first?["error"]?["code"] == .int(-32600))
+        expectEqual(messages.first?["id"], .null)
+        expectEqual(messages.first?["error"]?["code"], .int(-32600))
         try expectServiceIntact()
     }
 
@@ -103,7 +103,7 @@ import Testing
     @Test func anyMethodBeforeHelloIsRefusedWith401() throws {
         let connection = try RawBusConnection(path: service.socketPath)
         let answer = try connection.call(1, "store.save", #"{"delete":[{"id":"Device/1"}]}"#)
-        #expect(answer["error"]?["code"] == .int(401))
+        expectEqual(answer["error"]?["code"], .int(401))
         try connection.hello()
         try expectServiceIntact()
     }

@@ -77,7 +77,7 @@ import Testing
         while answered.count < count, let message = try connection.readMessage() {
             if let id = message["id"]?.intValue { answered[id] = message }
         }
-        #expect(answered.count == count, "every save in flight is answered before the connection closes")
+        expectEqual(answered.count, count, "every save in flight is answered before the connection closes")
         expectEqual(service.waitForExit(), 0)
         let committed = answered.values.filter { $0["result"] != nil }
         #expect(!committed.isEmpty)
@@ -90,7 +90,7 @@ import Testing
         let probe = try RawBusConnection(path: restarted.socketPath)
         try probe.hello()
         let stored = try probe.call(1, "store.fetch", #"{"entity":"Device","result":"count"}"#)
-        #expect(stored["result"]?["count"] == .int(Int64(committed.count)))
+        expectEqual(stored["result"]?["count"], .int(Int64(committed.count)))
     }
 
     @Test func sigintStopsCleanlyToo() throws {

@@ -18,7 +18,7 @@ import Testing
             let connection = try RawBusConnection(path: service.socketPath)
             try connection.hello()
             let answer = try connection.call(1, "store.subscribe", #"{"entity":"Device"}"#)
-            #expect(answer["result"]?["txn"] == .int(0))
+            expectEqual(answer["result"]?["txn"], .int(0))
             return connection
         }
         let writer = try RawBusConnection(path: service.socketPath)
@@ -34,8 +34,8 @@ import Testing
             expectEqual(txns, [1, 2, 3, 4, 5])
         }
         let stats = try writer.call(9, "store.stats")
-        #expect(stats["result"]?["subscriptions"] == .int(100))
-        #expect(stats["result"]?["eventsSent"] == .int(500))
+        expectEqual(stats["result"]?["subscriptions"], .int(100))
+        expectEqual(stats["result"]?["eventsSent"], .int(500))
     }
 
     /// What the blocking side of `aSubscriberThatStopsReadingIsDroppedWhileOthersCarryOn` saw.
@@ -113,8 +113,8 @@ import Testing
         #expect(run.readerStoppedAt == nil, "the reader stopped receiving events")
         #expect(received.withLock { $0 } == (1...Int64(saves)).map { $0 })
         // The stalled subscription was dropped for overflow; the reader's is the one left.
-        #expect(run.statsAfterTheSaves?["subscriptions"] == .int(1))
-        #expect(run.statsAfterTheSaves?["subscribersDropped"] == .int(1))
+        expectEqual(run.statsAfterTheSaves?["subscriptions"], .int(1))
+        expectEqual(run.statsAfterTheSaves?["subscribersDropped"], .int(1))
         #expect(run.stalledConnectionClosed)
         // The stalled subscriber finds a prefix of its events (never one with a hole), then, best
         // effort, bus.overflow (it cannot arrive here: the goodbye times out because this peer
@@ -158,8 +158,8 @@ import Testing
         try connection.hello()
         for i in 1...40 { _ = try connection.call(i, "store.save", insertDevice("D\(i)")) }
         let answer = try connection.call(50, "store.subscribe", #"{"since":1}"#)
-        #expect(answer["error"]?["code"] == .int(410))
+        expectEqual(answer["error"]?["code"], .int(410))
         let history = try connection.call(51, "store.history", #"{"since":1}"#)
-        #expect(history["error"]?["code"] == .int(410))
+        expectEqual(history["error"]?["code"], .int(410))
     }
 }

@@ -26,19 +26,19 @@ import Testing
         await bus.shutdown(gracefully: true)
         let restarted = try bus.restarted { $0.helloTimeout = nil }
         #expect(await offPool { reconnected.wait(forCount: 1) })
-        #expect(reconnected.all.first?.server == "testsvc")
+        expectEqual(reconnected.all.first?.server, "testsvc")
         #expect(client.connectionState.isConnected)
         let echoed = try await client.call(TestEcho.self, NumberParams(value: 3))
         expectEqual(echoed.value, 3)
-        #expect(restarted.server.connections.first?.clientName == "phoenix", "hello was said again")
+        expectEqual(restarted.server.connections.first?.clientName, "phoenix", "hello was said again")
         // Event observers started before the loss keep receiving on the new connection.
         _ = try await client.call(TestFlood.self, NumberParams(value: 2))
         #expect(await offPool { events.wait(forCount: 2) })
 
         let seen = states.all
-        #expect(seen.first?.isConnected == true)
+        expectEqual(seen.first?.isConnected, true)
         #expect(seen.contains { if case .reconnecting = $0 { return true } else { return false } })
-        #expect(seen.last?.isConnected == true)
+        expectEqual(seen.last?.isConnected, true)
         stateDisposable.dispose()
         eventDisposable.dispose()
         await restarted.shutdown()

@@ -12,12 +12,12 @@ import Testing
         let bus = try TestBus()
         let client = try await BusClient.connect(to: bus.socketPath, clientName: "typed")
         defer { client.close() }
-        #expect(client.hello?.server == "testsvc")
-        #expect(client.hello?.peer.pid == getpid())
+        expectEqual(client.hello?.server, "testsvc")
+        expectEqual(client.hello?.peer.pid, getpid())
         let echoed = try await client.call(TestEcho.self, NumberParams(value: 42, text: "hi"))
         expectEqual(echoed, NumberParams(value: 42, text: "hi"))
         _ = try await client.call(BusPing.self)
-        #expect(bus.server.connections.first?.clientName == "typed")
+        expectEqual(bus.server.connections.first?.clientName, "typed")
     }
 
     @Test func namesThePathWhenNoServiceIsListening() async throws {
@@ -83,14 +83,14 @@ import Testing
             for value in 0..<50 {
                 group.addTask {
                     let result = try await client.call(TestEcho.self, NumberParams(value: value))
-                    #expect(result.value == value, "each call gets its own answer")
+                    expectEqual(result.value, value, "each call gets its own answer")
                     return 1
                 }
             }
             return try await group.reduce(0, +)
         }
         expectEqual(answered, 50)
-        #expect(finished.all == Array((0..<50).reversed()), "all 50 were in flight at once")
+        expectEqual(finished.all, Array((0..<50).reversed()), "all 50 were in flight at once")
     }
 
     @Test func signalRequestSendsTheResultAndDisposingItCancelsOnTheServer() async throws {
@@ -118,7 +118,7 @@ import Testing
             _ = try await client.request(TestFail.self, NumberParams(value: 0)).value
             Issue.record("the failing request sent a value")
         } catch {
-            #expect(error.failure?.code == .notFound)
+            expectEqual(error.failure?.code, .notFound)
         }
     }
 

@@ -17,7 +17,7 @@ import Testing
         #expect(messages.prefix(3).map { $0["method"] } == Array(repeating: .string("test.tick"), count: 3))
         #expect(messages.prefix(3).map { $0["params"]?["value"] } == [.int(0), .int(1), .int(2)])
         #expect(messages.prefix(3).allSatisfy { $0["id"] == nil })
-        #expect(messages.last?["result"]?["value"] == .int(3))
+        expectEqual(messages.last?["result"]?["value"], .int(3))
     }
 
     @Test func sendsBatchedEncodedEventsBeforeTheResultInTheOrderTheyWereQueued() throws {
@@ -30,7 +30,7 @@ import Testing
         expectEqual(messages.count, count + 1)
         #expect(messages.prefix(count).map { $0["params"]?["value"]?.intValue } == (0..<count).map { Int64($0) })
         #expect(messages.prefix(count).allSatisfy { $0["method"] == .string("test.tick") && $0["id"] == nil })
-        #expect(messages.last?["result"]?["value"] == .int(Int64(count)))
+        expectEqual(messages.last?["result"]?["value"], .int(Int64(count)))
     }
 
     @Test func dropsAPeerThatStopsReadingBatchedEventsWithOverflow() throws {
@@ -47,13 +47,13 @@ import Testing
             #"{"jsonrpc":"2.0","id":1,"method":"test.floodBatched","params":{"value":100000,"text":"\#(text)"}}"#)
         for id in 1...20 {
             lively.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"test.echo","params":{"value":\#(id)}}"#)
-            #expect(lively.readMessage()?["result"]?["value"] == .int(Int64(id)))
+            expectEqual(lively.readMessage()?["result"]?["value"], .int(Int64(id)))
         }
         let messages = stalled.readToEnd()
         let ticks = messages.filter { $0["method"] == .string("test.tick") }
         #expect(ticks.count > 10 && ticks.count < 100000)
         #expect(ticks.map { $0["params"]?["value"]?.intValue } == (0..<ticks.count).map { Int64($0) })
-        #expect(messages.last?["method"] == .string("bus.overflow"))
+        expectEqual(messages.last?["method"], .string("bus.overflow"))
         #expect(!messages.contains { $0["id"] == .int(1) }, "the flood's own answer was dropped with the rest")
     }
 
@@ -74,7 +74,7 @@ import Testing
         // Meanwhile the other client is served as usual.
         for id in 1...100 {
             lively.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"test.echo","params":{"value":\#(id)}}"#)
-            #expect(lively.readMessage()?["result"]?["value"] == .int(Int64(id)))
+            expectEqual(lively.readMessage()?["result"]?["value"], .int(Int64(id)))
         }
         let messages = stalled.readToEnd()
         #expect(closed.wait())
@@ -107,7 +107,7 @@ import Testing
             if values.count % 500 == 0 { usleep(2000) }  // a reader that is sometimes slow
         }
         #expect(values == (0..<count).map { Int64($0) })
-        #expect(peer.readMessage()?["result"]?["value"] == .int(Int64(count)))
+        expectEqual(peer.readMessage()?["result"]?["value"], .int(Int64(count)))
     }
 
     @Test func pacesEventsPulledFromASource() throws {
@@ -137,7 +137,7 @@ import Testing
         #expect(peer.greet())
         let text = String(repeating: "p", count: 500)
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.replay","params":{"value":\#(count),"text":"\#(text)"}}"#)
-        #expect(peer.readMessage()?["result"]?["value"] == .int(Int64(count)), "the result comes before the events")
+        expectEqual(peer.readMessage()?["result"]?["value"], .int(Int64(count)), "the result comes before the events")
         let values = (0..<count).compactMap { _ in peer.readMessage()?["params"]?["value"]?.intValue }
         #expect(values == (0..<count).map { Int64($0) })
         #expect(finished.wait(forCount: 1))
@@ -163,7 +163,7 @@ import Testing
             let peer = try RawBusPeer(path: bus.socketPath)
             #expect(peer.greet())
             peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.replay","params":{"value":1}}"#)
-            #expect(peer.readMessage()?["id"] == .int(1))
+            expectEqual(peer.readMessage()?["id"], .int(1))
         }  // goes away without reading the events
         #expect(outcome.wait(forCount: 1))
         expectEqual(outcome.all, [false])

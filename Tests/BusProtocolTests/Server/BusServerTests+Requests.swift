@@ -17,15 +17,15 @@ import Testing
         let refusal = try #require(peer.readMessage())
         expectEqual(refusal["id"], .int(3))
         expectEqual(refusal.errorCode, 429)
-        #expect(refusal["error"]?["data"]?["limit"] == .int(2))
+        expectEqual(refusal["error"]?["data"]?["limit"], .int(2))
         // Session methods are answered on the loop and never count against the limit.
         peer.send(#"{"jsonrpc":"2.0","id":4,"method":"bus.ping"}"#)
-        #expect(peer.readMessage()?["id"] == .int(4))
+        expectEqual(peer.readMessage()?["id"], .int(4))
         bus.gate.open()
         let answered = Set((0..<2).compactMap { _ in peer.readMessage()?["id"] })
         expectEqual(answered, [.int(1), .int(2)])
         peer.send(#"{"jsonrpc":"2.0","id":5,"method":"test.echo","params":{"value":5}}"#)
-        #expect(peer.readMessage()?["result"]?["value"] == .int(5))
+        expectEqual(peer.readMessage()?["result"]?["value"], .int(5))
     }
 
     @Test func cancelAnswers499AtOnceAndTheHandlerSeesTheCancellation() throws {
@@ -44,7 +44,7 @@ import Testing
         // The handler's own late answer is dropped: the next message is the ping's.
         bus.gate.open()
         peer.send(#"{"jsonrpc":"2.0","id":3,"method":"bus.ping"}"#)
-        #expect(peer.readMessage()?["id"] == .int(3))
+        expectEqual(peer.readMessage()?["id"], .int(3))
     }
 
     @Test func cancellingAFinishedOrUnknownRequestOnlyAnswersTheCancel() throws {
@@ -52,7 +52,7 @@ import Testing
         let peer = try RawBusPeer(path: bus.socketPath)
         #expect(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.echo","params":{"value":1}}"#)
-        #expect(peer.readMessage()?["result"]?["value"] == .int(1))
+        expectEqual(peer.readMessage()?["result"]?["value"], .int(1))
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"bus.cancel","params":{"request":1}}"#)
         peer.send(#"{"jsonrpc":"2.0","id":3,"method":"bus.cancel","params":{"request":"never"}}"#)
         #expect(peer.readMessage() == json(#"{"jsonrpc":"2.0","id":2,"result":{}}"#))
@@ -78,7 +78,7 @@ import Testing
         let messages = [try #require(peer.readMessage()), try #require(peer.readMessage())]
         let cancelled = try #require(messages.first { $0["id"] == .int(1) })
         expectEqual(cancelled.errorCode, 499)
-        #expect(cancelled["error"]?["data"]?["step"] == .int(2), "the handler's answer, not the server's")
+        expectEqual(cancelled["error"]?["data"]?["step"], .int(2), "the handler's answer, not the server's")
     }
 
     @Test func asyncHandlersSeeTaskCancellationAndACancellationErrorIsAnswered499() throws {
@@ -108,12 +108,12 @@ import Testing
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.fail","params":{"value":0}}"#)
         let rpcFailure = try #require(peer.readMessage())
         expectEqual(rpcFailure.errorCode, 404)
-        #expect(rpcFailure["error"]?["data"]?["id"] == .int(7))
+        expectEqual(rpcFailure["error"]?["data"]?["id"], .int(7))
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"test.fail","params":{"value":1}}"#)
         let plainFailure = try #require(peer.readMessage())
         #expect(plainFailure == json(#"{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"internal error"}}"#))
         #expect(bus.handlerErrors.wait(forCount: 1))
-        #expect(bus.handlerErrors.all.first?.contains("PlainFailure") == true, "the operator is told the details")
+        expectEqual(bus.handlerErrors.all.first?.contains("PlainFailure"), true, "the operator is told the details")
     }
 
     @Test func answersInternalErrorWhenAResponderIsReleasedWithoutAnswering() throws {
@@ -122,7 +122,7 @@ import Testing
         let peer = try RawBusPeer(path: bus.socketPath)
         #expect(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.echo","params":{"value":1}}"#)
-        #expect(peer.readMessage()?.errorCode == -32603)
+        expectEqual(peer.readMessage()?.errorCode, -32603)
         #expect(bus.handlerErrors.wait(forCount: 1))
     }
 
@@ -134,7 +134,7 @@ import Testing
         let peer = try RawBusPeer(path: bus.socketPath)
         #expect(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"store.history","params":{}}"#)
-        #expect(peer.readMessage()?.errorCode == -32603)
+        expectEqual(peer.readMessage()?.errorCode, -32603)
     }
 
     @Test func runsInOrderRequestsOfOneConnectionInArrivalOrderWhileOtherRequestsRunBesideThem() throws {
@@ -157,7 +157,7 @@ import Testing
             answered.append(try #require(message["id"].flatMap(RPCID.init(json:))))
         }
         bus.gate.open()
-        #expect(peer.readMessage()?["id"] == .string("waiter"))
+        expectEqual(peer.readMessage()?["id"], .string("waiter"))
         let log = bus.appended.withLock { $0.values.first ?? [] }
         expectEqual(log, Array(1...count))
         #expect(answered == (1...count).map { RPCID.number(Int64($0)) })
@@ -230,12 +230,12 @@ import Testing
         let cancelled = try #require(peer.readMessage())
         expectEqual(cancelled["id"], .int(2))
         expectEqual(cancelled.errorCode, 499)
-        #expect(peer.readMessage()?["id"] == .int(3))
+        expectEqual(peer.readMessage()?["id"], .int(3))
         first.open()
-        #expect(peer.readMessage()?["id"] == .int(1))
+        expectEqual(peer.readMessage()?["id"], .int(1))
         peer.send(#"{"jsonrpc":"2.0","id":4,"method":"test.append","params":{"value":4}}"#)
-        #expect(peer.readMessage()?["id"] == .int(4))
-        #expect(ran.all == [1, 4], "request 2 never ran")
+        expectEqual(peer.readMessage()?["id"], .int(4))
+        expectEqual(ran.all, [1, 4], "request 2 never ran")
     }
 
     @Test func closingAConnectionCancelsItsRequestsAndRunsItsCloseHooks() throws {

@@ -15,7 +15,7 @@ import Testing
             let header = [
                 UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF),
             ]
-            #expect(bytes == header + payload, "number \(number)")
+            expectEqual(bytes, header + payload, "number \(number)")
         }
     }
 

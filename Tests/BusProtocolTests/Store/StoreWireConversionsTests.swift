@@ -105,7 +105,7 @@ import Testing
         for error in errors {
             let wire = RPCError(error)
             let back = StoreError(RPCError(json: wire.json)!, model: model, service: service)
-            #expect(back == error, "\(error) came back as \(back)")
+            expectEqual(back, error, "\(error) came back as \(back)")
         }
     }
 

@@ -40,7 +40,7 @@ func activation(descriptor: Int32, pid: Int32 = getpid()) -> SocketActivation {
             #expect(probe.wait { $0.bytes == [4, 2] })
             client.close()
             listener.close()
-            #expect(fileType(systemdPath.path) == UInt32(S_IFSOCK), "systemd's socket file is not removed")
+            expectEqual(fileType(systemdPath.path), UInt32(S_IFSOCK), "systemd's socket file is not removed")
         }
     }
 

@@ -15,7 +15,7 @@ import Testing
             try whileHolding(loop) {
                 for frame in frames { #expect(connection.writeBatched(frame)) }
                 #expect(connection.outboundByteCount == frames.reduce(0) { $0 + $1.count })
-                #expect(RawPeer.availableBytes(peer) == 0, "nothing is sent from the calling thread")
+                expectEqual(RawPeer.availableBytes(peer), 0, "nothing is sent from the calling thread")
             }
             let expected = frames.flatMap { $0 }
             expectEqual(RawPeer.read(peer, count: expected.count), expected)
@@ -33,7 +33,7 @@ import Testing
                 for (index, piece) in pieces.enumerated() {
                     #expect(index.isMultiple(of: 2) ? connection.writeBatched(piece) : connection.write(piece))
                 }
-                #expect(RawPeer.availableBytes(peer) == 0, "a direct write waits behind the batched bytes")
+                expectEqual(RawPeer.availableBytes(peer), 0, "a direct write waits behind the batched bytes")
             }
             let expected = pieces.flatMap { $0 }
             expectEqual(RawPeer.read(peer, count: expected.count), expected)

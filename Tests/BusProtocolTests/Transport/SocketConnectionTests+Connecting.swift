@@ -83,7 +83,7 @@ func makeListenerThatNeverAccepts(at address: UnixSocketAddress) -> Int32 {
             #expect(throws: ListenerError.addressInUse(path: address.path)) {
                 try startEchoServer(at: address, group: group)
             }
-            #expect(fileType(address.path) == UInt32(S_IFSOCK), "the live socket was not removed")
+            expectEqual(fileType(address.path), UInt32(S_IFSOCK), "the live socket was not removed")
             for connection in pending { connection.close() }
         }
     }

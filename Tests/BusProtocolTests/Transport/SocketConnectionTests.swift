@@ -140,7 +140,7 @@ func makeConnectedPair(
                 return
             }
             #expect([EPIPE, ECONNRESET].contains(error.errno))
-            #expect(connection.outboundByteCount == 0, "the queue is released")
+            expectEqual(connection.outboundByteCount, 0, "the queue is released")
         }
     }
 }

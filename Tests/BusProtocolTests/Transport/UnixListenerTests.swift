@@ -56,7 +56,7 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
             }
             for index in 0..<clients {
                 #expect(probes[index].wait { $0.bytes.count >= messages[index].count })
-                #expect(probes[index].bytes == messages[index], "client \(index) got its own bytes back")
+                expectEqual(probes[index].bytes, messages[index], "client \(index) got its own bytes back")
             }
             for connection in connections { connection.close() }
         }
@@ -244,7 +244,8 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
             let second = try startEchoServer(at: address, group: group)
             defer { second.close() }
             first.close()
-            #expect(fileType(address.path) == UInt32(S_IFSOCK), "the first listener must not remove the second's file")
+            expectEqual(
+                fileType(address.path), UInt32(S_IFSOCK), "the first listener must not remove the second's file")
         }
     }
 

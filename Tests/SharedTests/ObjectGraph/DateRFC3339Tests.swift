@@ -36,11 +36,11 @@ import Testing
         let range = -62_135_596_800.0...253_402_300_799.0
         for _ in 0..<5_000 {
             let date = Date(timeIntervalSince1970: Double.random(in: range, using: &generator))
-            #expect(date.rfc3339String == formatted(date), "\(date.timeIntervalSince1970)")
+            expectEqual(date.rfc3339String, formatted(date), "\(date.timeIntervalSince1970)")
         }
         for seconds in [-1.0, -0.0005, -0.5, 951_782_400.0 /* 2000-02-29 */, 253_402_300_799.999] {
             let date = Date(timeIntervalSince1970: seconds)
-            #expect(date.rfc3339String == formatted(date), "\(seconds)")
+            expectEqual(date.rfc3339String, formatted(date), "\(seconds)")
         }
     }
 

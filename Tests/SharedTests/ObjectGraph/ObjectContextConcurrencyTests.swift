@@ -62,7 +62,7 @@ import Testing
         }
         try expectEqual(fixture.store.all("Reading").count, 8)
         for id in ids {
-            #expect(try fixture.store.snapshot(id)?.values["readings"]?.referencedIDCount == 2)
+            try expectEqual(fixture.store.snapshot(id)?.values["readings"]?.referencedIDCount, 2)
         }
     }
 

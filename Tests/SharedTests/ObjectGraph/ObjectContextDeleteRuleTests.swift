@@ -37,7 +37,7 @@ import Testing
             #expect(!device.isDeleted)
             try context.save()
         }
-        #expect(try fixture.store.snapshot(deviceID)?.values["readings"]?.referencedIDCount == 1)
+        try expectEqual(fixture.store.snapshot(deviceID)?.values["readings"]?.referencedIDCount, 1)
         try expectEqual(fixture.store.all("Reading").count, 1)
     }
 
@@ -65,9 +65,9 @@ import Testing
                 return
             }
             expectEqual(failures.count, 1)
-            #expect(failures.first?.id == shelfID)
-            #expect(failures.first?.key == "books")
-            #expect(failures.first?.reason.contains("deny") == true)
+            expectEqual(failures.first?.id, shelfID)
+            expectEqual(failures.first?.key, "books")
+            expectEqual(failures.first?.reason.contains("deny"), true)
             #expect(shelf.isDeleted)  // nothing was undone
             expectEqual(fixture.store.lastTransaction, before)
 

@@ -111,11 +111,11 @@ import Testing
                     #expect(
                         objects.map(ObjectIdentifier.init) == expected.0.map(ObjectIdentifier.init),
                         "round \(round): \(request)")
-                    #expect(try context.count(for: request) == expected.1, "round \(round): \(request)")
+                    try expectEqual(context.count(for: request), expected.1, "round \(round): \(request)")
                     // The store alone, through a fresh context, agrees.
                     let fresh = fixture.makeContext("fresh")
                     let committed = try fresh.performAndWait { try fresh.fetchIDs(request) }
-                    #expect(committed == expected.0.map(\.objectID), "round \(round): \(request)")
+                    expectEqual(committed, expected.0.map(\.objectID), "round \(round): \(request)")
                 }
             }
         }

@@ -41,10 +41,10 @@ import Testing
                 return
             }
             expectEqual(conflicts.count, 1)
-            #expect(conflicts.first?.id == id)
-            #expect(conflicts.first?.version == 1)
-            #expect(conflicts.first?.currentVersion == 2)
-            #expect(conflicts.first?.currentValues["name"] == .string("A"))
+            expectEqual(conflicts.first?.id, id)
+            expectEqual(conflicts.first?.version, 1)
+            expectEqual(conflicts.first?.currentVersion, 2)
+            expectEqual(conflicts.first?.currentValues["name"], .string("A"))
             expectEqual(stored.values["name"], .string("A"))
             b.performAndWait {
                 #expect(b.hasChanges)
@@ -95,11 +95,11 @@ import Testing
             return (device.objectID, fixture.store.lastTransaction)
         }
         expectEqual(received.all.count, 2)
-        #expect(received.all.first?.inserted.map(\.id) == [deviceID])
-        #expect(received.all.first?.author == "publisher")
-        #expect(received.all.last?.updated.map(\.snapshot.id) == [deviceID])
-        #expect(received.all.last?.updated.first?.changedKeys == ["name"])
-        #expect(received.all.last?.txn == txn)
+        expectEqual(received.all.first?.inserted.map(\.id), [deviceID])
+        expectEqual(received.all.first?.author, "publisher")
+        expectEqual(received.all.last?.updated.map(\.snapshot.id), [deviceID])
+        expectEqual(received.all.last?.updated.first?.changedKeys, ["name"])
+        expectEqual(received.all.last?.txn, txn)
         disposable.dispose()
         try context.performAndWait {
             context.object(with: deviceID)["name", as: String.self] = "three"
@@ -122,8 +122,8 @@ import Testing
             return device.objectID
         }
         expectEqual(received.all.count, 1)
-        #expect(received.all.first?.txn == 0)
-        #expect(received.all.first?.inserted.map(\.id) == [id])
+        expectEqual(received.all.first?.txn, 0)
+        expectEqual(received.all.first?.inserted.map(\.id), [id])
         #expect(id.isTemporary)
     }
 
@@ -161,7 +161,7 @@ import Testing
             try reader.save()  // no conflict: the merge moved the version on
             expectEqual(device.version, 3)
         }
-        #expect(try fixture.store.snapshot(ids[0])?.values["name"] == .string("mine"))
+        try expectEqual(fixture.store.snapshot(ids[0])?.values["name"], .string("mine"))
     }
 
     @Test(arguments: StoreFactory.all)

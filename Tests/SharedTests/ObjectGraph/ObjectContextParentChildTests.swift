@@ -30,7 +30,7 @@ import Testing
             return device.objectID
         }
         #expect(!permanentID.isTemporary)
-        #expect(try fixture.store.snapshot(permanentID)?.values["name"] == .string("kid"))
+        try expectEqual(fixture.store.snapshot(permanentID)?.values["name"], .string("kid"))
         child.performAndWait {
             // The child learns the permanent ID: both IDs reach the same object.
             let byPermanent = child.object(with: permanentID)
@@ -85,7 +85,7 @@ import Testing
             expectEqual(device.version, 2)
         }
         #expect(try fixture.store.all("Reading").isEmpty)
-        #expect(try fixture.store.snapshot(id)?.values["name"] == .string("from child"))
+        try expectEqual(fixture.store.snapshot(id)?.values["name"], .string("from child"))
     }
 
     @Test(arguments: StoreFactory.all)

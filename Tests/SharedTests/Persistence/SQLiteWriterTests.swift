@@ -164,7 +164,7 @@ import Testing
             expectEqual(result.versions, [id: 1])
             expectEqual(result.changes.txn, result.txn)
             expectEqual(result.changes.inserted.map(\.id), [id])
-            #expect(try store.snapshot(id)?.values["address"] == .string("w\(i)"))
+            try expectEqual(store.snapshot(id)?.values["address"], .string("w\(i)"))
         }
         expectEqual(sqlite.statistics.groupSizes, [5: 1])
     }

@@ -67,6 +67,6 @@ import Testing
             }
         }
         try expectEqual(store.all("Device").count, 8)
-        #expect(try store.snapshot(device)?.values["name"] == .null)
+        try expectEqual(store.snapshot(device)?.values["name"], .null)
     }
 }

@@ -72,14 +72,14 @@ import Testing
             for author in authors { booksOfAuthor[author, default: []].append(ids[book]!) }
         }
         for (shelf, books) in booksOfShelf {
-            #expect(committed[shelf]?.values["books"] == .references(books.sorted()))
+            expectEqual(committed[shelf]?.values["books"], .references(books.sorted()))
         }
         for (author, books) in booksOfAuthor {
-            #expect(committed[author]?.values["books"] == .references(books.sorted()))
+            expectEqual(committed[author]?.values["books"], .references(books.sorted()))
         }
         for (portrait, author) in library.authorOfPortrait {
-            #expect(committed[ids[portrait]!]?.values["author"] == .reference(ids[author]!))
-            #expect(committed[ids[author]!]?.values["portrait"] == .reference(ids[portrait]!))
+            expectEqual(committed[ids[portrait]!]?.values["author"], .reference(ids[author]!))
+            expectEqual(committed[ids[author]!]?.values["portrait"], .reference(ids[portrait]!))
         }
         // The change set holds exactly the committed objects, and the history gives it back as is.
         #expect(Dictionary(uniqueKeysWithValues: result.changes.inserted.map { ($0.id, $0) }) == committed)

@@ -125,7 +125,7 @@ import Testing
             applied = updates.all.count
             let fresh = freshFetch(request, sectionKey: scenario.sectionKey, in: main)
             let resolved = resolve(mirror, in: main)
-            #expect(resolved == fresh, "round \(round): diffs applied \(resolved) ≠ fresh fetch \(fresh)")
+            expectEqual(resolved, fresh, "round \(round): diffs applied \(resolved) ≠ fresh fetch \(fresh)")
             if resolved != fresh { return }
         }
         // The scenario must have exercised the query, not idled.
@@ -208,7 +208,7 @@ import Testing
             for change in diff.updated {
                 let path = change.path
                 let shown = main.object(with: sections[path.section].rows[path.item].id).objectID
-                #expect(shown == main.object(with: change.objectID).objectID, "update at the wrong row")
+                expectEqual(shown, main.object(with: change.objectID).objectID, "update at the wrong row")
                 sections[path.section].rows[path.item].values = values(of: change.objectID, in: main)
             }
         }

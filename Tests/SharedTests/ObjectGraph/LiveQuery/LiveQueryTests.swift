@@ -75,8 +75,8 @@ import Testing
         try harness.change { try $0.existingObject(with: b)["name", as: String.self] = "z" }
         diff = try #require(harness.updates.all.last?.diff)
         expectEqual(diff.moved.count, 1)
-        #expect(diff.moved.first?.from == LiveQueryIndexPath(section: 0, item: 0))
-        #expect(diff.moved.first?.to == LiveQueryIndexPath(section: 0, item: 3))
+        expectEqual(diff.moved.first?.from, LiveQueryIndexPath(section: 0, item: 0))
+        expectEqual(diff.moved.first?.to, LiveQueryIndexPath(section: 0, item: 3))
         #expect(diff.inserted.isEmpty && diff.deleted.isEmpty && diff.updated.isEmpty)
 
         // A change that keeps d in place.
@@ -169,7 +169,7 @@ import Testing
         let harness = try Harness(Self.connectedByName)
         let temporary = try harness.change { $0.makeDevice("new", connected: true).objectID }
         #expect(temporary.isTemporary)
-        #expect(harness.updates.all.last?.snapshot.objectIDs == [temporary])
+        expectEqual(harness.updates.all.last?.snapshot.objectIDs, [temporary])
         let count = harness.updates.all.count
 
         harness.fixture.fireBackgroundSave()
@@ -200,7 +200,7 @@ import Testing
         }
         drain(fixture.stack.root)
         expectEqual(updates.all.count, 2)
-        #expect(updates.all.last?.diff?.inserted.count == 1)
+        expectEqual(updates.all.last?.diff?.inserted.count, 1)
     }
 
     @Test func disposingStopsTheUpdates() throws {

@@ -162,7 +162,7 @@ import Testing
         }
         fixture.fireBackgroundSave()
         expectEqual(failures.all.count, 1)
-        #expect(failures.all.first?.contains("injected save failure") == true)
+        expectEqual(failures.all.first?.contains("injected save failure"), true)
         #expect(fixture.stack.root.performAndWait { fixture.stack.root.hasChanges })
         try expectEqual(fixture.storedDeviceCount(), 0)
 

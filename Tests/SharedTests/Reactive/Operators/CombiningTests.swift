@@ -39,7 +39,7 @@ import Testing
         a.combineLatest(with: Signal(error: .boom)).start(recorder.observer)
         sendA().send(value: 1)
         expectEqual(recorder.terminalEvents.count, 1)
-        #expect(recorder.events.first?.error == .boom)
+        expectEqual(recorder.events.first?.error, .boom)
     }
 
     @Test func zipPairsValuesInOrder() {
