@@ -26,8 +26,7 @@ final class SQLiteReaderPool: Sendable {
         defer { checkIn(connection) }
         try connection.statement("BEGIN DEFERRED").run()
         do {
-            let txn =
-                try connection.integer("SELECT \"Z_VALUE\" FROM \"Z_METADATA\" WHERE \"Z_KEY\" = 'lastTxn'") ?? 0
+            let txn = try connection.integer(SQLiteSchemaSetup.lastTransactionSQL) ?? 0
             let result = try body(connection, txn)
             try connection.statement("COMMIT").run()
             return result

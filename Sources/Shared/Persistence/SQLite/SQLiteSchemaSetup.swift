@@ -2,7 +2,7 @@
 /// migrates in place when the only change is added optional attributes.
 ///
 /// Besides one table per entity and one per many-to-many pair (`SQLSchema`), a database holds:
-/// `Z_METADATA` (the model's version hash and JSON, the last transaction number),
+/// `Z_METADATA` (the model's version hash and JSON, a floor for the last transaction number),
 /// `Z_PRIMARYKEY` (per entity, the highest `Z_PK` ever handed out, so IDs are never reused) and
 /// `Z_HISTORY` (one row per committed transaction).
 enum SQLiteSchemaSetup {
@@ -40,6 +40,19 @@ enum SQLiteSchemaSetup {
             throw error
         }
     }
+
+    /// The last committed transaction: the newest history row, or `Z_METADATA.lastTxn` when that
+    /// is higher. Every commit writes a history row and pruning keeps the newest ones, so the
+    /// history alone knows the number; the metadata value is written only when history is pruned
+    /// and when the store closes (a floor for files whose history was emptied by other means, and
+    /// the number an older version of the store reads), not in every commit: one WAL frame less.
+    static let lastTransactionSQL = """
+        SELECT MAX(IFNULL((SELECT MAX("Z_TXN") FROM "\(historyTable)"), 0),
+            IFNULL((SELECT CAST("Z_VALUE" AS INTEGER) FROM "\(metadataTable)" WHERE "Z_KEY" = 'lastTxn'), 0))
+        """
+
+    /// Records `txn` as `Z_METADATA.lastTxn` (see `lastTransactionSQL`).
+    static let setLastTransactionSQL = "UPDATE \"\(metadataTable)\" SET \"Z_VALUE\" = ? WHERE \"Z_KEY\" = 'lastTxn'"
 
     static func metadata(_ key: String, on connection: SQLiteConnection) throws(SQLiteError) -> String? {
         try connection.text("SELECT \"Z_VALUE\" FROM \"\(metadataTable)\" WHERE \"Z_KEY\" = ?", [.string(key)])

@@ -36,6 +36,9 @@ final class SQLiteWriter: @unchecked Sendable {
     private var counters: [String: Int64] = [:]
     private var dirtyCounters: Set<String> = []
     private var lastTxn: Int64 = 0
+    /// The `lastTxn` last written to `Z_METADATA` (at pruning and at close; the history's newest
+    /// row tells the number otherwise: `SQLiteSchemaSetup.lastTransactionSQL`).
+    private var recordedLastTxn: Int64 = 0
     private var oldestHistory: Int64?
     private var isSynchronousFull = true
     private var isClosed = false
@@ -65,7 +68,8 @@ final class SQLiteWriter: @unchecked Sendable {
         let counterRows = try connection.statement("SELECT \"Z_ENTITY\", \"Z_MAX\" FROM \"Z_PRIMARYKEY\"")
         while try counterRows.step() { counters[counterRows.text(at: 0)] = counterRows.int64(at: 1) }
         counterRows.reset()
-        lastTxn = Int64(try SQLiteSchemaSetup.metadata("lastTxn", on: connection) ?? "0") ?? 0
+        lastTxn = try connection.integer(SQLiteSchemaSetup.lastTransactionSQL) ?? 0
+        recordedLastTxn = lastTxn
         oldestHistory = try connection.integer("SELECT MIN(\"Z_TXN\") FROM \"Z_HISTORY\"")
         lastCommitted.store(lastTxn, ordering: .releasing)
         try connection.execute("PRAGMA synchronous=FULL")
@@ -203,11 +207,12 @@ final class SQLiteWriter: @unchecked Sendable {
             return .finished(outcomes, committed: [])
         }
         try writeCounters()
-        try connection.run("UPDATE \"Z_METADATA\" SET \"Z_VALUE\" = ? WHERE \"Z_KEY\" = 'lastTxn'", [.int(txn)])
+        // No `Z_METADATA.lastTxn` update: the history row just written tells the number.
         let pruneTo = try pruneHistory(lastTxn: txn, firstCommitted: committed[0].txn)
         try connection.statement("COMMIT").run()
         if let pruneTo {
             oldestHistory = pruneTo + 1
+            recordedLastTxn = txn
         } else if oldestHistory == nil {
             oldestHistory = committed[0].txn
         }
@@ -334,6 +339,9 @@ final class SQLiteWriter: @unchecked Sendable {
         guard lastTxn - oldest + 1 > Int64(historyRetention) + slack else { return nil }
         let cutoff = lastTxn - Int64(historyRetention)
         try connection.run("DELETE FROM \"Z_HISTORY\" WHERE \"Z_TXN\" <= ?", [.int(cutoff)])
+        // Retention is at least 1, so the newest row survives; the floor makes the number
+        // independent of that (pruning is rare: once every retention/16 commits).
+        try connection.run(SQLiteSchemaSetup.setLastTransactionSQL, [.int(lastTxn)])
         return cutoff
     }
 
@@ -390,6 +398,11 @@ final class SQLiteWriter: @unchecked Sendable {
         queue.sync {
             guard !isClosed else { return }
             isClosed = true
+            // For older versions of the store, which read the number from `Z_METADATA` only.
+            if lastTxn != recordedLastTxn {
+                try? setSynchronous(full: true)
+                try? connection.run(SQLiteSchemaSetup.setLastTransactionSQL, [.int(lastTxn)])
+            }
             try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             connection.close()
         }
