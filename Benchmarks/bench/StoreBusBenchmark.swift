@@ -22,9 +22,12 @@ import Synchronization
 /// - Fan-out latency to 100 subscribers: a publisher sends one save (one `Reading`) per millisecond whose `chain`
 ///   value holds the monotonic send time; 100 subscriber connections (`store.subscribe` `Reading`, one thread
 ///   each, reading raw frames) take receive time − send time. The latency therefore includes the commit (with
-///   `durability: disk`, the fsync; a second run saves with `durability: memory`). Redis: the same publisher loop
+///   `durability: disk`, the fsync; further runs save with `durability: memory`). Redis: the same publisher loop
 ///   sends `PUBLISH` with a payload of the same size as the `store.changed` frame, to 100 `SUBSCRIBE`d
-///   connections read the same way.
+///   connections read the same way. Both servers' publishers run open loop (one message per millisecond whatever
+///   the answers do, answers read by a thread of their own) and closed loop (each message after the answer to the
+///   previous one), and each row compares the same kind; besides the p50/p99 over every delivery, a row gives each
+///   message's first delivery (the earliest of the subscribers), the publisher's answer time and each server's CPU.
 enum StoreBusBenchmark {
     static let duration: Duration = .seconds(2)
     static let saveClients = 8
@@ -70,16 +73,28 @@ enum StoreBusBenchmark {
                 to: &rows, store: store, redis: redis, durableRedis: durableRedis, directory: directory,
                 processes: processes)
         }
-        let diskCPU = ProcessCPUTime(pid: storesvc)
-        let diskFanOut = try storeFanOut(socket: store, durability: "disk")
-        let diskSeconds = diskCPU.elapsed()
-        let memoryCPU = ProcessCPUTime(pid: storesvc)
-        let memoryFanOut = try Self.storeFanOut(socket: store, durability: "memory")
-        let memorySeconds = memoryCPU.elapsed()
-        let redisCPU = ProcessCPUTime(pid: redisServer)
-        let redisFanOut = try redisFanOut(socket: redis, payloadSize: diskFanOut.messageSize)
-        let redisSeconds = redisCPU.elapsed()
-        for (name, run, cpu) in [("disk", diskFanOut, diskSeconds), ("memory", memoryFanOut, memorySeconds)] {
+        // storesvc: disk and memory durability with an open-loop publisher, memory with a closed-loop one; Redis with
+        // both publishers. Each row compares the same publisher.
+        var phases: [(name: String, run: (latencies: Percentiles, acks: Percentiles, messageSize: Int), cpu: Double?)] =
+            []
+        for (durability, pacing) in [
+            ("disk", PublisherPacing.openLoop), ("memory", .openLoop), ("memory", .closedLoop),
+        ] {
+            let cpu = ProcessCPUTime(pid: storesvc)
+            let run = try storeFanOut(socket: store, durability: durability, pacing: pacing)
+            phases.append(("\(durability), \(pacing.rawValue)", run, cpu.elapsed()))
+        }
+        var redisRuns: [PublisherPacing: (latencies: Percentiles, acks: Percentiles, cpu: Double?)] = [:]
+        for pacing in [PublisherPacing.openLoop, .closedLoop] {
+            let cpu = ProcessCPUTime(pid: redisServer)
+            let run = try redisFanOut(socket: redis, payloadSize: phases[0].run.messageSize, pacing: pacing)
+            redisRuns[pacing] = (run.latencies, run.acks, cpu.elapsed())
+        }
+        for (name, run, cpu) in phases {
+            guard
+                let redisRun = redisRuns[name.hasSuffix(PublisherPacing.closedLoop.rawValue) ? .closedLoop : .openLoop]
+            else { continue }
+            let redisFanOut = redisRun.latencies
             rows.append([
                 "fan-out to \(subscribers) (\(name)), p50 (ms)", "-", ms(run.latencies.p50), ms(redisFanOut.p50), "",
             ])
@@ -88,15 +103,21 @@ enum StoreBusBenchmark {
                 ratio(redisFanOut.p99, run.latencies.p99, goal: "≥ 0.5 (p99 within 2×)"),
             ])
             rows.append([
-                "  (publisher's save ack, p50 / p99 ms)", "-", "\(ms(run.acks.p50)) / \(ms(run.acks.p99))", "-", "",
+                "  (first subscriber of each message, p50 / p99 ms)", "-",
+                "\(ms(run.latencies.firstP50)) / \(ms(run.latencies.firstP99))",
+                "\(ms(redisFanOut.firstP50)) / \(ms(redisFanOut.firstP99))", "",
             ])
             rows.append([
-                "  (server CPU s over the fan-out)", "-", cpuSeconds(cpu), cpuSeconds(redisSeconds), "",
+                "  (publisher's answer, p50 / p99 ms)", "-", "\(ms(run.acks.p50)) / \(ms(run.acks.p99))",
+                "\(ms(redisRun.acks.p50)) / \(ms(redisRun.acks.p99))", "",
+            ])
+            rows.append([
+                "  (server CPU s over the fan-out)", "-", cpuSeconds(cpu), cpuSeconds(redisRun.cpu), "",
             ])
         }
         printTable(["case", "storesvc raw client", "storesvc BusClient", "redis", "ratio vs redis (goal)"], rows)
         print(
-            "  fan-out: \(fanOutMessages) messages at ~1000/s, \(diskFanOut.messageSize)-byte store.changed frames "
+            "  fan-out: \(fanOutMessages) messages at ~1000/s, \(phases[0].run.messageSize)-byte store.changed frames "
                 + "(redis payload the same size); storesvc latency = event received − save sent, commit included "
                 + "(saves with durability disk, then memory); saves from \(saveClients) child processes of this runner, one BusClient each"
         )
@@ -356,8 +377,18 @@ enum StoreBusBenchmark {
 
     // MARK: - Fan-out
 
+    /// How the fan-out's publisher treats the answers to its messages (the same for both servers).
+    enum PublisherPacing: String {
+        /// One message per millisecond whatever the answers do; the answers are read by a thread of their own. A
+        /// server that stalls finds every message sent meanwhile waiting (no coordinated omission).
+        case openLoop = "open loop"
+        /// One message per millisecond, but each only after the answer to the one before (a stalled server delays
+        /// the next message, whose stamp is taken when it is sent).
+        case closedLoop = "closed loop"
+    }
+
     private static func storeFanOut(
-        socket: String, durability: String
+        socket: String, durability: String, pacing: PublisherPacing
     ) throws -> (latencies: Percentiles, acks: Percentiles, messageSize: Int) {
         let peers = try (0..<subscribers).map { _ in try BenchSocket(path: socket) }
         for peer in peers {
@@ -374,40 +405,20 @@ enum StoreBusBenchmark {
             sizes.store(bytes.count + 4, ordering: .relaxed)
             return bytes
         }
-        // Answers are drained on a thread of their own so that the publisher never waits for a commit.
         // Answers come in order (one connection's saves are applied in order): the i-th is save i's.
-        let stamps = Mutex<[UInt64]>([])
-        let acks = Mutex<[UInt64]>([])
-        let drained = DispatchGroup()
-        drained.enter()
-        Thread {
-            defer { drained.leave() }
-            for index in 0..<fanOutMessages {
-                guard publisher.readFrame() != nil else { return }
-                let now = monotonicNanoseconds()
-                while stamps.withLock({ $0.count }) <= index { usleep(100) }
-                let sent = stamps.withLock { $0[index] }
-                acks.withLock { $0.append(now - sent) }
-            }
-        }.start()
-        publish(count: fanOutMessages) { index, stamp in
-            stamps.withLock { $0.append(stamp) }
+        let acks = try publish(count: fanOutMessages, pacing: pacing, readAnswer: { publisher.readFrame() != nil }) {
+            index, stamp in
             publisher.write(
                 frame(
                     #"{"jsonrpc":"2.0","id":\#(index + 10),"method":"store.save","params":{"insert":[{"entity":"Reading","ref":"r","values":{"characteristic":"00002a19-0000-1000-8000-00805f9b34fb","value":"ZA==","time":"2026-11-22T03:00:00.000Z","chain":"T=\#(stamp);"}}],"durability":"\#(durability)"}}"#
                 ))
         }
-        drained.wait()
-        let latencies = try collected()
-        let ackTimes = acks.withLock { $0 }.sorted()
-        guard !ackTimes.isEmpty else { throw BenchError("no save was answered") }
-        let ackPercentiles = Percentiles(
-            p50: Double(ackTimes[ackTimes.count / 2]) / 1e6,
-            p99: Double(ackTimes[min(ackTimes.count - 1, ackTimes.count * 99 / 100)]) / 1e6, count: ackTimes.count)
-        return (latencies, ackPercentiles, sizes.load(ordering: .relaxed))
+        return (try collected(), acks, sizes.load(ordering: .relaxed))
     }
 
-    private static func redisFanOut(socket: String, payloadSize: Int) throws -> Percentiles {
+    private static func redisFanOut(
+        socket: String, payloadSize: Int, pacing: PublisherPacing
+    ) throws -> (latencies: Percentiles, acks: Percentiles) {
         let peers = try (0..<subscribers).map { _ in try BenchSocket(path: socket) }
         for peer in peers {
             peer.write(Array("*2\r\n$9\r\nSUBSCRIBE\r\n$5\r\nbench\r\n".utf8))
@@ -415,14 +426,53 @@ enum StoreBusBenchmark {
         }
         let publisher = try BenchSocket(path: socket)
         let collected = collectLatencies(peers: peers, expected: fanOutMessages) { $0.readRESPMessage() }
-        publish(count: fanOutMessages) { _, stamp in
+        let acks = try publish(
+            count: fanOutMessages, pacing: pacing, readAnswer: { publisher.readRESPMessage() != nil }
+        ) { _, stamp in
             var payload = "T=\(stamp);"
             payload += String(repeating: "x", count: max(0, payloadSize - payload.utf8.count))
             publisher.write(
                 Array("*3\r\n$7\r\nPUBLISH\r\n$5\r\nbench\r\n$\(payload.utf8.count)\r\n\(payload)\r\n".utf8))
-            _ = publisher.readRESPMessage()
         }
-        return try collected()
+        return (try collected(), acks)
+    }
+
+    /// Sends `count` messages, one per millisecond on a monotonic schedule (`send` gets the index and the send time
+    /// in nanoseconds), paced as `pacing` says; returns the percentiles of answer time − send time. `readAnswer`
+    /// reads one answer (they come in order).
+    private static func publish(
+        count: Int, pacing: PublisherPacing, readAnswer: @escaping @Sendable () -> Bool, send: (Int, UInt64) -> Void
+    ) throws -> Percentiles {
+        let stamps = Mutex<[UInt64]>([])
+        let answers = Mutex<[UInt64]>([])
+        let drained = DispatchGroup()
+        if pacing == .openLoop {
+            drained.enter()
+            Thread {
+                defer { drained.leave() }
+                for index in 0..<count {
+                    guard readAnswer() else { return }
+                    let now = monotonicNanoseconds()
+                    while stamps.withLock({ $0.count }) <= index { usleep(100) }
+                    let sent = stamps.withLock { $0[index] }
+                    answers.withLock { $0.append(now - sent) }
+                }
+            }.start()
+        }
+        publish(count: count) { index, stamp in
+            stamps.withLock { $0.append(stamp) }
+            send(index, stamp)
+            if pacing == .closedLoop, readAnswer() {
+                let now = monotonicNanoseconds()
+                answers.withLock { $0.append(now - stamp) }
+            }
+        }
+        drained.wait()
+        let times = answers.withLock { $0 }.sorted()
+        guard !times.isEmpty else { throw BenchError("no message was answered") }
+        return Percentiles(
+            p50: Double(times[times.count / 2]) / 1e6,
+            p99: Double(times[min(times.count - 1, times.count * 99 / 100)]) / 1e6, count: times.count)
     }
 
     /// Sends `count` messages, one per millisecond on a monotonic schedule; `send` gets the index and the
@@ -441,23 +491,29 @@ enum StoreBusBenchmark {
     }
 
     /// Starts one reader thread per peer; the returned function waits for them and gives the percentiles of
-    /// receive time − the `T=<ns>;` stamp in each message.
+    /// receive time − the `T=<ns>;` stamp in each message, over every delivery, and over each message's first
+    /// delivery (its earliest receipt among the peers: how late the server began to deliver it, plus one reader's
+    /// wake-up, apart from how late the other readers were scheduled).
     private static func collectLatencies(
         peers: [BenchSocket], expected: Int, read: @escaping @Sendable (BenchSocket) -> [UInt8]?
     ) -> () throws -> Percentiles {
         let samples = Mutex<[UInt64]>([])
+        let first = Mutex<[UInt64: UInt64]>([:])
         let finished = DispatchGroup()
         for peer in peers {
             finished.enter()
             Thread {
                 defer { finished.leave() }
-                var mine: [UInt64] = []
+                var mine: [(stamp: UInt64, latency: UInt64)] = []
                 mine.reserveCapacity(expected)
                 while mine.count < expected, let message = read(peer) {
                     let now = monotonicNanoseconds()
-                    if let stamp = stamp(in: message), now >= stamp { mine.append(now - stamp) }
+                    if let stamp = stamp(in: message), now >= stamp { mine.append((stamp, now - stamp)) }
                 }
-                samples.withLock { $0 += mine }
+                samples.withLock { $0 += mine.map(\.latency) }
+                first.withLock { first in
+                    for (stamp, latency) in mine { first[stamp] = min(first[stamp] ?? .max, latency) }
+                }
             }.start()
         }
         return {
@@ -465,11 +521,14 @@ enum StoreBusBenchmark {
                 throw BenchError("subscribers did not receive every message within 60 s")
             }
             let all = samples.withLock { $0 }.sorted()
+            let firsts = first.withLock { $0 }.values.sorted()
             guard !all.isEmpty else { throw BenchError("no fan-out samples") }
-            func at(_ fraction: Double) -> Double {
-                Double(all[min(all.count - 1, Int(Double(all.count) * fraction))]) / 1e6
+            func at(_ fraction: Double, of values: [UInt64]) -> Double {
+                Double(values[min(values.count - 1, Int(Double(values.count) * fraction))]) / 1e6
             }
-            return Percentiles(p50: at(0.5), p99: at(0.99), count: all.count)
+            return Percentiles(
+                p50: at(0.5, of: all), p99: at(0.99, of: all), count: all.count, firstP50: at(0.5, of: firsts),
+                firstP99: at(0.99, of: firsts))
         }
     }
 
@@ -495,6 +554,9 @@ enum StoreBusBenchmark {
         var p50: Double
         var p99: Double
         var count: Int
+        /// Over messages, of each one's earliest receipt among the subscribers (fan-out only).
+        var firstP50 = 0.0
+        var firstP99 = 0.0
     }
 
     // MARK: - Formatting
