@@ -1,3 +1,4 @@
+import Dispatch
 import Shared
 
 // The session rules of PROTOCOL.md ("Transport and framing", "Messages", "Session"), applied on the
@@ -28,17 +29,41 @@ extension BusConnection {
             guard !session.isStopped else { return ([], nil) }
             session.decoder.append(bytes)
             var frames: [[UInt8]] = []
+            var framingError: FrameError?
             do throws(FrameError) {
                 while let frame = try session.decoder.nextFrame() { frames.append(frame) }
-                return (frames, nil)
             } catch {
                 session.isStopped = true
-                return (frames, error)
+                framingError = error
             }
+            // Read while paused (the peer hung up): it waits behind the frame being parsed off the loop.
+            guard !session.isParsingOffLoop else {
+                session.waitingFrames += frames
+                if let framingError { session.waitingFramingError = framingError }
+                return ([], nil)
+            }
+            return (frames, framingError)
         }
-        // Frames completed before a bad header are still processed, as the decoder returns them first.
-        for frame in frames {
-            guard process(frame) else { return }
+        processFrames(frames[...], then: framingError)
+    }
+
+    /// Handles `frames` in order, then answers `framingError`. A large frame is parsed off the loop: reading
+    /// pauses, and the frames behind it wait until its message has been handled (`parsedOffLoop`).
+    private func processFrames(_ frames: ArraySlice<[UInt8]>, then framingError: FrameError?) {
+        var rest = frames
+        while let frame = rest.popFirst() {
+            if frame.count >= core.configuration.largeFrameThreshold {
+                session.withLock { session in
+                    session.isParsingOffLoop = true
+                    session.waitingFrames = Array(rest)
+                    session.waitingFramingError = framingError
+                }
+                socket.pauseReading()
+                parseOffLoop(frame)
+                return
+            }
+            // Frames completed before a bad header are still processed, as the decoder returns them first.
+            guard process(IncomingMessage(payload: frame, from: .client)) else { return }
         }
         if let framingError {
             // PROTOCOL.md: one error with id null, code -32600, then close; nothing else is processed.
@@ -46,9 +71,34 @@ extension BusConnection {
         }
     }
 
-    /// Handles one frame; `false` when the connection is being dropped and nothing more may be processed.
-    private func process(_ payload: [UInt8]) -> Bool {
-        let message = IncomingMessage(payload: payload, from: .client)
+    /// Parses a large frame on a thread of the global pool, then handles its message back on the loop.
+    private func parseOffLoop(_ frame: [UInt8]) {
+        let hook = core.configuration.largeFrameParseHook
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            hook?(frame.count)
+            let message = IncomingMessage(payload: frame, from: .client)
+            socket.loop.execute { [self] in parsedOffLoop(message) }
+        }
+    }
+
+    /// On the loop, with the message of a frame parsed off it: handles it, then the frames that waited behind it,
+    /// and reads again unless another large frame among them is now being parsed.
+    private func parsedOffLoop(_ message: IncomingMessage) {
+        let (frames, framingError) = session.withLock { session -> ([[UInt8]], FrameError?) in
+            defer {
+                session.isParsingOffLoop = false
+                session.waitingFrames = []
+                session.waitingFramingError = nil
+            }
+            return (session.waitingFrames, session.waitingFramingError)
+        }
+        guard process(message) else { return }
+        processFrames(frames[...], then: framingError)
+        if !session.withLock({ $0.isParsingOffLoop }) { socket.resumeReading() }
+    }
+
+    /// Handles one message; `false` when the connection is being dropped and nothing more may be processed.
+    private func process(_ message: IncomingMessage) -> Bool {
         guard isAllowed else {
             refuse(answering: message)
             return false

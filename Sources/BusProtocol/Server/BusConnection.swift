@@ -49,6 +49,12 @@ public final class BusConnection: Sendable, CustomStringConvertible {
         var decoder: FrameDecoder
         /// Set after a framing error or a refusal: nothing more is read.
         var isStopped = false
+        /// A large frame is being parsed off the loop (`BusServer.Configuration.largeFrameThreshold`); reading is
+        /// paused, and the frames decoded behind it wait in `waitingFrames`.
+        var isParsingOffLoop = false
+        /// Frames decoded behind the one being parsed off the loop, in order, and the framing error after them.
+        var waitingFrames: [[UInt8]] = []
+        var waitingFramingError: FrameError?
     }
 
     init(id: UInt64, peer: PeerCredentials, socket: SocketConnection, core: ServerCore) {

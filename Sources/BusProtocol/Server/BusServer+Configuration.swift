@@ -19,6 +19,14 @@ extension BusServer {
         public var socketMode: UInt32 = 0o660
         /// Largest frame payload accepted from a client and sent to it (default 16 MiB, `--max-frame`).
         public var maxFrame: Int = Frame.defaultMaximumLength
+        /// Frames whose payload is at least this large (default 64 KiB) are parsed off the connection's loop, so
+        /// that a large request (up to `maxFrame`) does not hold the loop's other connections for its parse; the
+        /// connection reads nothing meanwhile, so its requests keep their order. Smaller frames are parsed on the
+        /// loop, where a hand-off would cost more than the parse.
+        public var largeFrameThreshold: Int = 64 * 1024
+        /// Called on the parsing thread before a large frame is parsed off the loop, with its length (tests: a parse
+        /// that takes as long as the test wants).
+        var largeFrameParseHook: (@Sendable (Int) -> Void)?
         /// Requests that may be in flight on one connection before `429` (default 1024).
         public var maxInFlight: Int = 1024
         /// Bytes one connection's outbound queue may hold before the connection is dropped with `bus.overflow`

@@ -181,10 +181,40 @@ extension SocketConnection {
     }
 
     /// Reads up to `maxReadsPerWakeup` times, handing each chunk to `onRead`.
+    // MARK: - Pausing reads
+
+    /// Stops reading from the peer until `resumeReading()`: bytes the peer sends wait in the socket (and, once its
+    /// buffer is full, in the peer's), and `onRead` is not called — for an owner busy with what it has read, e.g. a
+    /// large frame being parsed off the loop. Callable from any thread; a read already under way on the loop
+    /// finishes. A hang-up or a socket error is still noticed: the connection then reads what is left and closes,
+    /// as it would without the pause.
+    public func pauseReading() {
+        setReadingPaused(true)
+    }
+
+    /// Reads again after `pauseReading()`; bytes that arrived meanwhile are read on the loop's next turn.
+    /// Callable from any thread; does nothing on a connection that is closing or was never paused.
+    public func resumeReading() {
+        setReadingPaused(false)
+    }
+
+    private func setReadingPaused(_ isPaused: Bool) {
+        let mustFinish = state.withLock { state -> Bool in
+            guard state.isReadingPaused != isPaused else { return false }
+            state.isReadingPaused = isPaused
+            return !updateInterest(&state)
+        }
+        if mustFinish { scheduleFinishClose() }
+    }
+
     private func read(after readiness: IOReadiness) {
         enum Outcome: Sendable { case bytes([UInt8], filledBuffer: Bool), wouldBlock, endOfFile, failed(SystemError) }
+        // Paused, the socket is read only to notice a hang-up or an error (epoll reports those whatever the
+        // interest, and level-triggered, it would report them again on every turn).
+        let readsEvenIfPaused = !readiness.isDisjoint(with: [.hangup, .error])
         for _ in 0..<options.maxReadsPerWakeup {
-            let (phase, handlers) = state.withLock { ($0.phase, $0.handlers) }
+            let (phase, handlers, isPaused) = state.withLock { ($0.phase, $0.handlers, $0.isReadingPaused) }
+            if isPaused, !readsEvenIfPaused { return }
             switch phase {
             case .open: break
             case .draining:

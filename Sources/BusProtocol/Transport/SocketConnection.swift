@@ -88,6 +88,8 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
         var drainDeadline: ScheduledWork?
         /// Set by the `finishClose` that closes the descriptor (once; `onClose` may come from a later run).
         var isFinished = false
+        /// `pauseReading()`: epoll does not watch for readability, and nothing is read until `resumeReading()`.
+        var isReadingPaused = false
 
         var isClosed: Bool {
             if case .closed = phase { return true }
@@ -229,7 +231,9 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
 
     func desiredInterest(_ state: State) -> IOInterest {
         switch state.phase {
-        case .open: return state.outbound.isEmpty ? [.readable] : [.readable, .writable]
+        case .open:
+            let reading: IOInterest = state.isReadingPaused ? [] : [.readable]
+            return state.outbound.isEmpty ? reading : reading.union(.writable)
         case .draining: return state.outbound.isEmpty ? [] : [.writable]
         case .closed: return []
         }
