@@ -42,6 +42,12 @@ import Testing
         return sqlite3_exec(db, sql, nil, nil, nil)
     }
 
+    /// Sets `Z_METADATA.lastTxn` by hand in the closed store's file, then opens the store again.
+    private func reopen(recordingLastTxn value: Int64) throws -> SQLiteStore {
+        expectEqual(execute("UPDATE Z_METADATA SET Z_VALUE = \(value) WHERE Z_KEY = 'lastTxn'"), SQLITE_OK)
+        return try SQLiteStore(url: url, model: Model.deviceReadings)
+    }
+
     private var recordedLastTxn: Int64? {
         integer("SELECT CAST(Z_VALUE AS INTEGER) FROM Z_METADATA WHERE Z_KEY = 'lastTxn'")
     }
@@ -76,8 +82,7 @@ import Testing
         for i in 0..<3 { try store.commit(reading(i)) }
         store.close()
         // As after a `kill -9`: the commits are in the file, the metadata number is older.
-        expectEqual(execute("UPDATE Z_METADATA SET Z_VALUE = 1 WHERE Z_KEY = 'lastTxn'"), SQLITE_OK)
-        store = try SQLiteStore(url: url, model: Model.deviceReadings)
+        store = try reopen(recordingLastTxn: 1)
         defer { store.close() }
         expectEqual(store.lastTransaction, 3)
         try expectEqual(store.fetch(FetchRequest(entity: "Reading")).txn, 3)
@@ -114,8 +119,7 @@ import Testing
         for i in 0..<2 { try store.commit(reading(i)) }
         store.close()
         // A floor above the history (a file pruned, then its newest rows deleted by hand) wins.
-        expectEqual(execute("UPDATE Z_METADATA SET Z_VALUE = 7 WHERE Z_KEY = 'lastTxn'"), SQLITE_OK)
-        store = try SQLiteStore(url: url, model: Model.deviceReadings)
+        store = try reopen(recordingLastTxn: 7)
         defer { store.close() }
         expectEqual(store.lastTransaction, 7)
         try expectEqual(store.commit(reading(2)).txn, 8)
