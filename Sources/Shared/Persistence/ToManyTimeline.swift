@@ -63,7 +63,9 @@ public struct ToManyTimeline: Sendable {
         for snapshot in changes.deleted {
             guard let entity = model.entity(named: snapshot.id.entity) else { continue }
             for relationship in entity.relationships where relationship.isToMany {
-                add(snapshot.id, relationship.name, .deleted(membersBefore: snapshot.values[relationship.name]?.referencedIDs))
+                add(
+                    snapshot.id, relationship.name,
+                    .deleted(membersBefore: snapshot.values[relationship.name]?.referencedIDs))
             }
         }
         if !objects.isEmpty { touched.append((changes.txn, objects)) }
@@ -137,13 +139,15 @@ public enum ToManyTimelineError: Error, Hashable, CustomStringConvertible {
         case .notRecordedInOrder(let end, let txn):
             return "to-many timeline: transaction \(txn) recorded after \(end) (not the next one)"
         case .notRecorded(let start, let end, let txn, let through):
-            return "to-many timeline: holds transactions \(start + 1)…\(end), not every one from \(txn + 1) to \(through)"
+            return
+                "to-many timeline: holds transactions \(start + 1)…\(end), not every one from \(txn + 1) to \(through)"
         case .readOlderThanChangeSet(let read, let txn):
             return "to-many values: the store's read reflects transaction \(read), older than the change set's \(txn)"
         case .historyEnded(let end, let through):
             return "to-many values: the store's history ends at transaction \(end), before \(through)"
         case .membersUnknown(let id, let key, let txn):
-            return "to-many values: the members of \(id).\(key) as of transaction \(txn) are unknown (the object is gone)"
+            return
+                "to-many values: the members of \(id).\(key) as of transaction \(txn) are unknown (the object is gone)"
         }
     }
 }

@@ -63,7 +63,9 @@ import Testing
         let b1 = try store.insert("Book", ["title": .string("1"), "authors": .references([author])])
         let temporary = tmp("Book", "2")
         let result = try store.save(
-            SaveRequest(inserts: [.init(id: temporary, values: ["title": .string("2"), "authors": .references([author])])]))
+            SaveRequest(inserts: [
+                .init(id: temporary, values: ["title": .string("2"), "authors": .references([author])])
+            ]))
         let b2 = try #require(result.ids[temporary])
         #expect(result.changes.hasToManyFaults)
         try store.insert("Book", ["title": .string("3"), "authors": .references([author])])
