@@ -127,12 +127,8 @@ extension PersistentStore {
                     after: read.txn)
                 completed.updated[index].snapshot.values[key] = .references(members)
                 guard completed.updated[index].changedKeys.contains(key) else { continue }
-                var previous = Set(members)
-                if let delta = deltas[id]?[key] {
-                    previous.subtract(delta.added)
-                    previous.formUnion(delta.removed)
-                }
-                completed.updated[index].previousValues[key] = .references(previous.sorted())
+                let previous = deltas[id]?[key].map { ToManyDelta(added: $0.removed, removed: $0.added) }
+                completed.updated[index].previousValues[key] = .references(previous?.applied(to: members) ?? members)
             }
         }
         return completed

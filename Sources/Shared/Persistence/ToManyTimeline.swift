@@ -23,13 +23,31 @@ public struct ToManyTimeline: Sendable {
         let step: Step
     }
 
+    /// One object's recorded steps, in `txn` order from `head` (the ones before are forgotten).
+    struct Steps: Sendable {
+        var entries: [Entry] = []
+        var head = 0
+        var live: ArraySlice<Entry> { entries[head...] }
+
+        /// Forgets the steps up to `txn`; `false` when none is left.
+        mutating func forget(through txn: Int64) -> Bool {
+            while head < entries.count, entries[head].txn <= txn { head += 1 }
+            guard head < entries.count else { return false }
+            if head > 32, head * 2 > entries.count {
+                entries.removeFirst(head)
+                head = 0
+            }
+            return true
+        }
+    }
+
     let model: Model
     /// Every transaction after this one up to `end` is recorded: members can be told as of `start` or later.
     private(set) var start: Int64
     /// The last recorded transaction.
     private(set) var end: Int64
-    /// Object → its recorded steps, in `txn` order.
-    private var entries: [ObjectID: [Entry]] = [:]
+    /// Object → its recorded steps.
+    private var steps: [ObjectID: Steps] = [:]
     /// The objects each recorded transaction has steps for, in `txn` order from `touchedStart` (for `forget`).
     private var touched: [(txn: Int64, objects: [ObjectID])] = []
     private var touchedStart = 0
@@ -42,7 +60,7 @@ public struct ToManyTimeline: Sendable {
     }
 
     /// The number of recorded steps (tests).
-    var stepCount: Int { entries.values.reduce(0) { $0 + $1.count } }
+    var stepCount: Int { steps.values.reduce(0) { $0 + $1.live.count } }
 
     /// Records the transaction after `end`.
     ///
@@ -52,7 +70,7 @@ public struct ToManyTimeline: Sendable {
         end = changes.txn
         var objects: [ObjectID] = []
         func add(_ id: ObjectID, _ key: String, _ step: Step) {
-            entries[id, default: []].append(Entry(txn: changes.txn, key: key, step: step))
+            steps[id, default: Steps()].entries.append(Entry(txn: changes.txn, key: key, step: step))
             if objects.last != id { objects.append(id) }
         }
         if !changes.updated.isEmpty {
@@ -81,10 +99,8 @@ public struct ToManyTimeline: Sendable {
         }
         start = txn
         while touchedStart < touched.count, touched[touchedStart].txn <= txn {
-            for id in touched[touchedStart].objects {
-                let steps = entries[id] ?? []
-                let kept = steps.drop { $0.txn <= txn }
-                entries[id] = kept.isEmpty ? nil : Array(kept)
+            for id in touched[touchedStart].objects where steps[id]?.forget(through: txn) == false {
+                steps[id] = nil
             }
             touchedStart += 1
         }
@@ -97,6 +113,9 @@ public struct ToManyTimeline: Sendable {
     /// The members of `id`'s to-many `key` as of transaction `txn`, from `current`: its members in the state
     /// after transaction `currentTxn` (`nil`: the object did not exist then).
     ///
+    /// The later steps are undone as one net change (members taken out, members put back) applied once:
+    /// O(steps + members), however many transactions are undone.
+    ///
     /// - Throws: `ToManyTimelineError.notRecorded` when the timeline does not hold every transaction after `txn` up
     ///   to `currentTxn`; `.membersUnknown` when the object is gone and no recorded deletion tells its members.
     func members(
@@ -105,18 +124,32 @@ public struct ToManyTimeline: Sendable {
         guard txn >= start, currentTxn <= end, txn <= currentTxn else {
             throw .notRecorded(start: start, end: end, txn: txn, through: currentTxn)
         }
-        var members = current
-        for entry in (entries[id] ?? []).reversed() where entry.key == key && entry.txn > txn {
-            guard entry.txn <= currentTxn else { continue }
+        // The members as of `txn` are (base − takenOut) ∪ putBack.
+        var base = current
+        var takenOut: Set<ObjectID> = []
+        var putBack: Set<ObjectID> = []
+        for entry in (steps[id]?.live ?? []).reversed() {
+            guard entry.txn > txn else { break }
+            guard entry.key == key, entry.txn <= currentTxn else { continue }
             switch entry.step {
             case .changed(let change):
-                guard let known = members else { throw .membersUnknown(id, key: key, txn: txn) }
-                members = ToManyDelta(added: Set(change.removed), removed: Set(change.added)).applied(to: known)
+                guard base != nil else { throw .membersUnknown(id, key: key, txn: txn) }
+                // Undoing it takes out what it added and puts back what it removed.
+                for member in change.added {
+                    takenOut.insert(member)
+                    putBack.remove(member)
+                }
+                putBack.formUnion(change.removed)
             case .deleted(let before):
-                members = before
+                (base, takenOut, putBack) = (before, [], [])
             }
         }
-        guard let members else { throw .membersUnknown(id, key: key, txn: txn) }
+        guard let base else { throw .membersUnknown(id, key: key, txn: txn) }
+        guard !takenOut.isEmpty || !putBack.isEmpty else { return base }
+        var members = base.filter { !takenOut.contains($0) && !putBack.contains($0) }
+        guard !putBack.isEmpty else { return members }
+        members += putBack
+        members.sort()
         return members
     }
 }
