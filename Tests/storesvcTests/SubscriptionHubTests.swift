@@ -283,8 +283,8 @@ import Testing
             connection: connection)
         defer { hub.stop() }
         _ = try store.save(SaveRequest(updates: [.init(id: device, version: nil, values: ["name": .string("thermo")])]))
-        // The entering event's whole set is read when it is delivered (docs/protocol.md), so the fourth
-        // reading is saved only after that delivery.
+        // The fourth reading is saved after that delivery here; with the delivery held while it commits, see
+        // `SubscriptionHubToManyAsOfTransactionTests`.
         store.waitForObservers()
         #expect(connection.wait { $0.changedEvents.count == 1 })
         let fourth = try store.insertReading(device: device, value: 4)

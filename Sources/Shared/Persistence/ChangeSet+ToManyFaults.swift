@@ -78,14 +78,28 @@ extension ToManyDelta {
 }
 
 extension PersistentStore {
-    /// `changes` with every to-many value its updated snapshots leave out filled in: the members
-    /// read from the store now (`objects(with:)`), and as previous value of a changed key those
-    /// members with the transaction's changes undone.
+    /// `changes` with every to-many value its updated snapshots leave out filled in with the members as of
+    /// `changes.txn`, and as previous value of a changed key those members with the transaction's changes undone.
     ///
     /// For consumers that must show whole sets, such as `storesvc`'s `store.changed` events
-    /// (`PROTOCOL.md`: a to-many value is an array of IDs). The members are the store's current
-    /// ones, which may already include later transactions.
+    /// (`PROTOCOL.md`: a to-many value is an array of IDs). Exact however many transactions have committed
+    /// since: the members are read now (`objects(with:)`, which names the transaction `L` it reflects) and the
+    /// changes of the transactions after `changes.txn` up to `L`, read from the history, are undone
+    /// (`ToManyTimeline`). A caller completing change sets in `txn` order keeps one timeline for all of them
+    /// (`completingToManyValues(in:timeline:)`) so that each later change set is read once.
+    ///
+    /// - Throws: `StoreError.historyUnavailable` when the history no longer reaches back to `changes.txn`
+    ///   although later transactions have committed, a `ToManyTimelineError` when the store's answers do not fit
+    ///   together, or the store's read error.
     public func completingToManyValues(in changes: ChangeSet) throws -> ChangeSet {
+        var timeline = ToManyTimeline(model: model, after: changes.txn)
+        return try completingToManyValues(in: changes, timeline: &timeline)
+    }
+
+    /// `completingToManyValues(in:)` with the later change sets `timeline` already holds; the ones it lacks are
+    /// read from the history into it, and the ones up to `changes.txn` forgotten.
+    public func completingToManyValues(in changes: ChangeSet, timeline: inout ToManyTimeline) throws -> ChangeSet {
+        timeline.forget(through: changes.txn)
         var incomplete: [ObjectID] = []
         for update in changes.updated {
             guard let entity = model.entity(named: update.snapshot.id.entity) else { continue }
@@ -94,8 +108,12 @@ extension PersistentStore {
             }
         }
         guard !incomplete.isEmpty else { return changes }
-        let current = Dictionary(
-            try objects(with: incomplete).objects.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let read = try objects(with: incomplete)
+        guard read.txn >= changes.txn else {
+            throw ToManyTimelineError.readOlderThanChangeSet(read: read.txn, txn: changes.txn)
+        }
+        try record(through: read.txn, into: &timeline)
+        let current = Dictionary(read.objects.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let deltas = changes.derivedToManyDeltas(model: model)
         var completed = changes
         for index in completed.updated.indices {
@@ -104,17 +122,24 @@ extension PersistentStore {
             for relationship in entity.relationships where relationship.isToMany {
                 let key = relationship.name
                 guard completed.updated[index].snapshot.values[key] == nil else { continue }
-                let members = current[id]?.values[key]?.referencedIDs ?? []
+                let members = try timeline.members(
+                    of: id, key: key, asOf: changes.txn, from: current[id].map { $0.values[key]?.referencedIDs ?? [] },
+                    after: read.txn)
                 completed.updated[index].snapshot.values[key] = .references(members)
                 guard completed.updated[index].changedKeys.contains(key) else { continue }
-                var previous = Set(members)
-                if let delta = deltas[id]?[key] {
-                    previous.subtract(delta.added)
-                    previous.formUnion(delta.removed)
-                }
-                completed.updated[index].previousValues[key] = .references(previous.sorted())
+                let previous = deltas[id]?[key].map { ToManyDelta(added: $0.removed, removed: $0.added) }
+                completed.updated[index].previousValues[key] = .references(previous?.applied(to: members) ?? members)
             }
         }
         return completed
+    }
+
+    /// Reads the change sets after `timeline.end` up to `txn` from the history into `timeline`.
+    private func record(through txn: Int64, into timeline: inout ToManyTimeline) throws {
+        while timeline.end < txn {
+            let page = try history(since: timeline.end, limit: Int(min(txn - timeline.end, 256)))
+            guard page.first != nil else { throw ToManyTimelineError.historyEnded(end: timeline.end, through: txn) }
+            for changes in page where changes.txn <= txn { try timeline.record(changes) }
+        }
     }
 }

@@ -3,15 +3,16 @@ import Dispatch
 import Shared
 
 extension SubscriptionHub {
-    /// Runs the next replay step of `subscription` on the replay queue.
-    func scheduleReplay(_ subscription: Int64) {
-        replayQueue.async { [self] in replayStep(subscription) }
+    /// Runs the next replay step of `subscription` on the replay queue; `timeline` holds the transactions after
+    /// the replayed ones that earlier steps read to tell to-many arrays as of a replayed transaction.
+    func scheduleReplay(_ subscription: Int64, timeline: ToManyTimeline? = nil) {
+        replayQueue.async { [self] in replayStep(subscription, timeline: timeline ?? ToManyTimeline(model: model)) }
     }
 
     /// Reads one page of history after the subscription's `processedThrough`, sends its events
     /// one by one as the connection drains, then schedules the next step; turns the subscription
     /// live when there is nothing left to replay.
-    private func replayStep(_ subscription: Int64) {
+    private func replayStep(_ subscription: Int64, timeline: ToManyTimeline) {
         guard
             let record = state.withLock({ state in
                 state.subscriptions[subscription].flatMap { $0.phase == .replaying ? $0 : nil }
@@ -36,14 +37,24 @@ extension SubscriptionHub {
                 state.subscriptions[subscription] = current
                 return true
             }
-            if !isLive { scheduleReplay(subscription) }
+            if !isLive { scheduleReplay(subscription, timeline: timeline) }
             return
         }
         var lookup = ReplayLookup(store: store)
         var events: [RPCEvent] = []
-        for changes in page {
-            let toManyChanges = toManyChanges(of: changes, for: [record.filter])
-            let changes = completingToMany(changes, for: [record.filter])
+        var timeline = timeline
+        for committed in page {
+            let toManyChanges = toManyChanges(of: committed, for: [record.filter])
+            let changes: ChangeSet
+            do {
+                changes = try completingToMany(committed, for: [record.filter], timeline: &timeline)
+            } catch {
+                log.warning("subscription \(subscription): txn \(committed.txn): \(error); closing its connection")
+                drop(subscription)
+                record.connection.close(
+                    because: "subscription \(subscription) cannot be sent txn \(committed.txn)'s to-many arrays")
+                return
+            }
             lookup.reset(for: changes)
             if let event = record.filter.event(
                 for: changes, subscription: subscription, lookup: { lookup.values(of: $0) },
@@ -53,7 +64,7 @@ extension SubscriptionHub {
             }
         }
         let count = Int64(events.count)
-        send(events, from: 0, to: record.connection) { [self] delivered in
+        send(events, from: 0, to: record.connection) { [self, timeline] delivered in
             guard delivered else {
                 drop(subscription)
                 return
@@ -64,7 +75,7 @@ extension SubscriptionHub {
                 state.subscriptions[subscription]?.processedThrough = last.txn
                 return true
             }
-            if isStillReplaying { scheduleReplay(subscription) }
+            if isStillReplaying { scheduleReplay(subscription, timeline: timeline) }
         }
     }
 

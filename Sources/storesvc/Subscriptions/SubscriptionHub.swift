@@ -70,6 +70,9 @@ final class SubscriptionHub: Sendable {
     /// Sends the live events to bus connections, from their loops.
     private let fanOut: FrameFanOut
     private let observation: Locked<StoreObservation?> = Locked(nil)
+    /// The transactions after the one being delivered that `deliver` has read from the history to tell to-many
+    /// arrays as of that one (`completingToMany`); used on the store's observer queue only.
+    private let liveTimeline: Locked<ToManyTimeline>
     let replayQueue = DispatchQueue(label: "ContextBus.storesvc.replay", attributes: .concurrent)
 
     /// Makes a hub for `store` and starts observing its commits.
@@ -79,6 +82,7 @@ final class SubscriptionHub: Sendable {
         self.log = log
         self.replayPageSize = replayPageSize
         let state = Locked(State(lastSeen: store.lastTransaction))
+        liveTimeline = Locked(ToManyTimeline(model: store.model))
         self.state = state
         fanOut = FrameFanOut(method: ChangedEvent.method) { refused in
             SubscriptionHub.forget(refused.map(\.number), countedAsSent: true, in: state)
@@ -196,14 +200,20 @@ final class SubscriptionHub: Sendable {
         guard !groups.isEmpty else { return }
         let filters = groups.map(\.filter)
         let toManyChanges = self.toManyChanges(of: changes, for: filters)
-        let changes = completingToMany(changes, for: filters)
+        let (changes, completionFailure) = completingLiveToMany(changes, for: filters)
         var lookup = ChangeLookup(changes: changes, store: store)
         var sent: Int64 = 0
         var gone: [Int64] = []
+        var closed: [LiveGroup.Member] = []
         for group in groups {
             // A subscription that went live after this transaction (its replay covered it) is not sent it.
             let group = changes.txn > group.latestStart ? group : group.members(after: changes.txn)
             guard !group.isEmpty else { continue }
+            if let completionFailure, needsToManyValues(of: changes, for: group.filter) {
+                log.warning("txn \(changes.txn): \(completionFailure); closing \(group.members.count) subscriptions")
+                closed += group.members
+                continue
+            }
             let change = EncodedChange(
                 group.filter.event(
                     for: changes, subscription: 0, lookup: { lookup.values(of: $0) },
@@ -237,6 +247,13 @@ final class SubscriptionHub: Sendable {
         }
         state.withLock { $0.eventsSent += sent }
         if !gone.isEmpty { Self.forget(gone, countedAsSent: false, in: state) }
+        if !closed.isEmpty {
+            Self.forget(closed.map(\.id), countedAsSent: false, in: state)
+            for member in closed {
+                member.connection.close(
+                    because: "subscription \(member.id) cannot be sent txn \(changes.txn)'s to-many arrays")
+            }
+        }
     }
 
     /// Forgets subscriptions whose connection refused an event (closed, or dropped for overflow), counting them as
@@ -273,18 +290,46 @@ enum EncodedChange {
 }
 
 extension SubscriptionHub {
-    /// `changes` with the to-many values a store leaves out of updated snapshots filled in
-    /// (`PersistentStore.completingToManyValues`, which reads them), when one of `filters` may report such an
-    /// object and needs them (`SubscriptionFilter.needsToManyValues`): `store.changed` values carry whole
-    /// to-many arrays, as `PROTOCOL.md` has them. Filters with `"toMany":"changes"` and no predicate never need
-    /// them.
-    func completingToMany(_ changes: ChangeSet, for filters: [SubscriptionFilter]) -> ChangeSet {
-        guard !changes.updated.isEmpty else { return changes }
-        let entities = Set(changes.updated.map(\.snapshot.id.entity))
-        guard filters.contains(where: { $0.needsToManyValues && ($0.entity.map(entities.contains) ?? true) }) else {
-            return changes
+    /// Whether `filter` may report an updated object of `changes` with a to-many value the store left out and
+    /// needs it (`SubscriptionFilter.needsToManyValues`): `store.changed` values carry whole to-many arrays, as
+    /// `PROTOCOL.md` has them. Filters with `"toMany":"changes"` and no predicate never need them.
+    func needsToManyValues(of changes: ChangeSet, for filter: SubscriptionFilter) -> Bool {
+        guard filter.needsToManyValues, !changes.updated.isEmpty else { return false }
+        guard let entity = filter.entity else { return true }
+        return changes.updated.contains { $0.snapshot.id.entity == entity }
+    }
+
+    /// `changes` with the to-many values a store leaves out of updated snapshots filled in as of `changes.txn`
+    /// (`PersistentStore.completingToManyValues(in:timeline:)`), when one of `filters` needs them; `timeline`
+    /// holds the later transactions already read.
+    ///
+    /// - Throws: when the arrays as of `changes.txn` cannot be told (the history no longer reaches back to it).
+    func completingToMany(
+        _ changes: ChangeSet, for filters: [SubscriptionFilter], timeline: inout ToManyTimeline
+    ) throws -> ChangeSet {
+        guard filters.contains(where: { needsToManyValues(of: changes, for: $0) }) else { return changes }
+        return try store.completingToManyValues(in: changes, timeline: &timeline)
+    }
+
+    /// `completingToMany` for `deliver`, with the hub's live timeline: the completed change set, or `changes`
+    /// and why it could not be completed (then the subscriptions that need the arrays cannot be sent it).
+    private func completingLiveToMany(
+        _ changes: ChangeSet, for filters: [SubscriptionFilter]
+    ) -> (ChangeSet, failure: String?) {
+        // Taken out of the lock (and left empty there) for the store reads; only this queue uses it.
+        var timeline = liveTimeline.withLock { timeline in
+            defer { timeline = ToManyTimeline(model: model) }
+            return timeline
         }
-        return (try? store.completingToManyValues(in: changes)) ?? changes
+        let result: (ChangeSet, failure: String?)
+        do {
+            result = (try completingToMany(changes, for: filters, timeline: &timeline), nil)
+        } catch {
+            timeline = ToManyTimeline(model: model, after: changes.txn)
+            result = (changes, "\(error)")
+        }
+        liveTimeline.withLock { [timeline] in $0 = timeline }
+        return result
     }
 }
 

@@ -37,7 +37,7 @@ final class CountingStore: PersistentStore {
     }
 }
 
-extension SQLiteStore {
+extension PersistentStore {
     /// Saves one `Reading` of `device` and returns its ID.
     @discardableResult
     func insertReading(device: ObjectID?, value: UInt8 = 1) throws -> ObjectID {

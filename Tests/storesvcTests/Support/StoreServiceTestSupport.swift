@@ -142,7 +142,7 @@ func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) -> Bo
     return true
 }
 
-extension SQLiteStore {
+extension PersistentStore {
     /// Saves one `Device` with `address` and returns its ID.
     @discardableResult
     func insertDevice(_ address: String, name: String? = nil, author: String? = nil) throws -> ObjectID {
