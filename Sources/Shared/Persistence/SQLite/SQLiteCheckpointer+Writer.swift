@@ -39,7 +39,7 @@ extension SQLiteCheckpointer {
     /// and the writer tries again after its next group; `FULL` would wait up to the busy timeout for it and for
     /// readers.
     func checkpointOnTheWriter(_ database: OpaquePointer, insideCommit: Bool) {
-        if let hook = writerCheckpointHook.withLock({ $0 }) { hook() }
+        if let hook = writerCheckpointHook.withLock({ $0 }) { hook(insideCommit) }
         var log: Int32 = -1
         var copied: Int32 = -1
         let code = sqlite3_wal_checkpoint_v2(database, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &copied)

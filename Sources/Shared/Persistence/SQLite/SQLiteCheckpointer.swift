@@ -55,8 +55,9 @@ final class SQLiteCheckpointer: Sendable {
     let isWALCopied = Atomic<Bool>(false)
     /// Called on the thread after a pass that left frames behind (the store makes the writer try, when idle).
     let completionWanted = Locked<(@Sendable () -> Void)?>(nil)
-    /// When set, called on the writer's thread just before each checkpoint the writer runs (tests).
-    let writerCheckpointHook = Locked<(@Sendable () -> Void)?>(nil)
+    /// When set, called on the writer's thread just before each checkpoint the writer runs, with whether it runs
+    /// inside a commit (tests).
+    let writerCheckpointHook = Locked<(@Sendable (_ insideCommit: Bool) -> Void)?>(nil)
     /// When set, the thread waits on it before its next checkpoint (tests: a checkpointer that falls behind).
     private let gate = Locked<DispatchSemaphore?>(nil)
     let counters = Locked(SQLiteStore.CheckpointStatistics())
@@ -217,7 +218,9 @@ final class SQLiteCheckpointer: Sendable {
         var copied: Int32 = -1
         let code = sqlite3_wal_checkpoint_v2(connection.handle, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
         let outcome = code & 0xff
-        let leftFrames = outcome == SQLITE_OK && log >= 0 && copied < log
+        // `log` is the WAL as the pass saw it when it began; the writer may have appended since (the hook's
+        // count), and then SQLite did not sync the database either.
+        let leftFrames = outcome == SQLITE_OK && copied >= 0 && max(Int(log), lastWALPages.load(ordering: .relaxed)) > Int(copied)
         let synced = leftFrames && copied > 0 && syncDatabaseFile()
         counters.withLock { counters in
             counters.checkpoints += 1
@@ -225,8 +228,8 @@ final class SQLiteCheckpointer: Sendable {
             case SQLITE_OK:
                 counters.framesCheckpointed += Int(max(copied, 0))
                 counters.lastLogFrames = Int(log)
-                counters.lastWasComplete = log >= 0 && copied == log
-                if counters.lastWasComplete { counters.completeCheckpoints += 1 }
+                counters.lastWasComplete = !leftFrames
+                if !leftFrames { counters.completeCheckpoints += 1 }
                 if synced { counters.databaseSyncs += 1 }
             case SQLITE_BUSY:
                 // Another checkpoint (the writer's) holds the checkpoint lock.

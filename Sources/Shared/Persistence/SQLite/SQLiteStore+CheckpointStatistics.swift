@@ -3,8 +3,8 @@ extension SQLiteStore {
     public struct CheckpointStatistics: Sendable, Hashable {
         /// Passive checkpoints the checkpointer's thread ran (each one after the WAL passed the threshold).
         public var checkpoints = 0
-        /// The thread's checkpoints that copied the whole WAL back, so that the writer's next transaction
-        /// restarts it.
+        /// The thread's checkpoints that copied the whole WAL back, as the writer's last commit left it, so that
+        /// the writer's next transaction restarts it.
         public var completeCheckpoints = 0
         /// Frames the thread's checkpoints reported copied (a frame left by an unfinished checkpoint counts again).
         public var framesCheckpointed = 0
@@ -29,7 +29,7 @@ extension SQLiteStore {
         public var failures = 0
         /// The WAL's size in frames at the thread's last checkpoint.
         public var lastLogFrames = 0
-        /// Whether the thread's last checkpoint copied the whole WAL as it was when it began.
+        /// Whether the thread's last checkpoint copied the whole WAL, as the writer's last commit left it.
         public var lastWasComplete = false
     }
 }
