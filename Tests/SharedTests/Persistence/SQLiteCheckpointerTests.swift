@@ -209,6 +209,18 @@ import Testing
         #expect(result.failures.isEmpty)
     }
 
+    @Test func theDatabaseFileGrowsInChunksSoThatCheckpointsRarelyChangeItsSize() async throws {
+        let directory = try TestStore.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try makeStore(directory)
+        try await offPool { for n in 0..<100 { _ = try store.save(insert("C\(n)")) } }
+        store.close()
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        #expect(size > 0)
+        expectEqual(size % Int64(SQLiteCheckpointer.chunkBytes), 0)
+    }
+
     @Test func theStoreReopensWithEverySaveAfterClose() async throws {
         let directory = try TestStore.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -75,6 +75,19 @@ final class SQLiteCheckpointer: Sendable {
         // A checkpoint syncs the WAL before copying it and the database after, unless synchronous is OFF: the
         // frames it copies are overwritten only once they are durable in the database.
         try connection.execute("PRAGMA synchronous=FULL")
+        Self.growInChunks(connection)
+    }
+
+    /// The database file grows and shrinks in steps of this many bytes (`SQLITE_FCNTL_CHUNK_SIZE`).
+    static let chunkBytes: Int32 = 1 << 20
+
+    /// Makes `connection`'s database file grow in `chunkBytes` steps: a checkpoint that copies new pages then
+    /// rarely changes the file's size, so that its `fdatasync` has only data to write, not the inode's size
+    /// (a journal commit of the file system). Every connection that checkpoints needs it: SQLite cuts the file
+    /// back to the database's size (rounded up to a chunk when set) after a complete checkpoint.
+    static func growInChunks(_ connection: SQLiteConnection) {
+        var bytes = chunkBytes
+        _ = sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_CHUNK_SIZE, &bytes)
     }
 
     /// How much the WAL must grow after a pass was requested before the hook requests another: a quarter
@@ -101,6 +114,7 @@ final class SQLiteCheckpointer: Sendable {
     func takeOverCheckpoints(of writer: SQLiteConnection) throws {
         let pageSize = try writer.integer("PRAGMA page_size") ?? 4_096
         try writer.execute("PRAGMA journal_size_limit=\(Self.journalSizeLimit(thresholdPages, pageSize: pageSize))")
+        Self.growInChunks(writer)
         sqlite3_wal_hook(writer.handle, walCommitted, Unmanaged.passUnretained(self).toOpaque())
     }
 
@@ -198,9 +212,19 @@ final class SQLiteCheckpointer: Sendable {
             wakeUp.wait()
             if isStopping.load(ordering: .acquiring) { break }
             gate.withLock { $0 }?.wait()
-            let leftFrames = checkpoint()
+            // Passes back to back while each one copies something and leaves frames (those the writer appended
+            // during the one before): the rest left to the writer shrinks from a pass's worth of commits to a
+            // short pass's.
+            var pass = checkpoint(after: nil)
+            var extraPasses = 0
+            while pass.leftFrames, pass.madeProgress, extraPasses < Self.extraPasses,
+                !isStopping.load(ordering: .acquiring)
+            {
+                pass = checkpoint(after: pass)
+                extraPasses += 1
+            }
             isRequested.store(false, ordering: .releasing)
-            if leftFrames, !isStopping.load(ordering: .acquiring) {
+            if pass.leftFrames, !isStopping.load(ordering: .acquiring) {
                 isCompletionWanted.store(true, ordering: .releasing)
                 completionWanted.withLock { $0 }?()
             }
@@ -209,19 +233,36 @@ final class SQLiteCheckpointer: Sendable {
         stopped.signal()
     }
 
+    /// How many more passes the thread runs after one that left frames behind, before asking the writer.
+    static let extraPasses = 2
+
+    /// What one pass did.
+    struct Pass {
+        /// The frames copied so far in this WAL (SQLite's `nBackfill`), and the WAL's restarts when it began.
+        var copied: Int
+        var restarts: Int
+        /// Whether it left frames that the writer appended, or that a reader still needs.
+        var leftFrames: Bool
+        /// Whether it copied frames that the pass before it (`after`) had not.
+        var madeProgress: Bool
+    }
+
     /// One passive pass: copies what no reader still needs, never waits (the busy handler is not called in this
-    /// mode). Returns whether it left frames that the writer should copy: then it has also synced the database
-    /// file, which SQLite does only after a pass that copied everything, so that the writer's completion
-    /// has only its own few pages to sync.
-    private func checkpoint() -> Bool {
+    /// mode). When it copied frames and left others, it also syncs the database file, which SQLite does only
+    /// after a pass that copied everything, so that the writer's completion has only its own few pages to sync.
+    private func checkpoint(after previous: Pass?) -> Pass {
         var log: Int32 = -1
         var copied: Int32 = -1
+        let restarts = walRestarts.load(ordering: .relaxed)
         let code = sqlite3_wal_checkpoint_v2(connection.handle, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
         let outcome = code & 0xff
         // `log` is the WAL as the pass saw it when it began; the writer may have appended since (the hook's
         // count), and then SQLite did not sync the database either.
-        let leftFrames = outcome == SQLITE_OK && copied >= 0 && max(Int(log), lastWALPages.load(ordering: .relaxed)) > Int(copied)
-        let synced = leftFrames && copied > 0 && syncDatabaseFile()
+        let walPages = max(Int(log), lastWALPages.load(ordering: .relaxed))
+        let leftFrames = outcome == SQLITE_OK && copied >= 0 && walPages > Int(copied)
+        let madeProgress =
+            copied > 0 && (previous.map { $0.restarts != restarts || $0.copied < Int(copied) } ?? true)
+        let synced = leftFrames && madeProgress && syncDatabaseFile()
         counters.withLock { counters in
             counters.checkpoints += 1
             switch outcome {
@@ -240,7 +281,7 @@ final class SQLiteCheckpointer: Sendable {
                 counters.lastWasComplete = false
             }
         }
-        return leftFrames
+        return Pass(copied: Int(max(copied, 0)), restarts: restarts, leftFrames: leftFrames, madeProgress: madeProgress)
     }
 
     /// `fdatasync`s the database file through the checkpointer's connection (SQLite's own `xSync` of the file);
