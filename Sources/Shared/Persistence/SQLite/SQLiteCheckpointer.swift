@@ -47,13 +47,14 @@ final class SQLiteCheckpointer: Sendable {
     let lastWALPages = Atomic<Int>(0)
     /// The WAL's size in pages when the last pass was requested; 0 after the WAL restarted.
     let requestedAtPages = Atomic<Int>(0)
-    /// Set by the thread after a pass that left frames behind: the writer should copy the rest between groups.
-    /// Cleared when a checkpoint copies the whole WAL, and when the WAL restarts.
+    /// Set by the thread after each pass: the writer should copy the rest (if any) between groups, so that its
+    /// next transaction restarts the WAL. Cleared when the writer's checkpoint copies the whole WAL, and when the
+    /// WAL restarts.
     let isCompletionWanted = Atomic<Bool>(false)
     /// Set when a checkpoint copied the whole WAL, cleared by the next commit (which restarts the WAL): until
     /// then there is nothing to complete.
     let isWALCopied = Atomic<Bool>(false)
-    /// Called on the thread after a pass that left frames behind (the store makes the writer try, when idle).
+    /// Called on the thread after each pass (the store makes the writer complete it when idle).
     let completionWanted = Locked<(@Sendable () -> Void)?>(nil)
     /// When set, called on the writer's thread just before each checkpoint the writer runs, with whether it runs
     /// inside a commit (tests).
@@ -224,7 +225,11 @@ final class SQLiteCheckpointer: Sendable {
                 extraPasses += 1
             }
             isRequested.store(false, ordering: .releasing)
-            if pass.leftFrames, !isStopping.load(ordering: .acquiring) {
+            // Even a pass that copied everything asks: a transaction the writer began during the pass (on the
+            // WAL as it was) does not restart it, and the ones after it append. Between two of the writer's
+            // transactions, a WAL copied whole costs the writer's checkpoint no copy and no sync, and its next
+            // transaction restarts the WAL.
+            if !isStopping.load(ordering: .acquiring) {
                 isCompletionWanted.store(true, ordering: .releasing)
                 completionWanted.withLock { $0 }?()
             }
