@@ -12,11 +12,12 @@ import Synchronization
 /// page count, and only signals; the checkpointer's thread then runs a `PASSIVE` checkpoint, which takes no lock
 /// that the writer or the readers wait for.
 ///
-/// The WAL restarts only after a checkpoint copied all of it, and under a steady stream of commits the thread's
-/// pass never does (frames are appended while it copies). So after an unfinished pass the thread syncs the
-/// database and asks the writer to copy the small rest itself, between groups, once their answers are handed off
-/// and no save waits (`completeOnTheWriter(_:savesWaiting:)`, in `SQLiteCheckpointer+Writer.swift`). See
-/// `docs/persistence.md`, "Checkpoints".
+/// The WAL restarts only after a checkpoint copied all of it before the writer began its transaction, and under a
+/// steady stream of commits the thread's pass never does (frames are appended while it copies). So after an
+/// unfinished pass the thread runs up to two more and syncs the database, and after every pass it asks the
+/// writer to copy the small rest itself, between groups, once their answers are handed off and no save waits
+/// (`completeOnTheWriter(_:savesWaiting:)`, in `SQLiteCheckpointer+Writer.swift`). See `docs/persistence.md`,
+/// "Checkpoints".
 final class SQLiteCheckpointer: Sendable {
     /// SQLite's default autocheckpoint threshold, in WAL pages (frames).
     static let defaultThresholdPages = 1_000
