@@ -175,7 +175,8 @@ final class SaveChain: Sendable {
     let isDone: @Sendable (SQLiteStore.CheckpointStatistics) -> Bool
     /// Saves answered so far.
     let answered = Atomic<Int>(0)
-    private let state = Locked((ids: [ObjectID](), failures: [String](), finished: CheckedContinuation<Void, Never>?.none))
+    private let state = Locked(
+        (ids: [ObjectID](), failures: [String](), finished: CheckedContinuation<Void, Never>?.none))
 
     init(
         store: SQLiteStore, prefix: String, limit: Int,
@@ -200,7 +201,8 @@ final class SaveChain: Sendable {
         let request = SaveRequest(
             inserts: [
                 .init(
-                    id: ObjectID(entity: "Device", temporaryReference: "d"), values: ["address": .string("\(prefix)\(n)")])
+                    id: ObjectID(entity: "Device", temporaryReference: "d"),
+                    values: ["address": .string("\(prefix)\(n)")])
             ],
             durability: .memory)
         store.writerForSaves.submit(request) { [self] result in

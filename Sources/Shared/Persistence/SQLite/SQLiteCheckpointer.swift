@@ -244,8 +244,9 @@ final class SQLiteCheckpointer: Sendable {
 
     /// What one pass did.
     struct Pass {
-        /// The frames copied so far in this WAL (SQLite's `nBackfill`), and the WAL's restarts when it began.
+        /// The frames copied so far in this WAL (SQLite's `nBackfill`).
         var copied: Int
+        /// The WAL's restarts when the pass began (a restart starts `copied` again from 0).
         var restarts: Int
         /// Whether it left frames that the writer appended, or that a reader still needs.
         var leftFrames: Bool
