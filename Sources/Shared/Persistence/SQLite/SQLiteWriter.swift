@@ -170,7 +170,7 @@ final class SQLiteWriter: @unchecked Sendable {
     }
 
     /// Asks the writer to copy the rest of the WAL once it has answered the group it is running (at once when
-    /// idle); the checkpointer calls this after a pass that left frames behind.
+    /// idle); the checkpointer's thread calls this after each of its passes.
     func checkpointWhenIdle() {
         queue.async { self.checkpointIfDue() }
     }
