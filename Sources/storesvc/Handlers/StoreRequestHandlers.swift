@@ -155,6 +155,12 @@ final class StoreRequestHandlers: Sendable {
             commits = Int64(statistics.groups)
             groupSizes = statistics.groupSizes.mapValues { Int64($0) }
             other["largestGroup"] = .int(Int64(statistics.largestGroup))
+            let checkpoints = sqlite.checkpointStatistics
+            other["walCheckpoints"] = .int(Int64(checkpoints.checkpoints))
+            other["walWriterCheckpoints"] = .int(Int64(checkpoints.writerCheckpoints))
+            other["walCheckpointsInsideCommits"] = .int(Int64(checkpoints.checkpointsInsideCommits))
+            other["walRestarts"] = .int(Int64(checkpoints.walRestarts))
+            other["walLargestPages"] = .int(Int64(checkpoints.largestWALPages))
         }
         let range = historyRange()
         return StatsResult(

@@ -46,6 +46,17 @@ import Testing
         while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
     }
 
+    /// Whether the checkpointer has caught up with the writer's last commit: no pass running, and the WAL below the
+    /// threshold, or copied whole (by the thread's last pass or by the writer), so that the next commit restarts it.
+    func isCaughtUp(_ store: SQLiteStore) -> Bool {
+        let checkpointer = store.checkpointer
+        guard checkpointer.isIdle else { return false }
+        let pages = checkpointer.lastWALPages.load(ordering: .relaxed)
+        let last = store.checkpointStatistics
+        return pages < Self.threshold || checkpointer.isWALCopied.load(ordering: .acquiring)
+            || (last.lastWasComplete && last.lastLogFrames == pages)
+    }
+
     @Test func theWriterCommitsReachTheCheckpointersHookInsteadOfSQLitesAutocheckpoint() throws {
         let directory = try TestStore.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -86,23 +97,13 @@ import Testing
         let store = try makeStore(directory)
         defer { store.close() }
         let limit = SQLiteCheckpointer.journalSizeLimit(Self.threshold, pageSize: 4_096)
-        // Rounds of saves; after each, wait for a checkpoint that copied the whole WAL, so the next save
-        // restarts it (what a checkpointer that keeps up does; the wait keeps the test independent of speed).
+        // Rounds of saves; after each, wait until the WAL is copied whole (by the checkpointer's pass, or by the
+        // writer completing it), so the next save restarts it (what a checkpointer that keeps up does; the wait
+        // keeps the test independent of speed).
         for round in 0..<6 {
-            let before = store.checkpointStatistics.completeCheckpoints
             try await offPool { for n in 0..<60 { _ = try store.save(insert("R\(round)-\(n)")) } }
-            try await waitUntil { store.checkpointStatistics.completeCheckpoints > before }
-            #expect(store.checkpointStatistics.completeCheckpoints > before)
-        }
-        // Until the checkpointer has caught up with the last commit (a checkpoint of the whole WAL as it is, or a
-        // WAL restarted since): its signals are dropped while it runs, so a save may be needed to wake it again.
-        let checkpointer = store.checkpointer
-        for n in 0..<20 {
-            _ = try await offPool { try store.save(insert("catch-up-\(n)")) }
-            try await waitUntil { checkpointer.isIdle }
-            let pages = checkpointer.lastWALPages.load(ordering: .relaxed)
-            let last = store.checkpointStatistics
-            if pages < Self.threshold || (last.lastWasComplete && last.lastLogFrames == pages) { break }
+            try await waitUntil { isCaughtUp(store) }
+            #expect(isCaughtUp(store))
         }
         // This save restarts a WAL that was copied whole, and the restart cuts the file back to the limit.
         _ = try await offPool { try store.save(insert("last")) }
@@ -111,11 +112,12 @@ import Testing
         #expect(statistics.framesCheckpointed >= 6 * Self.threshold)
         expectEqual(statistics.failures, 0)
         #expect(store.checkpointer.commitsSeen.load(ordering: .relaxed) >= 361)
+        #expect(statistics.walRestarts >= 1)
         // Restarted after a complete checkpoint, and cut back to the limit: bounded by it.
         #expect(walSize(directory) <= limit)
     }
 
-    @Test func aCommitPastTheThresholdWakesTheCheckpointerAndDoesNotCheckpointOnTheWriter() async throws {
+    @Test func aCommitPastTheThresholdWakesTheCheckpointerAndTheIdleWriterThenLetsTheWALRestart() async throws {
         let directory = try TestStore.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try makeStore(directory)
@@ -129,9 +131,19 @@ import Testing
             }
         }
         #expect(checkpointer.lastWALPages.load(ordering: .relaxed) >= Self.threshold)
-        try await waitUntil { store.checkpointStatistics.checkpoints > 0 }
-        #expect(store.checkpointStatistics.checkpoints > 0)
-        expectEqual(store.checkpointStatistics.writerCheckpoints, 0)
+        // The thread's pass copied the WAL (nothing was appended meanwhile), then the idle writer checkpointed
+        // between its transactions, with nothing left to copy, so that its next one restarts the WAL.
+        try await waitUntil { store.checkpointStatistics.completeWriterCheckpoints > 0 }
+        var statistics = store.checkpointStatistics
+        expectEqual(statistics.checkpoints, 1)
+        expectEqual(statistics.completeCheckpoints, 1)
+        expectEqual(statistics.writerCheckpoints, 1)
+        expectEqual(statistics.completeWriterCheckpoints, 1)
+        _ = try await offPool { try store.save(insert("restarts")) }
+        statistics = store.checkpointStatistics
+        expectEqual(statistics.walRestarts, 1)
+        expectEqual(statistics.checkpointsInsideCommits, 0)
+        #expect(checkpointer.lastWALPages.load(ordering: .relaxed) < Self.threshold)
     }
 
     @Test func aWriterThatOutrunsTheCheckpointerCheckpointsItselfAtTheFallbackSize() async throws {
@@ -153,6 +165,7 @@ import Testing
             return largest
         }
         expectEqual(store.checkpointStatistics.writerCheckpoints, 1)
+        expectEqual(store.checkpointStatistics.checkpointsInsideCommits, 0)
         #expect(largest >= SQLiteCheckpointer.writerFallbackFactor * Self.threshold)
         #expect(largest < (SQLiteCheckpointer.writerFallbackFactor + 1) * Self.threshold)
         // The fallback copied the whole WAL: the next commit restarts it.
@@ -203,6 +216,18 @@ import Testing
         #expect(store.checkpointStatistics.checkpoints > 0)
         #expect(result.reads > 0)
         #expect(result.failures.isEmpty)
+    }
+
+    @Test func theDatabaseFileGrowsInChunksSoThatCheckpointsRarelyChangeItsSize() async throws {
+        let directory = try TestStore.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try makeStore(directory)
+        try await offPool { for n in 0..<100 { _ = try store.save(insert("C\(n)")) } }
+        store.close()
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        #expect(size > 0)
+        expectEqual(size % Int64(SQLiteCheckpointer.chunkBytes), 0)
     }
 
     @Test func theStoreReopensWithEverySaveAfterClose() async throws {

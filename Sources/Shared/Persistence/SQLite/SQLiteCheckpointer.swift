@@ -10,15 +10,23 @@ import Synchronization
 /// replaces the autocheckpoint hook (a connection has one WAL hook; `sqlite3_wal_autocheckpoint` is itself a
 /// wrapper around `sqlite3_wal_hook`). The hook runs on the writer's thread after each commit, with the WAL's
 /// page count, and only signals; the checkpointer's thread then runs a `PASSIVE` checkpoint, which takes no lock
-/// that the writer or the readers wait for. Only when commits come so fast that the checkpointer never copies the
-/// whole WAL (which the WAL needs to restart) does the writer checkpoint itself, at `writerFallbackFactor`
-/// thresholds. See `docs/persistence.md`, "Checkpoints".
+/// that the writer or the readers wait for.
+///
+/// The WAL restarts only after a checkpoint copied all of it before the writer began its transaction, and under a
+/// steady stream of commits the thread's pass never does (frames are appended while it copies). So after an
+/// unfinished pass the thread runs up to two more and syncs the database, and after every pass it asks the
+/// writer to copy the small rest itself, between groups, once their answers are handed off and no save waits
+/// (`completeOnTheWriter(_:savesWaiting:)`, in `SQLiteCheckpointer+Writer.swift`). See `docs/persistence.md`,
+/// "Checkpoints".
 final class SQLiteCheckpointer: Sendable {
     /// SQLite's default autocheckpoint threshold, in WAL pages (frames).
     static let defaultThresholdPages = 1_000
-    /// How many thresholds the WAL may reach before the writer checkpoints itself: a writer that never pauses
-    /// keeps the checkpointer from ever copying the whole WAL, and the WAL restarts only after that.
+    /// How many thresholds the WAL may reach before the writer completes the checkpoint after a group even with
+    /// saves waiting (a writer that never pauses).
     static let writerFallbackFactor = 2
+    /// How many thresholds the WAL may reach before the writer checkpoints inside the commit that took it there:
+    /// the last resort, for a WAL that grew by more than two thresholds in one group.
+    static let commitFallbackFactor = 4
 
     /// WAL pages after a commit from which a checkpoint is requested; 0 never checkpoints (tests, measurements).
     let thresholdPages: Int
@@ -27,9 +35,9 @@ final class SQLiteCheckpointer: Sendable {
     private let connection: SQLiteConnection
     private let wakeUp = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
-    /// Set by the hook when it signals, cleared after the checkpoint: commits meanwhile signal no more.
+    /// Set by the hook when it signals, cleared after the pass: commits meanwhile signal no more.
     private let isRequested = Atomic<Bool>(false)
-    private let isStopping = Atomic<Bool>(false)
+    let isStopping = Atomic<Bool>(false)
     /// Whether the thread runs. It starts with the first checkpoint requested, so a store whose WAL never reaches
     /// the threshold (a short-lived one: a test's, a fuzz input's, a command's) never starts a thread.
     private let phase = Locked(Phase.idle)
@@ -38,11 +46,27 @@ final class SQLiteCheckpointer: Sendable {
     let commitsSeen = Atomic<Int>(0)
     /// The WAL's size in pages after the last commit, as the hook was told.
     let lastWALPages = Atomic<Int>(0)
-    /// The WAL's size in pages when the last checkpoint was requested; 0 after the WAL restarted.
-    private let requestedAtPages = Atomic<Int>(0)
+    /// The WAL's size in pages when the last pass was requested; 0 after the WAL restarted.
+    let requestedAtPages = Atomic<Int>(0)
+    /// Set by the thread after each pass: the writer should copy the rest (if any) between groups, so that its
+    /// next transaction restarts the WAL. Cleared when the writer's checkpoint copies the whole WAL, and when the
+    /// WAL restarts.
+    let isCompletionWanted = Atomic<Bool>(false)
+    /// Set when a checkpoint copied the whole WAL, cleared by the next commit (which restarts the WAL): until
+    /// then there is nothing to complete.
+    let isWALCopied = Atomic<Bool>(false)
+    /// Called on the thread after each pass (the store makes the writer complete it when idle).
+    let completionWanted = Locked<(@Sendable () -> Void)?>(nil)
+    /// When set, called on the writer's thread just before each checkpoint the writer runs, with whether it runs
+    /// inside a commit (tests).
+    let writerCheckpointHook = Locked<(@Sendable (_ insideCommit: Bool) -> Void)?>(nil)
     /// When set, the thread waits on it before its next checkpoint (tests: a checkpointer that falls behind).
     private let gate = Locked<DispatchSemaphore?>(nil)
-    private let counters = Locked(SQLiteStore.CheckpointStatistics())
+    let counters = Locked(SQLiteStore.CheckpointStatistics())
+    /// Commits that restarted the WAL from its beginning (kept apart from `counters`: the hook takes no lock).
+    private let walRestarts = Atomic<Int>(0)
+    /// The largest WAL, in pages, that a commit reported.
+    private let largestWALPages = Atomic<Int>(0)
 
     /// Opens the checkpointer's connection to the database at `path` (already in WAL mode).
     init(path: String, thresholdPages: Int, busyTimeoutMilliseconds: Int32) throws {
@@ -53,13 +77,36 @@ final class SQLiteCheckpointer: Sendable {
         // A checkpoint syncs the WAL before copying it and the database after, unless synchronous is OFF: the
         // frames it copies are overwritten only once they are durable in the database.
         try connection.execute("PRAGMA synchronous=FULL")
+        Self.growInChunks(connection)
     }
 
-    /// Whether no checkpoint is requested or running.
+    /// The database file grows and shrinks in steps of this many bytes (`SQLITE_FCNTL_CHUNK_SIZE`).
+    static let chunkBytes: Int32 = 1 << 20
+
+    /// Makes `connection`'s database file grow in `chunkBytes` steps: a checkpoint that copies new pages then
+    /// rarely changes the file's size, so that its `fdatasync` has only data to write, not the inode's size
+    /// (a journal commit of the file system). Every connection that checkpoints needs it: SQLite cuts the file
+    /// back to the database's size (rounded up to a chunk when set) after a complete checkpoint.
+    static func growInChunks(_ connection: SQLiteConnection) {
+        var bytes = chunkBytes
+        _ = sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_CHUNK_SIZE, &bytes)
+    }
+
+    /// How much the WAL must grow after a pass was requested before the hook requests another: a quarter
+    /// threshold, so that while the writer cannot complete (saves always waiting) the thread keeps close behind
+    /// it and the rest left to the writer stays small.
+    var passStepPages: Int { max(thresholdPages / 4, 1) }
+
+    /// Whether no pass is requested or running.
     var isIdle: Bool { !isRequested.load(ordering: .acquiring) }
 
     /// The checkpoints run so far.
-    var statistics: SQLiteStore.CheckpointStatistics { counters.withLock { $0 } }
+    var statistics: SQLiteStore.CheckpointStatistics {
+        var statistics = counters.withLock { $0 }
+        statistics.walRestarts = walRestarts.load(ordering: .relaxed)
+        statistics.largestWALPages = largestWALPages.load(ordering: .relaxed)
+        return statistics
+    }
 
     /// Makes `writer`'s commits signal this checkpointer instead of checkpointing themselves, and caps the size
     /// of the `-wal` file left after the WAL restarts.
@@ -69,6 +116,7 @@ final class SQLiteCheckpointer: Sendable {
     func takeOverCheckpoints(of writer: SQLiteConnection) throws {
         let pageSize = try writer.integer("PRAGMA page_size") ?? 4_096
         try writer.execute("PRAGMA journal_size_limit=\(Self.journalSizeLimit(thresholdPages, pageSize: pageSize))")
+        Self.growInChunks(writer)
         sqlite3_wal_hook(writer.handle, walCommitted, Unmanaged.passUnretained(self).toOpaque())
     }
 
@@ -105,9 +153,10 @@ final class SQLiteCheckpointer: Sendable {
     }
 
     /// Stops the thread after the checkpoint it is running, and closes the connection. Commits after this only
-    /// reach a hook that does nothing; the writer's own close checkpoints what is left.
+    /// reach a hook that does nothing, and the writer completes no more; its own close checkpoints what is left.
     func stop() {
         guard !isStopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        completionWanted.withLock { $0 = nil }
         gate.withLock { gate in
             gate?.signal()
             gate = nil
@@ -124,45 +173,30 @@ final class SQLiteCheckpointer: Sendable {
         }
     }
 
-    /// Called by the hook on the writer's thread after its commit: signals, and blocks only in the fallback.
+    /// Called by the hook on the writer's thread after its commit: records and signals; it checkpoints itself
+    /// only in the last resort (`commitFallbackFactor`).
     fileprivate func writerCommitted(walPages: Int, database: OpaquePointer?) {
         commitsSeen.add(1, ordering: .relaxed)
-        lastWALPages.store(walPages, ordering: .relaxed)
-        guard thresholdPages > 0, !isStopping.load(ordering: .relaxed) else { return }
-        var requestedAt = requestedAtPages.load(ordering: .relaxed)
-        if walPages < requestedAt {
-            requestedAt = 0
+        let previous = lastWALPages.exchange(walPages, ordering: .relaxed)
+        // Every commit appends frames: whatever was copied before, the WAL is not copied whole any more.
+        isWALCopied.store(false, ordering: .releasing)
+        if walPages < previous {
+            // The commit restarted the WAL from its beginning.
             requestedAtPages.store(0, ordering: .relaxed)
+            isCompletionWanted.store(false, ordering: .releasing)
+            walRestarts.add(1, ordering: .relaxed)
         }
-        if walPages >= Self.writerFallbackFactor * thresholdPages, let database {
-            checkpointOnTheWriter(database)
+        largestWALPages.max(walPages, ordering: .relaxed)
+        guard thresholdPages > 0, !isStopping.load(ordering: .relaxed) else { return }
+        if walPages >= Self.commitFallbackFactor * thresholdPages, let database {
+            checkpointOnTheWriter(database, insideCommit: true)
             return
         }
-        // Asks again only once the WAL grew by half a threshold since the last request: under a steady stream of
-        // commits the checkpointer would otherwise run back to back.
-        guard walPages >= thresholdPages, requestedAt == 0 || walPages >= requestedAt + thresholdPages / 2 else {
-            return
-        }
+        let requestedAt = requestedAtPages.load(ordering: .relaxed)
+        guard walPages >= thresholdPages, requestedAt == 0 || walPages >= requestedAt + passStepPages else { return }
         guard !isRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
         requestedAtPages.store(walPages, ordering: .relaxed)
         if startThreadIfNeeded() { wakeUp.signal() }
-    }
-
-    /// The fallback, what SQLite's autocheckpoint does on every threshold: a `PASSIVE` checkpoint on the writer's
-    /// connection, between its transactions, so no frame is appended while it copies and it can copy the whole
-    /// WAL (unless a reader holds an old snapshot), so that the writer's next transaction restarts it. `PASSIVE`
-    /// never waits: if the checkpointer's checkpoint is running it returns `SQLITE_BUSY` at once and the next
-    /// commit tries again; `FULL` would wait up to the busy timeout for it and for readers. Rare: only while
-    /// commits come faster than checkpoints finish.
-    private func checkpointOnTheWriter(_ database: OpaquePointer) {
-        var log: Int32 = -1
-        var copied: Int32 = -1
-        let code = sqlite3_wal_checkpoint_v2(database, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
-        requestedAtPages.store(0, ordering: .relaxed)
-        counters.withLock { counters in
-            counters.writerCheckpoints += 1
-            if code & 0xff == SQLITE_BUSY { counters.busy += 1 } else if code != SQLITE_OK { counters.failures += 1 }
-        }
     }
 
     /// Makes the thread wait before its next checkpoint until the returned function is called (tests).
@@ -180,39 +214,91 @@ final class SQLiteCheckpointer: Sendable {
             wakeUp.wait()
             if isStopping.load(ordering: .acquiring) { break }
             gate.withLock { $0 }?.wait()
-            checkpoint()
+            // Passes back to back while each one copies something and leaves frames (those the writer appended
+            // during the one before): the rest left to the writer shrinks from a pass's worth of commits to a
+            // short pass's.
+            var pass = checkpoint(after: nil)
+            var extraPasses = 0
+            while pass.leftFrames, pass.madeProgress, extraPasses < Self.extraPasses,
+                !isStopping.load(ordering: .acquiring)
+            {
+                pass = checkpoint(after: pass)
+                extraPasses += 1
+            }
             isRequested.store(false, ordering: .releasing)
+            // Even a pass that copied everything asks: a transaction the writer began during the pass (on the
+            // WAL as it was) does not restart it, and the ones after it append. Between two of the writer's
+            // transactions, a WAL copied whole costs the writer's checkpoint no copy and no sync, and its next
+            // transaction restarts the WAL.
+            if !isStopping.load(ordering: .acquiring) {
+                isCompletionWanted.store(true, ordering: .releasing)
+                completionWanted.withLock { $0 }?()
+            }
         }
         connection.close()
         stopped.signal()
     }
 
-    /// One passive checkpoint: copies what no reader still needs, never waits (the busy handler is not called in
-    /// this mode); `SQLITE_BUSY` (it could not finish) is counted, and the next commit past the threshold asks
-    /// again.
-    private func checkpoint() {
+    /// How many more passes the thread runs after one that left frames behind, before asking the writer.
+    static let extraPasses = 2
+
+    /// What one pass did.
+    struct Pass {
+        /// The frames copied so far in this WAL (SQLite's `nBackfill`).
+        var copied: Int
+        /// The WAL's restarts when the pass began (a restart starts `copied` again from 0).
+        var restarts: Int
+        /// Whether it left frames that the writer appended, or that a reader still needs.
+        var leftFrames: Bool
+        /// Whether it copied frames that the pass before it (`after`) had not.
+        var madeProgress: Bool
+    }
+
+    /// One passive pass: copies what no reader still needs, never waits (the busy handler is not called in this
+    /// mode). When it copied frames and left others, it also syncs the database file, which SQLite does only
+    /// after a pass that copied everything, so that the writer's completion has only its own few pages to sync.
+    private func checkpoint(after previous: Pass?) -> Pass {
         var log: Int32 = -1
         var copied: Int32 = -1
+        let restarts = walRestarts.load(ordering: .relaxed)
         let code = sqlite3_wal_checkpoint_v2(connection.handle, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
+        let outcome = code & 0xff
+        // `log` is the WAL as the pass saw it when it began; the writer may have appended since (the hook's
+        // count), and then SQLite did not sync the database either.
+        let walPages = max(Int(log), lastWALPages.load(ordering: .relaxed))
+        let leftFrames = outcome == SQLITE_OK && copied >= 0 && walPages > Int(copied)
+        let madeProgress =
+            copied > 0 && (previous.map { $0.restarts != restarts || $0.copied < Int(copied) } ?? true)
+        let synced = leftFrames && madeProgress && syncDatabaseFile()
         counters.withLock { counters in
             counters.checkpoints += 1
-            switch code & 0xff {
+            switch outcome {
             case SQLITE_OK:
                 counters.framesCheckpointed += Int(max(copied, 0))
                 counters.lastLogFrames = Int(log)
-                counters.lastWasComplete = log >= 0 && copied == log
-                if counters.lastWasComplete { counters.completeCheckpoints += 1 }
+                counters.lastWasComplete = !leftFrames
+                if !leftFrames { counters.completeCheckpoints += 1 }
+                if synced { counters.databaseSyncs += 1 }
             case SQLITE_BUSY:
-                // Could not finish (another checkpoint holds the lock, or not every frame could be copied).
+                // Another checkpoint (the writer's) holds the checkpoint lock.
                 counters.busy += 1
-                counters.framesCheckpointed += Int(max(copied, 0))
-                counters.lastLogFrames = Int(log)
                 counters.lastWasComplete = false
             default:
                 counters.failures += 1
                 counters.lastWasComplete = false
             }
         }
+        return Pass(copied: Int(max(copied, 0)), restarts: restarts, leftFrames: leftFrames, madeProgress: madeProgress)
+    }
+
+    /// `fdatasync`s the database file through the checkpointer's connection (SQLite's own `xSync` of the file);
+    /// whether it succeeded.
+    private func syncDatabaseFile() -> Bool {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
+            let file, let sync = file.pointee.pMethods?.pointee.xSync
+        else { return false }
+        return sync(file, SQLITE_SYNC_NORMAL) == SQLITE_OK
     }
 }
 
@@ -224,27 +310,4 @@ private func walCommitted(
     Unmanaged<SQLiteCheckpointer>.fromOpaque(context).takeUnretainedValue()
         .writerCommitted(walPages: Int(pages), database: database)
     return SQLITE_OK
-}
-
-extension SQLiteStore {
-    /// Counters of the WAL checkpoints the store's checkpointer ran (see `docs/persistence.md`, "Checkpoints").
-    public struct CheckpointStatistics: Sendable, Hashable {
-        /// Passive checkpoints run (each one after the WAL passed the threshold).
-        public var checkpoints = 0
-        /// Checkpoints that copied the whole WAL back, so that the writer's next transaction restarts it.
-        public var completeCheckpoints = 0
-        /// Frames the checkpoints reported copied (a frame left by an unfinished checkpoint counts again).
-        public var framesCheckpointed = 0
-        /// Checkpoints the writer ran itself, after the WAL reached `writerFallbackFactor` thresholds.
-        public var writerCheckpoints = 0
-        /// Checkpoints that returned `SQLITE_BUSY`: they could not finish (another checkpoint held the lock, or
-        /// not every frame could be copied); what they copied is counted above.
-        public var busy = 0
-        /// Checkpoints that failed otherwise.
-        public var failures = 0
-        /// The WAL's size in frames at the last checkpoint.
-        public var lastLogFrames = 0
-        /// Whether the last checkpoint copied the whole WAL as it was when it began.
-        public var lastWasComplete = false
-    }
 }

@@ -82,7 +82,9 @@ public final class SQLiteStore: PersistentStore {
         try checkpointer.takeOverCheckpoints(of: connection)
         writer = try SQLiteWriter(
             connection: connection, model: model, tables: tables, historyRetention: configuration.historyRetention,
-            observers: observers)
+            observers: observers, checkpointer: checkpointer)
+        let writer = writer
+        checkpointer.completionWanted.withLock { $0 = { [weak writer] in writer?.checkpointWhenIdle() } }
         readers = SQLiteReaderPool(
             path: url.path, capacity: configuration.readConnections,
             busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)

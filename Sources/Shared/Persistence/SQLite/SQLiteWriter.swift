@@ -32,6 +32,8 @@ final class SQLiteWriter: @unchecked Sendable {
     private let layout: ChangeSetPlanner.ModelLayout
     private let historyRetention: Int
     private let observers: ChangeObservers
+    /// Completes the WAL checkpoints its thread leaves unfinished, between this writer's groups.
+    private let checkpointer: SQLiteCheckpointer
 
     private var counters: [String: Int64] = [:]
     private var dirtyCounters: Set<String> = []
@@ -56,7 +58,7 @@ final class SQLiteWriter: @unchecked Sendable {
 
     init(
         connection: SQLiteConnection, model: Model, tables: [String: SQLiteEntityTable], historyRetention: Int,
-        observers: ChangeObservers
+        observers: ChangeObservers, checkpointer: SQLiteCheckpointer
     ) throws {
         self.connection = connection
         self.model = model
@@ -65,6 +67,7 @@ final class SQLiteWriter: @unchecked Sendable {
         self.layout = ChangeSetPlanner.ModelLayout(model: model)
         self.historyRetention = historyRetention
         self.observers = observers
+        self.checkpointer = checkpointer
         let counterRows = try connection.statement("SELECT \"Z_ENTITY\", \"Z_MAX\" FROM \"Z_PRIMARYKEY\"")
         while try counterRows.step() { counters[counterRows.text(at: 0)] = counterRows.int64(at: 1) }
         counterRows.reset()
@@ -158,6 +161,22 @@ final class SQLiteWriter: @unchecked Sendable {
         }
         observers.publish(committed)
         for (job, outcome) in zip(jobs, outcomes) { job.finish(outcome) }
+        checkpointIfDue()
+    }
+
+    // MARK: - Checkpoints
+
+    /// Copies the rest of the WAL that the checkpointer's pass left, if that is due: after a group's answers and
+    /// events are handed off, never inside a transaction (see `SQLiteCheckpointer.completeOnTheWriter`).
+    private func checkpointIfDue() {
+        guard !isClosed else { return }
+        checkpointer.completeOnTheWriter(connection.handle, savesWaiting: pendingCount > 0)
+    }
+
+    /// Asks the writer to copy the rest of the WAL once it has answered the group it is running (at once when
+    /// idle); the checkpointer's thread calls this after each of its passes.
+    func checkpointWhenIdle() {
+        queue.async { self.checkpointIfDue() }
     }
 
     /// How one attempt at committing a group ended.
