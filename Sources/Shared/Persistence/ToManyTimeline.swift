@@ -113,8 +113,8 @@ public struct ToManyTimeline: Sendable {
     /// The members of `id`'s to-many `key` as of transaction `txn`, from `current`: its members in the state
     /// after transaction `currentTxn` (`nil`: the object did not exist then).
     ///
-    /// The later steps are undone as one net change (members taken out, members put back) applied once:
-    /// O(steps + members), however many transactions are undone.
+    /// The later steps are undone as one net change (members taken out, members put back) applied once
+    /// (`ToManyDelta.applied(to:)`), however many transactions are undone.
     ///
     /// - Throws: `ToManyTimelineError.notRecorded` when the timeline does not hold every transaction after `txn` up
     ///   to `currentTxn`; `.membersUnknown` when the object is gone and no recorded deletion tells its members.
@@ -124,10 +124,9 @@ public struct ToManyTimeline: Sendable {
         guard txn >= start, currentTxn <= end, txn <= currentTxn else {
             throw .notRecorded(start: start, end: end, txn: txn, through: currentTxn)
         }
-        // The members as of `txn` are (base − takenOut) ∪ putBack.
+        // The members as of `txn` are (base − undo.removed) ∪ undo.added.
         var base = current
-        var takenOut: Set<ObjectID> = []
-        var putBack: Set<ObjectID> = []
+        var undo = ToManyDelta()
         for entry in (steps[id]?.live ?? []).reversed() {
             guard entry.txn > txn else { break }
             guard entry.key == key, entry.txn <= currentTxn else { continue }
@@ -136,21 +135,16 @@ public struct ToManyTimeline: Sendable {
                 guard base != nil else { throw .membersUnknown(id, key: key, txn: txn) }
                 // Undoing it takes out what it added and puts back what it removed.
                 for member in change.added {
-                    takenOut.insert(member)
-                    putBack.remove(member)
+                    undo.removed.insert(member)
+                    undo.added.remove(member)
                 }
-                putBack.formUnion(change.removed)
+                undo.added.formUnion(change.removed)
             case .deleted(let before):
-                (base, takenOut, putBack) = (before, [], [])
+                (base, undo) = (before, ToManyDelta())
             }
         }
         guard let base else { throw .membersUnknown(id, key: key, txn: txn) }
-        guard !takenOut.isEmpty || !putBack.isEmpty else { return base }
-        var members = base.filter { !takenOut.contains($0) && !putBack.contains($0) }
-        guard !putBack.isEmpty else { return members }
-        members += putBack
-        members.sort()
-        return members
+        return undo.isEmpty ? base : undo.applied(to: base)
     }
 }
 

@@ -13,11 +13,11 @@ import CSQLite
 /// always wait, once the WAL reaches `writerFallbackFactor` thresholds.
 extension SQLiteCheckpointer {
     /// Completes the checkpoint on the writer's connection if one is due, between the writer's transactions
-    /// (never inside one): the checkpointer asked for it and `savesWaiting` is false (its rest is small: nobody
+    /// (never inside one): the checkpointer asked for it and `savesWaiting()` is false (its rest is small: nobody
     /// waits long), or the WAL has reached `writerFallbackFactor` thresholds. Call on the writer's thread only,
     /// after the group's answers and events are handed off. Returns whether it ran a checkpoint.
     @discardableResult
-    func completeOnTheWriter(_ database: OpaquePointer, savesWaiting: Bool) -> Bool {
+    func completeOnTheWriter(_ database: OpaquePointer, savesWaiting: @autoclosure () -> Bool) -> Bool {
         guard thresholdPages > 0, !isStopping.load(ordering: .relaxed) else { return false }
         guard !isWALCopied.load(ordering: .acquiring) else { return false }
         let pages = lastWALPages.load(ordering: .relaxed)
@@ -25,7 +25,8 @@ extension SQLiteCheckpointer {
         let isForced = pages >= Self.writerFallbackFactor * thresholdPages
         // While the checkpointer's pass runs, the writer's checkpoint would find the checkpoint lock taken
         // (`SQLITE_BUSY`); the pass asks again when it ends.
-        guard isForced || (!savesWaiting && isCompletionWanted.load(ordering: .acquiring) && isIdle) else {
+        // `savesWaiting` (the writer's queue, under its lock) is asked last, only when a completion is wanted.
+        guard isForced || (isCompletionWanted.load(ordering: .acquiring) && isIdle && !savesWaiting()) else {
             return false
         }
         checkpointOnTheWriter(database, insideCommit: false)
