@@ -12,7 +12,7 @@ import Testing
         "", "AA:BB:CC:DD:EE", "AA:BB:CC:DD:EE:FF:00", "AA-BB-CC-DD-EE-FF", "GG:BB:CC:DD:EE:FF", "AABBCCDDEEFF0000A",
     ])
     func rejectsMalformedAddresses(text: String) {
-        #expect(BluetoothAddress(text) == nil)
+        expectNil(BluetoothAddress(text))
     }
 
     @Test func expandsShortUUIDsWithTheBluetoothBaseUUID() {
@@ -28,6 +28,6 @@ import Testing
         "0x2a19",
     ])
     func rejectsMalformedUUIDs(text: String) {
-        #expect(BluetoothUUID(text) == nil)
+        expectNil(BluetoothUUID(text))
     }
 }

@@ -26,15 +26,15 @@ import Testing
     }
 
     @Test func helloNamesTheFieldThatIsWrong() {
-        #expect(
-            invalidField { () throws(RPCError) in _ = try HelloParams(json: json(#"{"client":"x"}"#)) } == "protocol")
-        #expect(
-            invalidField { () throws(RPCError) in _ = try HelloParams(json: json(#"{"protocol":"1"}"#)) } == "protocol")
-        #expect(
-            invalidField { () throws(RPCError) in _ = try HelloParams(json: json(#"{"protocol":1,"client":2}"#)) }
-                == "client")
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try HelloParams(json: json(#"{"client":"x"}"#)) }, "protocol")
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try HelloParams(json: json(#"{"protocol":"1"}"#)) }, "protocol")
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try HelloParams(json: json(#"{"protocol":1,"client":2}"#)) },
+            "client")
         let noUID = #"{"protocol":1,"server":"s","version":"v","maxFrame":1,"maxInFlight":1,"peer":{"gid":1,"pid":1}}"#
-        #expect(invalidField { () throws(RPCError) in _ = try HelloResult(json: json(noUID)) } == "peer.uid")
+        expectEqual(invalidField { () throws(RPCError) in _ = try HelloResult(json: json(noUID)) }, "peer.uid")
     }
 
     @Test func paramsThatAreNotAnObjectAreInvalidParamsWithoutAField() {
@@ -43,29 +43,29 @@ import Testing
             Issue.record("accepted an array")
         } catch {
             expectEqual(error.code, .invalidParams)
-            #expect(error.field == nil)
+            expectNil(error.field)
         }
     }
 
     @Test func cancelTakesANumberOrStringRequestID() throws {
-        #expect(try CancelParams(json: json(#"{"request":7}"#)).request == .number(7))
-        #expect(try CancelParams(json: json(#"{"request":"a"}"#)).request == .string("a"))
-        #expect(CancelParams(request: 7).json == json(#"{"request":7}"#))
-        #expect(
-            invalidField { () throws(RPCError) in _ = try CancelParams(json: json(#"{"request":null}"#)) } == "request")
-        #expect(
-            invalidField { () throws(RPCError) in _ = try CancelParams(json: json(#"{"request":[1]}"#)) } == "request")
+        expectEqual(try CancelParams(json: json(#"{"request":7}"#)).request, .number(7))
+        expectEqual(try CancelParams(json: json(#"{"request":"a"}"#)).request, .string("a"))
+        expectEqual(CancelParams(request: 7).json, json(#"{"request":7}"#))
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try CancelParams(json: json(#"{"request":null}"#)) }, "request")
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try CancelParams(json: json(#"{"request":[1]}"#)) }, "request")
     }
 
     @Test func pingAnswersAnEmptyObject() throws {
         expectEqual(EmptyObject().json, .object([:]))
-        #expect(try BusPing.Result(json: json(#"{"extra":1}"#)) == EmptyObject())
-        #expect(invalidField { () throws(RPCError) in _ = try EmptyObject(json: .int(1)) } == nil)
+        expectEqual(try BusPing.Result(json: json(#"{"extra":1}"#)), EmptyObject())
+        expectNil(invalidField { () throws(RPCError) in _ = try EmptyObject(json: .int(1)) })
     }
 
     @Test func overflowEventMatchesTheProtocol() throws {
         let event = RPCEvent(OverflowEvent(dropped: 3))
-        #expect(event.json == json(#"{"jsonrpc":"2.0","method":"bus.overflow","params":{"dropped":3}}"#))
+        expectEqual(event.json, json(#"{"jsonrpc":"2.0","method":"bus.overflow","params":{"dropped":3}}"#))
         try expectEqual(event.payload(as: OverflowEvent.self), OverflowEvent(dropped: 3))
     }
 }

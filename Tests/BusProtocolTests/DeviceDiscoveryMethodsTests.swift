@@ -7,21 +7,22 @@ import Testing
     @Test func adaptersResultMatchesTheProtocol() throws {
         let example = json(#"{"adapters":[{"name":"hci0","address":"00:1A:7D:DA:71:13","powered":true}]}"#)
         let result = try AdaptersResult(json: example)
-        #expect(
-            result.adapters == [
+        expectEqual(
+            result.adapters,
+            [
                 AdapterInfo(name: "hci0", address: BluetoothAddress("00:1A:7D:DA:71:13")!, powered: true)
             ])
         expectEqual(result.json, example)
-        #expect(
+        expectEqual(
             invalidField { () throws(RPCError) in
                 _ = try AdaptersResult(json: json(#"{"adapters":[{"name":"hci0","address":"00:1A:7D:DA:71:13"}]}"#))
-            } == "adapters[0].powered")
+            }, "adapters[0].powered")
     }
 
     @Test func listParamsTakeAnOptionalAdapter() throws {
-        #expect(try ListParams(json: json(#"{"adapter":"hci1"}"#)).adapter == "hci1")
-        #expect(try ListParams(json: json("{}")).adapter == nil)
-        #expect(ListParams(adapter: "hci1").json == json(#"{"adapter":"hci1"}"#))
+        expectEqual(try ListParams(json: json(#"{"adapter":"hci1"}"#)).adapter, "hci1")
+        expectNil(try ListParams(json: json("{}")).adapter)
+        expectEqual(ListParams(adapter: "hci1").json, json(#"{"adapter":"hci1"}"#))
     }
 
     @Test func scanParamsMatchTheProtocolExample() throws {
@@ -31,12 +32,13 @@ import Testing
         expectEqual(params.uuids, [BluetoothUUID("180d")!])
         expectEqual(params.rssi, -80)
         expectEqual(params.json, example)
-        #expect(try ScanParams(json: json(#"{"seconds":0.5}"#)).json == json(#"{"seconds":0.5}"#))
-        #expect(invalidField { () throws(RPCError) in _ = try ScanParams(json: json(#"{}"#)) } == "seconds")
-        #expect(invalidField { () throws(RPCError) in _ = try ScanParams(json: json(#"{"seconds":0}"#)) } == "seconds")
-        #expect(
+        expectEqual(try ScanParams(json: json(#"{"seconds":0.5}"#)).json, json(#"{"seconds":0.5}"#))
+        expectEqual(invalidField { () throws(RPCError) in _ = try ScanParams(json: json(#"{}"#)) }, "seconds")
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try ScanParams(json: json(#"{"seconds":0}"#)) }, "seconds")
+        expectEqual(
             invalidField { () throws(RPCError) in _ = try ScanParams(json: json(#"{"seconds":1,"uuids":["180d","x"]}"#))
-            } == "uuids[1]")
+            }, "uuids[1]")
     }
 
     @Test func devicesResultMatchesTheProtocolFieldForField() throws {
@@ -48,8 +50,8 @@ import Testing
         expectEqual(result.devices[0].name, "Polar H10")
         expectEqual(result.devices[0].rssi, -60)
         expectEqual(result.devices[0].services.map(\.string), ["180d", "0000180f-0000-1000-8000-00805f9b34fb"])
-        #expect(result.devices[1].name == nil)
-        #expect(result.devices[1].rssi == nil)
+        expectNil(result.devices[1].name)
+        expectNil(result.devices[1].rssi)
         expectEqual(result.json, example)
     }
 }

@@ -20,8 +20,9 @@ import Testing
     @Test func runParamsMatchTheProtocolExampleFieldForField() throws {
         let params = try RunParams(json: example)
         expectEqual(params.address.string, "AA:BB:CC:DD:EE:FF")
-        #expect(
-            params.steps == [
+        expectEqual(
+            params.steps,
+            [
                 .connect(timeoutMs: 10000), .read(characteristic: BluetoothUUID("2a19")!, timeoutMs: nil),
                 .write(
                     characteristic: BluetoothUUID("00002a39-0000-1000-8000-00805f9b34fb")!, value: Data([1, 2]),
@@ -37,8 +38,9 @@ import Testing
     @Test func runDefaultsResponseToTrueAndRecordToFalse() throws {
         let params = try RunParams(
             json: json(#"{"address":"aa:bb:cc:dd:ee:ff","steps":[{"op":"write","characteristic":"2a39","value":""}]}"#))
-        #expect(
-            params.steps == [
+        expectEqual(
+            params.steps,
+            [
                 .write(characteristic: BluetoothUUID("2a39")!, value: Data(), response: true, timeoutMs: nil)
             ])
         expectEqual(params.record, false)
@@ -74,7 +76,7 @@ import Testing
         (#"{"address":"AA:BB:CC:DD:EE:FF","steps":[{"op":"connect"}],"record":"yes"}"#, "record"),
     ])
     func runNamesTheFieldThatIsWrong(text: String, field: String) {
-        #expect(invalidField { () throws(RPCError) in _ = try RunParams(json: json(text)) } == field)
+        expectEqual(invalidField { () throws(RPCError) in _ = try RunParams(json: json(text)) }, field)
     }
 
     @Test func runResultMatchesTheProtocolExample() throws {
@@ -83,8 +85,9 @@ import Testing
         )
         let result = try RunResult(json: example)
         expectEqual(result.chain, "c-17")
-        #expect(
-            result.results == [
+        expectEqual(
+            result.results,
+            [
                 StepResult(step: 0, operation: .connect), StepResult(step: 1, operation: .read, value: Data([100])),
                 StepResult(step: 3, operation: .notify, values: [Data([1]), Data([2]), Data([3])]),
             ])
@@ -98,7 +101,7 @@ import Testing
         expectEqual(event.json, example)
         expectEqual(RPCEvent(event).method, "device.step")
         let end = json(#"{"chain":"c-17","step":3,"op":"notify"}"#)
-        #expect(try StepEvent(json: end).value == nil)
+        expectNil(try StepEvent(json: end).value)
         try expectEqual(StepEvent(json: end).json, end)
     }
 
@@ -108,22 +111,22 @@ import Testing
         )
         let error = RPCError.deviceError("the write failed", failure: failure)
         expectEqual(error.code, .deviceError)
-        #expect(
-            error.data
-                == json(
-                    #"{"chain":"c-17","step":2,"bluez":"org.bluez.Error.Failed","results":[{"step":0,"op":"connect"}]}"#
-                ))
+        expectEqual(
+            error.data,
+            json(
+                #"{"chain":"c-17","step":2,"bluez":"org.bluez.Error.Failed","results":[{"step":0,"op":"connect"}]}"#
+            ))
         expectEqual(error.chainFailure, failure)
         let timeout = RPCError.timeout("step 1 timed out", failure: ChainFailure(chain: "c-1", step: 1, results: []))
         expectEqual(timeout.code, .timeout)
-        #expect(timeout.data == json(#"{"chain":"c-1","step":1,"results":[]}"#))
+        expectEqual(timeout.data, json(#"{"chain":"c-1","step":1,"results":[]}"#))
         expectEqual(RPCError.cancelled("cancelled", failure: failure).code, .cancelled)
     }
 
     @Test func cancelTakesTheChainID() throws {
-        #expect(try ChainReference(json: json(#"{"chain":"c-17"}"#)).chain == "c-17")
-        #expect(ChainReference(chain: "c-17").json == json(#"{"chain":"c-17"}"#))
-        #expect(invalidField { () throws(RPCError) in _ = try ChainReference(json: json("{}")) } == "chain")
+        expectEqual(try ChainReference(json: json(#"{"chain":"c-17"}"#)).chain, "c-17")
+        expectEqual(ChainReference(chain: "c-17").json, json(#"{"chain":"c-17"}"#))
+        expectEqual(invalidField { () throws(RPCError) in _ = try ChainReference(json: json("{}")) }, "chain")
         expectEqual(DeviceCancel.name, "device.cancel")
     }
 }

@@ -6,15 +6,15 @@ import Testing
 
 @Suite struct DeviceSubscriptionMethodsTests {
     @Test func subscribeParamsAndResultMatchTheProtocol() throws {
-        #expect(
-            try DeviceSubscribeParams(json: json(#"{"address":"AA:BB:CC:DD:EE:FF"}"#)).address?.string
-                == "AA:BB:CC:DD:EE:FF")
-        #expect(try DeviceSubscribeParams(json: json("{}")).address == nil)
-        #expect(
-            invalidField { () throws(RPCError) in _ = try DeviceSubscribeParams(json: json(#"{"address":"x"}"#)) }
-                == "address")
-        #expect(DeviceSubscribeResult(subscription: 3).json == json(#"{"subscription":3}"#))
-        #expect(try DeviceSubscribeResult(json: json(#"{"subscription":3}"#)).subscription == 3)
+        expectEqual(
+            try DeviceSubscribeParams(json: json(#"{"address":"AA:BB:CC:DD:EE:FF"}"#)).address?.string,
+            "AA:BB:CC:DD:EE:FF")
+        expectNil(try DeviceSubscribeParams(json: json("{}")).address)
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try DeviceSubscribeParams(json: json(#"{"address":"x"}"#)) },
+            "address")
+        expectEqual(DeviceSubscribeResult(subscription: 3).json, json(#"{"subscription":3}"#))
+        expectEqual(try DeviceSubscribeResult(json: json(#"{"subscription":3}"#)).subscription, 3)
     }
 
     @Test func deviceEventMatchesTheProtocolFieldForField() throws {
@@ -30,9 +30,9 @@ import Testing
 
         let connected = json(#"{"subscription":3,"address":"AA:BB:CC:DD:EE:FF","kind":"connected"}"#)
         try expectEqual(DeviceEvent(json: connected).json, connected)
-        #expect(
+        expectEqual(
             invalidField { () throws(RPCError) in
                 _ = try DeviceEvent(json: json(#"{"subscription":3,"address":"AA:BB:CC:DD:EE:FF","kind":"paired"}"#))
-            } == "kind")
+            }, "kind")
     }
 }

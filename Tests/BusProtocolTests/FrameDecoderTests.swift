@@ -15,20 +15,20 @@ import Testing
     @Test func waitsForTheRestOfAPartialHeader() throws {
         var decoder = FrameDecoder()
         decoder.append(ping[0..<3])
-        #expect(try decoder.nextFrame() == nil)
+        expectNil(try decoder.nextFrame())
         expectEqual(decoder.bufferedByteCount, 3)
         decoder.append(ping[3...])
         try expectEqual(decoder.nextFrame(), Array(ping[4...]))
-        #expect(try decoder.nextFrame() == nil)
+        expectNil(try decoder.nextFrame())
         expectEqual(decoder.bufferedByteCount, 0)
     }
 
     @Test func waitsForTheRestOfAPartialBody() throws {
         var decoder = FrameDecoder()
         decoder.append(ping[0..<10])
-        #expect(try decoder.nextFrame() == nil)
+        expectNil(try decoder.nextFrame())
         decoder.append(ping[10..<(ping.count - 1)])
-        #expect(try decoder.nextFrame() == nil)
+        expectNil(try decoder.nextFrame())
         decoder.append(ping[(ping.count - 1)...])
         try expectEqual(decoder.nextFrame(), Array(ping[4...]))
     }
@@ -152,12 +152,12 @@ import Testing
     }
 
     @Test func describesErrorsOnOneLine() {
-        #expect(
-            FrameError.frameTooLarge(length: 20, limit: 10).description
-                == "framing error: a frame of 20 bytes exceeds the limit of 10 bytes")
-        #expect(
-            FrameError.truncatedFrame(bufferedBytes: 9, expectedLength: 30).description
-                == "framing error: the stream ended 25 bytes short of the end of a 30-byte frame")
-        #expect(!FrameError.emptyFrame.description.contains("\n"))
+        expectEqual(
+            FrameError.frameTooLarge(length: 20, limit: 10).description,
+            "framing error: a frame of 20 bytes exceeds the limit of 10 bytes")
+        expectEqual(
+            FrameError.truncatedFrame(bufferedBytes: 9, expectedLength: 30).description,
+            "framing error: the stream ended 25 bytes short of the end of a 30-byte frame")
+        expectFalse(FrameError.emptyFrame.description.contains("\n"))
     }
 }

@@ -16,16 +16,16 @@ import Testing
 
     @Test func readsARequestWithNumberIDAndParams() {
         let message = fromClient(#"{"jsonrpc":"2.0","id":7,"method":"store.fetch","params":{"entity":"Reading"}}"#)
-        #expect(
-            message
-                == .request(
-                    RPCRequest(id: .number(7), method: "store.fetch", params: .object(["entity": .string("Reading")]))))
+        expectEqual(
+            message,
+            .request(
+                RPCRequest(id: .number(7), method: "store.fetch", params: .object(["entity": .string("Reading")]))))
     }
 
     @Test func readsARequestWithStringIDAndNoParams() {
-        #expect(
-            fromClient(#"{"method":"bus.ping","id":"a-1","jsonrpc":"2.0"}"#)
-                == .request(RPCRequest(id: .string("a-1"), method: "bus.ping")))
+        expectEqual(
+            fromClient(#"{"method":"bus.ping","id":"a-1","jsonrpc":"2.0"}"#),
+            .request(RPCRequest(id: .string("a-1"), method: "bus.ping")))
     }
 
     @Test func readsARequestWithoutIDAsANotification() {
@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func readsAnIntegralDoubleIDAsANumber() {
-        #expect(fromClient(#"{"jsonrpc":"2.0","id":7.0,"method":"bus.ping"}"#).request?.id == .number(7))
+        expectEqual(fromClient(#"{"jsonrpc":"2.0","id":7.0,"method":"bus.ping"}"#).request?.id, .number(7))
     }
 
     @Test(arguments: [
@@ -45,7 +45,7 @@ import Testing
             Issue.record("\(text) was accepted")
             return
         }
-        #expect(response.id == nil)
+        expectNil(response.id)
         expectEqual(response.error?.code, .parseError)
     }
 
@@ -55,7 +55,7 @@ import Testing
         let message = IncomingMessage(payload: bytes)
         let expected = RPCError.parseError(JSONParseError(.invalidUTF8, at: prefix.count + 1))
         expectEqual(message, .invalid(RPCResponse(id: nil, error: expected)))
-        #expect(message.response?.error == nil)
+        expectNil(message.response?.error)
     }
 
     @Test func answersNestingBeyondTheParserLimitWithParseError() {
@@ -75,7 +75,7 @@ import Testing
             Issue.record("batch accepted")
             return
         }
-        #expect(response.id == nil)
+        expectNil(response.id)
         expectEqual(response.error?.code, .invalidRequest)
         expectEqual(response.error?.message.contains("batch"), true)
         guard case .invalid(let empty) = fromClient("[]") else {
@@ -116,7 +116,8 @@ import Testing
     }
 
     @Test func ignoresUnknownMembers() {
-        #expect(fromClient(#"{"jsonrpc":"2.0","id":1,"method":"bus.ping","extra":[1]}"#).request?.method == "bus.ping")
+        expectEqual(
+            fromClient(#"{"jsonrpc":"2.0","id":1,"method":"bus.ping","extra":[1]}"#).request?.method, "bus.ping")
     }
 
     @Test func theInvalidAnswerEncodesAsPROTOCOLSays() throws {
@@ -128,19 +129,19 @@ import Testing
         expectEqual(sent["jsonrpc"], .string("2.0"))
         expectEqual(sent["id"], .null)
         expectEqual(sent["error"]?["code"], .int(-32700))
-        #expect(sent["result"] == nil)
+        expectNil(sent["result"])
     }
 
     // MARK: - From a server
 
     @Test func readsResponsesFromAServer() {
-        #expect(
-            fromServer(#"{"jsonrpc":"2.0","id":7,"result":{"txn":3}}"#)
-                == .response(RPCResponse(id: 7, result: .object(["txn": .int(3)]))))
+        expectEqual(
+            fromServer(#"{"jsonrpc":"2.0","id":7,"result":{"txn":3}}"#),
+            .response(RPCResponse(id: 7, result: .object(["txn": .int(3)]))))
         let error = fromServer(
             #"{"jsonrpc":"2.0","id":"q","error":{"code":409,"message":"conflict","data":{"conflicts":[]}}}"#)
-        #expect(
-            error.response?.error == RPCError(code: .conflict, message: "conflict", data: json(#"{"conflicts":[]}"#)))
+        expectEqual(
+            error.response?.error, RPCError(code: .conflict, message: "conflict", data: json(#"{"conflicts":[]}"#)))
     }
 
     @Test func readsAnErrorResponseWithNullIDFromAServer() {
@@ -151,7 +152,7 @@ import Testing
 
     @Test func readsEventsFromAServer() {
         let message = fromServer(#"{"jsonrpc":"2.0","method":"bus.overflow","params":{"dropped":4}}"#)
-        #expect(message.event == RPCEvent(method: "bus.overflow", params: json(#"{"dropped":4}"#)))
+        expectEqual(message.event, RPCEvent(method: "bus.overflow", params: json(#"{"dropped":4}"#)))
     }
 
     @Test(arguments: [

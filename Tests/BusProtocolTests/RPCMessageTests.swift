@@ -11,26 +11,25 @@ import Testing
 
     @Test func writesARequestEnvelopeInProtocolOrder() throws {
         let request = RPCRequest(id: 7, method: "store.get", params: .object(["ids": .array([.string("Reading/3")])]))
-        #expect(try text(request) == #"{"jsonrpc":"2.0","id":7,"method":"store.get","params":{"ids":["Reading/3"]}}"#)
-        #expect(try text(RPCRequest(id: nil, method: "bus.ping")) == #"{"jsonrpc":"2.0","method":"bus.ping"}"#)
-        #expect(
-            try text(RPCRequest(id: "k\"1", method: "bus.ping"))
-                == #"{"jsonrpc":"2.0","id":"k\"1","method":"bus.ping"}"#)
+        expectEqual(try text(request), #"{"jsonrpc":"2.0","id":7,"method":"store.get","params":{"ids":["Reading/3"]}}"#)
+        expectEqual(try text(RPCRequest(id: nil, method: "bus.ping")), #"{"jsonrpc":"2.0","method":"bus.ping"}"#)
+        expectEqual(
+            try text(RPCRequest(id: "k\"1", method: "bus.ping")), #"{"jsonrpc":"2.0","id":"k\"1","method":"bus.ping"}"#)
     }
 
     @Test func writesResultAndErrorResponses() throws {
-        #expect(try text(RPCResponse(id: 7, result: .object([:]))) == #"{"jsonrpc":"2.0","id":7,"result":{}}"#)
+        expectEqual(try text(RPCResponse(id: 7, result: .object([:]))), #"{"jsonrpc":"2.0","id":7,"result":{}}"#)
         let conflict = RPCResponse(
             id: "x", error: RPCError(code: .conflict, message: "no", data: .object(["a": .null])))
-        #expect(
-            try text(conflict) == #"{"jsonrpc":"2.0","id":"x","error":{"code":409,"message":"no","data":{"a":null}}}"#)
+        expectEqual(
+            try text(conflict), #"{"jsonrpc":"2.0","id":"x","error":{"code":409,"message":"no","data":{"a":null}}}"#)
         let parse = RPCResponse(id: nil, error: .parseError("bad"))
-        #expect(try text(parse) == #"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#)
+        expectEqual(try text(parse), #"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#)
     }
 
     @Test func writesEvents() throws {
         let event = RPCEvent(OverflowEvent(dropped: 12))
-        #expect(try text(event) == #"{"jsonrpc":"2.0","method":"bus.overflow","params":{"dropped":12}}"#)
+        expectEqual(try text(event), #"{"jsonrpc":"2.0","method":"bus.overflow","params":{"dropped":12}}"#)
     }
 
     @Test func writtenBytesParseToTheMessagesJSONValue() throws {
@@ -68,11 +67,10 @@ import Testing
 
     @Test func typedParamsTreatAbsentParamsAsAnEmptyObject() throws {
         try expectEqual(RPCRequest(id: 1, method: "bus.ping").params(for: BusPing.self), EmptyObject())
-        #expect(
+        expectEqual(
             invalidField { () throws(RPCError) in
                 _ = try RPCRequest(id: 1, method: "store.get").params(for: StoreGet.self)
-            }
-                == "ids")
+            }, "ids")
     }
 
     @Test func refusesToFrameNonFiniteNumbers() {
@@ -91,10 +89,10 @@ import Testing
         expectEqual(RPCID(json: .int(-4)), .number(-4))
         expectEqual(RPCID(json: .double(4)), .number(4))
         expectEqual(RPCID(json: .string("")), .string(""))
-        #expect(RPCID(json: .double(4.5)) == nil)
-        #expect(RPCID(json: .double(1e300)) == nil)
-        #expect(RPCID(json: .null) == nil)
-        #expect(RPCID(json: .bool(true)) == nil)
+        expectNil(RPCID(json: .double(4.5)))
+        expectNil(RPCID(json: .double(1e300)))
+        expectNil(RPCID(json: .null))
+        expectNil(RPCID(json: .bool(true)))
         expectEqual(RPCID.number(3).description, "3")
         expectEqual(RPCID.string("a").description, "\"a\"")
     }

@@ -9,9 +9,10 @@ import Testing
         let example = json(#"{"since":1200,"limit":100}"#)
         try expectEqual(HistoryParams(json: example), HistoryParams(since: 1200, limit: 100))
         expectEqual(HistoryParams(since: 1200, limit: 100).json, example)
-        #expect(try HistoryParams(json: json("{}")) == HistoryParams(since: 0, limit: nil))
-        #expect(invalidField { () throws(RPCError) in _ = try HistoryParams(json: json(#"{"limit":0}"#)) } == "limit")
-        #expect(invalidField { () throws(RPCError) in _ = try HistoryParams(json: json(#"{"since":-5}"#)) } == "since")
+        expectEqual(try HistoryParams(json: json("{}")), HistoryParams(since: 0, limit: nil))
+        expectEqual(invalidField { () throws(RPCError) in _ = try HistoryParams(json: json(#"{"limit":0}"#)) }, "limit")
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try HistoryParams(json: json(#"{"since":-5}"#)) }, "since")
     }
 
     @Test func historyResultMatchesTheProtocolFieldForField() throws {
@@ -21,14 +22,13 @@ import Testing
         let result = try HistoryResult(json: example)
         let transaction = try #require(result.transactions.first)
         expectEqual(transaction.txn, 1201)
-        #expect(abs(transaction.time.timeIntervalSince1970 - 1_795_305_320.123) < 0.0005)
-        #expect(transaction.author == nil)
+        expectLessThan(abs(transaction.time.timeIntervalSince1970 - 1_795_305_320.123), 0.0005)
+        expectNil(transaction.author)
         expectEqual(transaction.inserted, [ObjectID(entity: "Reading", number: 13)])
         expectEqual(result.json, example)
         let badTime = #"{"transactions":[{"txn":1,"time":"yesterday","inserted":[],"updated":[],"deleted":[]}]}"#
-        #expect(
-            invalidField { () throws(RPCError) in _ = try HistoryResult(json: json(badTime)) } == "transactions[0].time"
-        )
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try HistoryResult(json: json(badTime)) }, "transactions[0].time")
     }
 
     @Test func statsKeepTheKnownCountersAndAnyOthers() throws {
@@ -43,8 +43,8 @@ import Testing
         expectEqual(stats.historyNewest, 120)
         expectEqual(stats.other, ["uptimeSeconds": .int(12)])
         expectEqual(stats.json, example)
-        #expect(
-            invalidField { () throws(RPCError) in _ = try StatsResult(json: json(#"{"connections":1}"#)) }
-                == "subscriptions")
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try StatsResult(json: json(#"{"connections":1}"#)) },
+            "subscriptions")
     }
 }

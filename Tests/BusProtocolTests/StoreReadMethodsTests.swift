@@ -40,7 +40,7 @@ import Testing
         (#"{"entity":"R","result":"rows"}"#, "result"),
     ])
     func fetchNamesTheFieldThatIsWrong(text: String, field: String) {
-        #expect(invalidField { () throws(RPCError) in _ = try FetchParams(json: json(text)) } == field)
+        expectEqual(invalidField { () throws(RPCError) in _ = try FetchParams(json: json(text)) }, field)
     }
 
     @Test func fetchResultsMatchTheProtocolForEachResultType() throws {
@@ -49,21 +49,21 @@ import Testing
         )
         let result = try FetchResult(json: objects)
         expectEqual(result.txn, 1234)
-        #expect(
-            result.content
-                == .objects([
-                    StoreObject(
-                        id: ObjectID(entity: "Reading", number: 12), version: 3,
-                        values: [
-                            "characteristic": .string("2a19"), "value": .string("ZA=="), "device": .string("Device/1"),
-                        ])
-                ]))
+        expectEqual(
+            result.content,
+            .objects([
+                StoreObject(
+                    id: ObjectID(entity: "Reading", number: 12), version: 3,
+                    values: [
+                        "characteristic": .string("2a19"), "value": .string("ZA=="), "device": .string("Device/1"),
+                    ])
+            ]))
         expectEqual(result.json, objects)
 
         let ids = json(#"{"txn":5,"ids":["Reading/1","Reading/2"]}"#)
-        #expect(
-            try FetchResult(json: ids).content
-                == .ids([ObjectID(entity: "Reading", number: 1), ObjectID(entity: "Reading", number: 2)]))
+        expectEqual(
+            try FetchResult(json: ids).content,
+            .ids([ObjectID(entity: "Reading", number: 1), ObjectID(entity: "Reading", number: 2)]))
         try expectEqual(FetchResult(json: ids).json, ids)
 
         let count = json(#"{"txn":5,"count":2}"#)
@@ -73,14 +73,15 @@ import Testing
 
     @Test func fetchResultNamesBadObjects() {
         let text = #"{"txn":1,"objects":[{"id":"Reading/1","version":1,"values":{}},{"id":"nope","version":1}]}"#
-        #expect(invalidField { () throws(RPCError) in _ = try FetchResult(json: json(text)) } == "objects[1].id")
-        #expect(invalidField { () throws(RPCError) in _ = try FetchResult(json: json(#"{"txn":1}"#)) } == "objects")
+        expectEqual(invalidField { () throws(RPCError) in _ = try FetchResult(json: json(text)) }, "objects[1].id")
+        expectEqual(invalidField { () throws(RPCError) in _ = try FetchResult(json: json(#"{"txn":1}"#)) }, "objects")
     }
 
     @Test func getParamsAndResultMatchTheProtocol() throws {
         let params = json(#"{"ids":["Reading/3","Device/1"]}"#)
-        #expect(
-            try GetParams(json: params).ids == [
+        expectEqual(
+            try GetParams(json: params).ids,
+            [
                 ObjectID(entity: "Reading", number: 3), ObjectID(entity: "Device", number: 1),
             ])
         try expectEqual(GetParams(json: params).json, params)
@@ -96,12 +97,12 @@ import Testing
     }
 
     @Test func toManyFaultsIsOptInForFetchAndGetAndRoundTrips() throws {
-        #expect(try FetchParams(json: json(#"{"entity":"Device"}"#)).toMany == .values)
-        #expect(try FetchParams(json: json(#"{"entity":"Device","toMany":null}"#)).toMany == .values)
-        #expect(try GetParams(json: json(#"{"ids":[]}"#)).toMany == .values)
+        expectEqual(try FetchParams(json: json(#"{"entity":"Device"}"#)).toMany, .values)
+        expectEqual(try FetchParams(json: json(#"{"entity":"Device","toMany":null}"#)).toMany, .values)
+        expectEqual(try GetParams(json: json(#"{"ids":[]}"#)).toMany, .values)
         // The default leaves the wire exactly as `PROTOCOL.md` has it: no `toMany` member.
-        #expect(FetchParams(entity: "Device").json["toMany"] == nil)
-        #expect(GetParams(ids: []).json == json(#"{"ids":[]}"#))
+        expectNil(FetchParams(entity: "Device").json["toMany"])
+        expectEqual(GetParams(ids: []).json, json(#"{"ids":[]}"#))
 
         let fetch = try FetchParams(json: json(#"{"entity":"Device","limit":1,"toMany":"faults"}"#))
         expectEqual(fetch, FetchParams(entity: "Device", limit: 1, toMany: .faults))
@@ -109,8 +110,8 @@ import Testing
         expectEqual(fetch.json["toMany"], .string("faults"))
         let get = try GetParams(json: json(#"{"ids":["Device/1"],"toMany":"faults"}"#))
         expectEqual(get, GetParams(ids: [ObjectID(entity: "Device", number: 1)], toMany: .faults))
-        #expect(get.json == json(#"{"ids":["Device/1"],"toMany":"faults"}"#))
-        #expect(try GetParams(json: json(#"{"ids":[],"toMany":"values"}"#)).json == json(#"{"ids":[]}"#))
+        expectEqual(get.json, json(#"{"ids":["Device/1"],"toMany":"faults"}"#))
+        expectEqual(try GetParams(json: json(#"{"ids":[],"toMany":"values"}"#)).json, json(#"{"ids":[]}"#))
 
         let request = FetchRequest(entity: "Device", fetchLimit: 1)
         expectEqual(FetchParams(request, toMany: .faults).toMany, .faults)
@@ -119,34 +120,33 @@ import Testing
 
     @Test(arguments: [#""changes""#, #""Faults""#, "1", "true", #"["faults"]"#, #"{}"#])
     func anUnknownToManyModeNamesTheToManyField(value: String) {
-        #expect(
+        expectEqual(
             invalidField { () throws(RPCError) in
                 _ = try FetchParams(json: json(#"{"entity":"Device","toMany":\#(value)}"#))
-            } == "toMany")
-        #expect(
-            invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{"ids":[],"toMany":\#(value)}"#)) }
-                == "toMany")
+            }, "toMany")
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{"ids":[],"toMany":\#(value)}"#)) },
+            "toMany")
     }
 
     @Test func getNamesTheBadID() {
-        #expect(invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{}"#)) } == "ids")
-        #expect(
-            invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{"ids":["Reading/1","Reading/x"]}"#)) }
-                == "ids[1]")
-        #expect(
-            invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{"ids":["Reading/0"]}"#)) } == "ids[0]"
-        )
-        #expect(invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{"ids":[3]}"#)) } == "ids[0]")
+        expectEqual(invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{}"#)) }, "ids")
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{"ids":["Reading/1","Reading/x"]}"#))
+            }, "ids[1]")
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{"ids":["Reading/0"]}"#)) }, "ids[0]")
+        expectEqual(invalidField { () throws(RPCError) in _ = try GetParams(json: json(#"{"ids":[3]}"#)) }, "ids[0]")
     }
 
     @Test func modelResultCarriesTheModelAndItsVersion() throws {
         let result = ModelResult(model: .deviceReadings)
         let written = result.json
         expectEqual(written["version"], .string(Model.deviceReadings.versionHash))
-        #expect(written["entities"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["Device", "Reading"])
+        expectEqual(written["entities"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["Device", "Reading"])
         let read = try ModelResult(json: written)
         expectEqual(read, result)
-        #expect(
-            invalidField { () throws(RPCError) in _ = try ModelResult(json: json(#"{"version":"x"}"#)) } == "entities")
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try ModelResult(json: json(#"{"version":"x"}"#)) }, "entities")
     }
 }

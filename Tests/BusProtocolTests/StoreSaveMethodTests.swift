@@ -14,16 +14,18 @@ import Testing
 
     @Test func saveParamsMatchTheProtocolExampleFieldForField() throws {
         let params = try SaveParams(json: example)
-        #expect(
-            params.inserts == [
+        expectEqual(
+            params.inserts,
+            [
                 .init(
                     entity: "Reading", ref: "r1",
                     values: [
                         "characteristic": .string("2a19"), "value": .string("ZA=="), "device": .string("Device/1"),
                     ])
             ])
-        #expect(
-            params.updates == [
+        expectEqual(
+            params.updates,
+            [
                 .init(
                     id: ObjectID(entity: "Reading", number: 3), version: 2, values: ["chain": .string("c-2")],
                     original: ["chain": .null])
@@ -36,13 +38,13 @@ import Testing
     }
 
     @Test func everySaveMemberIsOptional() throws {
-        #expect(try SaveParams(json: json("{}")) == SaveParams())
+        expectEqual(try SaveParams(json: json("{}")), SaveParams())
         let unchecked = try SaveParams(
             json: json(
                 #"{"update":[{"id":"A/1","values":{}}],"delete":[{"id":"A/2"}],"mergePolicy":"storeTrump","durability":"memory"}"#
             ))
-        #expect(unchecked.updates.first?.version == nil)
-        #expect(unchecked.deletes.first?.version == nil)
+        expectNil(unchecked.updates.first?.version)
+        expectNil(unchecked.deletes.first?.version)
         expectEqual(unchecked.mergePolicy, .storeTrump)
         expectEqual(unchecked.durability, .memory)
         try expectEqual(SaveParams(json: unchecked.json), unchecked)
@@ -59,7 +61,7 @@ import Testing
         (#"{"author":7}"#, "author"),
     ])
     func saveNamesTheFieldThatIsWrong(text: String, field: String) {
-        #expect(invalidField { () throws(RPCError) in _ = try SaveParams(json: json(text)) } == field)
+        expectEqual(invalidField { () throws(RPCError) in _ = try SaveParams(json: json(text)) }, field)
     }
 
     @Test func saveResultMatchesTheProtocolExample() throws {
@@ -67,12 +69,12 @@ import Testing
         let result = try SaveResult(json: example)
         expectEqual(result.txn, 1235)
         expectEqual(result.ids, ["r1": ObjectID(entity: "Reading", number: 13)])
-        #expect(
-            result.versions == [ObjectID(entity: "Reading", number: 13): 1, ObjectID(entity: "Reading", number: 3): 3])
+        expectEqual(
+            result.versions, [ObjectID(entity: "Reading", number: 13): 1, ObjectID(entity: "Reading", number: 3): 3])
         expectEqual(result.json, example)
-        #expect(
-            invalidField { () throws(RPCError) in _ = try SaveResult(json: json(#"{"txn":1,"versions":{"x":1}}"#)) }
-                == "versions.x")
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try SaveResult(json: json(#"{"txn":1,"versions":{"x":1}}"#)) },
+            "versions.x")
     }
 
     @Test func conflictErrorListsTheConflictsInData() throws {
@@ -84,11 +86,11 @@ import Testing
                 id: ObjectID(entity: "Reading", number: 4), version: 1, currentVersion: nil, currentValues: nil),
         ])
         expectEqual(error.code, .conflict)
-        #expect(
-            error.data
-                == json(
-                    #"{"conflicts":[{"id":"Reading/3","version":2,"currentVersion":4,"currentValues":{"chain":"c-9"}},{"id":"Reading/4","version":1,"currentVersion":null,"currentValues":null}]}"#
-                ))
+        expectEqual(
+            error.data,
+            json(
+                #"{"conflicts":[{"id":"Reading/3","version":2,"currentVersion":4,"currentValues":{"chain":"c-9"}},{"id":"Reading/4","version":1,"currentVersion":null,"currentValues":null}]}"#
+            ))
         let conflicts = try #require(error.data?["conflicts"]?.arrayValue)
         try expectEqual(conflicts.map(SaveConflict.init(json:)).map(\.currentVersion), [4, nil])
     }
@@ -99,11 +101,11 @@ import Testing
             ValidationIssue(id: ObjectID(entity: "Device", number: 2), key: "address", reason: "expected a string"),
         ])
         expectEqual(error.code, .validationFailed)
-        #expect(
-            error.data
-                == json(
-                    #"{"errors":[{"ref":"r1","key":"time","reason":"is required"},{"id":"Device/2","key":"address","reason":"expected a string"}]}"#
-                ))
+        expectEqual(
+            error.data,
+            json(
+                #"{"errors":[{"ref":"r1","key":"time","reason":"is required"},{"id":"Device/2","key":"address","reason":"expected a string"}]}"#
+            ))
         expectEqual(error.message, "validation failed for 2 values: time is required")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// `JSONParser` and `JSONWriter` compared with Foundation's `JSONSerialization`, `JSONEncoder` and
@@ -14,11 +15,11 @@ import Testing
             let bytes = try JSONWriter().bytes(value)
             let object = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
             let read = jsonValue(fromFoundation: object)
-            #expect(
+            expectTrue(
                 approximatelyEqual(read, value), "Foundation read \(String(decoding: bytes, as: UTF8.self)) differently"
             )
             let decoded = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
-            #expect(numericallyEqual(decoded, value), "JSONDecoder read \(String(decoding: bytes, as: UTF8.self))")
+            expectTrue(numericallyEqual(decoded, value), "JSONDecoder read \(String(decoding: bytes, as: UTF8.self))")
         }
     }
 
@@ -29,7 +30,8 @@ import Testing
             let value = random.document()
             let data = try JSONEncoder().encode(value)
             let read = try JSONParser().parse(data)
-            #expect(numericallyEqual(read, value), "parser read \(String(decoding: data, as: UTF8.self)) differently")
+            expectTrue(
+                numericallyEqual(read, value), "parser read \(String(decoding: data, as: UTF8.self)) differently")
         }
     }
 
@@ -41,8 +43,8 @@ import Testing
             let data = try JSONSerialization.data(withJSONObject: foundationObject(from: value), options: [])
             let mine = try JSONParser().parse(data)
             let theirs = jsonValue(fromFoundation: try JSONSerialization.jsonObject(with: data, options: []))
-            #expect(numericallyEqual(mine, value), "\(String(decoding: data, as: UTF8.self))")
-            #expect(approximatelyEqual(mine, theirs), "\(String(decoding: data, as: UTF8.self))")
+            expectTrue(numericallyEqual(mine, value), "\(String(decoding: data, as: UTF8.self))")
+            expectTrue(approximatelyEqual(mine, theirs), "\(String(decoding: data, as: UTF8.self))")
         }
     }
 
@@ -68,7 +70,7 @@ import Testing
             case (_?, nil): disagreements.append("only the parser accepts \(String(decoding: bytes, as: UTF8.self))")
             }
         }
-        #expect(disagreements.isEmpty, "\(disagreements.prefix(5))")
-        #expect(bothAccepted > 50)
+        expectEmpty(disagreements, "\(disagreements.prefix(5))")
+        expectGreaterThan(bothAccepted, 50)
     }
 }

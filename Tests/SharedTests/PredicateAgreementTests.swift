@@ -50,7 +50,7 @@ import Testing
         }
         expectEqual(checked, 3 * Self.predicatesPerEntity)
         // The generator must produce predicates that split the objects, or agreement proves little.
-        #expect(
+        expectTrue(
             discriminating * 3 > checked,
             "seed \(seed): only \(discriminating) of \(checked) predicates split the objects")
     }
@@ -114,7 +114,7 @@ import Testing
         for (id, values) in graph.objects.sorted(by: { $0.key < $1.key }) { try db.insert(id, values) }
         let fragment = try PredicateSQLCompiler.compile(predicate, entity: "Reading", schema: db.schema, alias: "t")
         try expectEqual(db.select("Reading", where: fragment), expected, "SQL: \(fragment.sql)")
-        #expect(!fragment.sql.contains("5") && !fragment.sql.contains("'"), "values are bound: \(fragment.sql)")
+        expectTrue(!fragment.sql.contains("5") && !fragment.sql.contains("'"), "values are bound: \(fragment.sql)")
     }
 }
 

@@ -52,14 +52,14 @@ import Testing
     }
 
     @Test func parsesStringOptions() throws {
-        #expect(
-            try parse("name ==[c] 'a'") == cmp(key("name"), .equal, .literal(.string("a")), options: .caseInsensitive))
-        #expect(
-            try parse("name CONTAINS[d] 'a'")
-                == cmp(key("name"), .contains, .literal(.string("a")), options: .diacriticInsensitive))
-        #expect(
-            try parse("name LIKE[cd] 'a'")
-                == cmp(key("name"), .like, .literal(.string("a")), options: [.caseInsensitive, .diacriticInsensitive]))
+        expectEqual(
+            try parse("name ==[c] 'a'"), cmp(key("name"), .equal, .literal(.string("a")), options: .caseInsensitive))
+        expectEqual(
+            try parse("name CONTAINS[d] 'a'"),
+            cmp(key("name"), .contains, .literal(.string("a")), options: .diacriticInsensitive))
+        expectEqual(
+            try parse("name LIKE[cd] 'a'"),
+            cmp(key("name"), .like, .literal(.string("a")), options: [.caseInsensitive, .diacriticInsensitive]))
         expectEqual(syntaxError("name LIKE[x] 'a'")?.position, 10)
     }
 
@@ -69,8 +69,7 @@ import Testing
         try expectEqual(parse("a == 2.5"), cmp(key("a"), .equal, .literal(.double(2.5))))
         try expectEqual(parse("a == -1.5e3"), cmp(key("a"), .equal, .literal(.double(-1500))))
         try expectEqual(parse("a == 1E-2"), cmp(key("a"), .equal, .literal(.double(0.01))))
-        #expect(
-            try parse("a == -9223372036854775808") == cmp(key("a"), .equal, .literal(.int(Int64.min))))
+        expectEqual(try parse("a == -9223372036854775808"), cmp(key("a"), .equal, .literal(.int(Int64.min))))
         try expectEqual(parse("a == 99999999999999999999"), cmp(key("a"), .equal, .literal(.double(1e20))))
         try expectEqual(parse("a == 'x'"), cmp(key("a"), .equal, .literal(.string("x"))))
         try expectEqual(parse("a == \"x\""), cmp(key("a"), .equal, .literal(.string("x"))))
@@ -82,9 +81,9 @@ import Testing
     }
 
     @Test func processesStringEscapesAndKeepsUnknownOnes() throws {
-        #expect(
-            try parse(#"a == 'it\'s \"q\" \\ \n\t\u00e9'"#)
-                == cmp(key("a"), .equal, .literal(.string("it's \"q\" \\ \n\t\u{e9}"))))
+        expectEqual(
+            try parse(#"a == 'it\'s \"q\" \\ \n\t\u00e9'"#),
+            cmp(key("a"), .equal, .literal(.string("it's \"q\" \\ \n\t\u{e9}"))))
         try expectEqual(parse(#"a MATCHES '\d+\*'"#), cmp(key("a"), .matches, .literal(.string(#"\d+\*"#))))
         try expectEqual(parse(#"a == "say 'hi'""#), cmp(key("a"), .equal, .literal(.string("say 'hi'"))))
     }
@@ -92,33 +91,33 @@ import Testing
     @Test func parsesKeyPathsCountsVariablesAndLists() throws {
         try expectEqual(parse("device.name == $n"), cmp(key("device.name"), .equal, .variable("n")))
         try expectEqual(parse("readings.@count > 2"), cmp(.count(["readings"]), .greater, .literal(.int(2))))
-        #expect(
-            try parse("rssi IN {1, -2, 'x', nil}")
-                == cmp(
-                    key("rssi"), .in,
-                    .list([.literal(.int(1)), .literal(.int(-2)), .literal(.string("x")), .literal(.null)])))
-        #expect(try parse("rssi IN {}") == cmp(key("rssi"), .in, .list([])))
+        expectEqual(
+            try parse("rssi IN {1, -2, 'x', nil}"),
+            cmp(
+                key("rssi"), .in,
+                .list([.literal(.int(1)), .literal(.int(-2)), .literal(.string("x")), .literal(.null)])))
+        expectEqual(try parse("rssi IN {}"), cmp(key("rssi"), .in, .list([])))
         try expectEqual(parse("rssi IN $list"), cmp(key("rssi"), .in, .variable("list")))
-        #expect(
-            try parse("rssi BETWEEN {$low, 9}")
-                == cmp(key("rssi"), .between, .list([.variable("low"), .literal(.int(9))])))
+        expectEqual(
+            try parse("rssi BETWEEN {$low, 9}"),
+            cmp(key("rssi"), .between, .list([.variable("low"), .literal(.int(9))])))
         try expectEqual(parse("#in == 1"), cmp(key("in"), .equal, .literal(.int(1))))
         try expectEqual(parse("5 < rssi"), cmp(.literal(.int(5)), .less, key("rssi")))
     }
 
     @Test func parsesQuantifiers() throws {
-        #expect(
-            try parse("ANY readings.value > 5")
-                == cmp(key("readings.value"), .greater, .literal(.int(5)), quantifier: .any))
-        #expect(
-            try parse("some readings.value > 5")
-                == cmp(key("readings.value"), .greater, .literal(.int(5)), quantifier: .any))
-        #expect(
-            try parse("ALL readings.value > 5")
-                == cmp(key("readings.value"), .greater, .literal(.int(5)), quantifier: .all))
-        #expect(
-            try parse("NONE readings.value > 5")
-                == .not(cmp(key("readings.value"), .greater, .literal(.int(5)), quantifier: .any)))
+        expectEqual(
+            try parse("ANY readings.value > 5"),
+            cmp(key("readings.value"), .greater, .literal(.int(5)), quantifier: .any))
+        expectEqual(
+            try parse("some readings.value > 5"),
+            cmp(key("readings.value"), .greater, .literal(.int(5)), quantifier: .any))
+        expectEqual(
+            try parse("ALL readings.value > 5"),
+            cmp(key("readings.value"), .greater, .literal(.int(5)), quantifier: .all))
+        expectEqual(
+            try parse("NONE readings.value > 5"),
+            .not(cmp(key("readings.value"), .greater, .literal(.int(5)), quantifier: .any)))
     }
 
     @Test func parsesConstantsAndLogicalOperators() throws {

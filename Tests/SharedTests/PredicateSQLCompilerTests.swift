@@ -27,13 +27,14 @@ import Testing
         let fragment = try compile(
             "lastSeen > '1970-01-01T00:00:10Z' AND connected == YES AND serial == 'E621E1F8-C36C-495A-93FC-0C247A3E6E5F'"
         )
-        #expect(
-            fragment.bindings == [
+        expectEqual(
+            fragment.bindings,
+            [
                 .date(Date(timeIntervalSince1970: 10)), .bool(true), .string("e621e1f8-c36c-495a-93fc-0c247a3e6e5f"),
             ])
-        #expect(
+        expectEqual(
             try compile("device == 'Reading/3'".replacingOccurrences(of: "Reading", with: "Device"), entity: "Reading")
-                .bindings == [.int(3)])
+                .bindings, [.int(3)])
         try expectEqual(compile("name ==[cd] 'CRÈME'").bindings, [.string("creme")])
     }
 
@@ -41,10 +42,10 @@ import Testing
         let hostile = "x'); DROP TABLE \"Device\"; --"
         let fragment = try compile(
             "name == $n OR name BEGINSWITH $n OR name CONTAINS $n OR rssi IN {123456, 654321}", ["n": .string(hostile)])
-        #expect(!fragment.sql.contains("DROP"))
-        #expect(!fragment.sql.contains("123456"))
-        #expect(!fragment.sql.contains("654321"))
-        #expect(fragment.bindings.filter { $0 == .string(hostile) }.count == 3)
+        expectFalse(fragment.sql.contains("DROP"))
+        expectFalse(fragment.sql.contains("123456"))
+        expectFalse(fragment.sql.contains("654321"))
+        expectEqual(fragment.bindings.filter { $0 == .string(hostile) }.count, 3)
 
         let db = try PredicateTestDatabase(model: PredicateTestFixtures.model)
         try db.insert(
@@ -59,11 +60,11 @@ import Testing
         expectEqual(fragment.sql, #"COALESCE(cb_uint_le("t"."blob") > ?, 0)"#)
         expectEqual(fragment.bindings, [.int(5)])
         try expectEqual(compile("blob == 4660").sql, #"cb_uint_le("t"."blob") IS ?"#)
-        #expect(try compile("blob IN {1, 2.5}").bindings == [.int(1), .double(2.5)])
+        expectEqual(try compile("blob IN {1, 2.5}").bindings, [.int(1), .double(2.5)])
         try expectEqual(compile("blob > rssi").sql, #"COALESCE(cb_uint_le("t"."blob") > "t"."rssi", 0)"#)
-        #expect(
-            try compile("ANY readings.payload > 5").sql
-                == #"EXISTS (SELECT 1 FROM "Reading" AS "t_1" WHERE "t_1"."device" = "t"."Z_PK" AND COALESCE(cb_uint_le("t_1"."payload") > ?, 0))"#
+        expectEqual(
+            try compile("ANY readings.payload > 5").sql,
+            #"EXISTS (SELECT 1 FROM "Reading" AS "t_1" WHERE "t_1"."device" = "t"."Z_PK" AND COALESCE(cb_uint_le("t_1"."payload") > ?, 0))"#
         )
         // A string stays base64 bytes, compared without the function.
         let bytes = try compile("blob == 'AQID'")
@@ -111,26 +112,25 @@ import Testing
 
     @Test func quotedLiteralsInTheFormatStayBound() throws {
         let fragment = try compile(#"name == 'a\' OR 1=1 --' OR name == "\" OR \"1\"=\"1""#)
-        #expect(!fragment.sql.contains("1=1"))
+        expectFalse(fragment.sql.contains("1=1"))
         expectEqual(fragment.bindings.count, 2)
     }
 
     @Test func walksToOneRelationshipsWithCorrelatedSubqueries() throws {
         let fragment = try compile("device.name == 'x'", entity: "Reading")
-        #expect(
-            fragment.sql
-                == #"(SELECT "t_1"."name" FROM "Device" AS "t_1" WHERE "t_1"."Z_PK" = "t"."device") IS ?"#)
+        expectEqual(
+            fragment.sql, #"(SELECT "t_1"."name" FROM "Device" AS "t_1" WHERE "t_1"."Z_PK" = "t"."device") IS ?"#)
     }
 
     @Test func quantifiesWithExistsSubqueries() throws {
-        #expect(
-            try compile("ANY readings.value > 5").sql
-                == #"EXISTS (SELECT 1 FROM "Reading" AS "t_1" WHERE "t_1"."device" = "t"."Z_PK" AND COALESCE("t_1"."value" > ?, 0))"#
+        expectEqual(
+            try compile("ANY readings.value > 5").sql,
+            #"EXISTS (SELECT 1 FROM "Reading" AS "t_1" WHERE "t_1"."device" = "t"."Z_PK" AND COALESCE("t_1"."value" > ?, 0))"#
         )
-        #expect(try compile("ALL readings.value > 5").sql.hasPrefix("NOT EXISTS ("))
-        #expect(try compile("ALL readings.value > 5").sql.contains(" AND NOT COALESCE("))
-        #expect(try compile("ANY tags.title == 'x'").sql.contains(#""Z_M2M_Device_tags" AS "t_2", "Tag" AS "t_1""#))
-        #expect(try compile("readings.@count > 2").sql.contains("SELECT COUNT(*) FROM \"Reading\""))
+        expectTrue(try compile("ALL readings.value > 5").sql.hasPrefix("NOT EXISTS ("))
+        expectTrue(try compile("ALL readings.value > 5").sql.contains(" AND NOT COALESCE("))
+        expectTrue(try compile("ANY tags.title == 'x'").sql.contains(#""Z_M2M_Device_tags" AS "t_2", "Tag" AS "t_1""#))
+        expectTrue(try compile("readings.@count > 2").sql.contains("SELECT COUNT(*) FROM \"Reading\""))
     }
 
     @Test func compilesLongAndDeepPredicatesThatSQLiteAccepts() throws {
@@ -171,7 +171,7 @@ import Testing
         #expect(throws: ObjectPredicateError.nestingTooDeep(limit: ObjectPredicate.maximumNestingDepth)) {
             try PredicateSQLCompiler.compile(predicate, entity: "Device", schema: schema, alias: "t")
         }
-        #expect(
+        expectTrue(
             try predicate.evaluate(
                 values: ["rssi": .int(1)], entity: "Device", in: PredicateTestFixtures.model, lookup: { _ in nil }))
     }

@@ -25,7 +25,5 @@ public func expectEqual<Value: Equatable>(
 
 /// The text of `expectEqual`'s issue: both values as `String(describing:)` writes them, then the comment.
 package func unequalMessage<Value>(_ actual: Value, _ expected: Value, comment: Comment?) -> String {
-    let message = "Expectation failed: \(actual) is not equal to \(expected) (actual, expected)"
-    guard let comment else { return message }
-    return "\(message): \(comment.rawValue)"
+    failureMessage("\(actual) is not equal to \(expected) (actual, expected)", comment: comment)
 }

@@ -26,8 +26,8 @@ import Testing
         expectEqual(arguments.firstPositional("entity"), "Reading")
         expectEqual(arguments.value("where"), "value > 3")
         expectEqual(arguments.values("sort"), ["time"])
-        #expect(arguments.flag("count"))
-        #expect(!arguments.flag("json"))
+        expectTrue(arguments.flag("count"))
+        expectFalse(arguments.flag("json"))
     }
 
     @Test func takesTheNextWordAsAValueEvenWhenItStartsWithADash() throws {
@@ -50,7 +50,7 @@ import Testing
     @Test func treatsEverythingAfterDoubleDashAsPositional() throws {
         let arguments = try parse(["--", "--count"])
         expectEqual(arguments.firstPositional("entity"), "--count")
-        #expect(!arguments.flag("count"))
+        expectFalse(arguments.flag("count"))
     }
 
     @Test func asksForHelpWithEitherSpellingWhateverElseIsWrong() throws {

@@ -14,8 +14,9 @@ import Testing
             "connect", "read:2a19", "write:2a06=01", "write-command:\(long)=0x0A0b", "notify:2a19x3", "wait:500",
             "disconnect",
         ])
-        #expect(
-            steps == [
+        expectEqual(
+            steps,
+            [
                 .connect(timeoutMs: nil), .read(characteristic: Self.battery, timeoutMs: nil),
                 .write(characteristic: BluetoothUUID("2a06")!, value: Data([1]), response: true, timeoutMs: nil),
                 .write(characteristic: BluetoothUUID(long)!, value: Data([10, 11]), response: false, timeoutMs: nil),
@@ -28,14 +29,13 @@ import Testing
         expectEqual(steps[0], .connect(timeoutMs: 10000))
         expectEqual(steps[1], .read(characteristic: Self.battery, timeoutMs: 200))
         expectEqual(steps[2], .notify(characteristic: Self.battery, count: 2, timeoutMs: 5000))
-        #expect(
-            steps[3] == .write(characteristic: BluetoothUUID("2a06")!, value: Data([255]), response: true, timeoutMs: 9)
-        )
+        expectEqual(
+            steps[3], .write(characteristic: BluetoothUUID("2a06")!, value: Data([255]), response: true, timeoutMs: 9))
     }
 
     @Test func notifyWithoutACountCollectsOneNotification() throws {
-        #expect(
-            try ChainSyntax.parse(["notify:2a19"]) == [.notify(characteristic: Self.battery, count: 1, timeoutMs: nil)])
+        expectEqual(
+            try ChainSyntax.parse(["notify:2a19"]), [.notify(characteristic: Self.battery, count: 1, timeoutMs: nil)])
     }
 
     @Test(arguments: [
@@ -58,7 +58,7 @@ import Testing
             expectEqual(error.index, 1)
             expectEqual(error.word, word)
             expectEqual(error.offset, offset)
-            #expect(error.reason.hasPrefix(reason), "\(error.reason)")
+            expectTrue(error.reason.hasPrefix(reason), "\(error.reason)")
         }
     }
 
@@ -68,8 +68,9 @@ import Testing
             Issue.record("accepted")
         } catch {
             expectEqual(error.description, "invalid chain step 3 'write:2a06=0g': 'g' is not a hexadecimal digit")
-            #expect(
-                error.pointer == [
+            expectEqual(
+                error.pointer,
+                [
                     "  connect read:2a19 write:2a06=0g disconnect",
                     "                                ^",
                 ])

@@ -11,8 +11,9 @@ import Testing
     }
 
     @Test func hasEveryCommandOfTheIssue() {
-        #expect(
-            Self.everyCommand.map { "\($0) \($1)" } == [
+        expectEqual(
+            Self.everyCommand.map { "\($0) \($1)" },
+            [
                 "store model", "store fetch", "store get", "store save", "store watch", "store history", "store stats",
                 "device adapters", "device list", "device scan", "device run", "device watch", "device cancel",
             ])
@@ -24,13 +25,13 @@ import Testing
             Issue.record("no help for \(group) \(command)")
             return
         }
-        #expect(text.hasPrefix("OVERVIEW: "))
-        #expect(text.contains("USAGE: ctxbus \(group) \(command)"))
-        #expect(text.contains("-h, --help"))
-        #expect(text.contains("--socket <path>"))
-        #expect(text.contains("--json"))
-        #expect(text.contains("EXAMPLES:\n  ctxbus \(group) \(command)"))
-        #expect(text.split(separator: "\n").allSatisfy { $0.count <= 100 }, "a help line is wider than 100 columns")
+        expectTrue(text.hasPrefix("OVERVIEW: "))
+        expectTrue(text.contains("USAGE: ctxbus \(group) \(command)"))
+        expectTrue(text.contains("-h, --help"))
+        expectTrue(text.contains("--socket <path>"))
+        expectTrue(text.contains("--json"))
+        expectTrue(text.contains("EXAMPLES:\n  ctxbus \(group) \(command)"))
+        expectTrue(text.split(separator: "\n").allSatisfy { $0.count <= 100 }, "a help line is wider than 100 columns")
     }
 
     @Test(arguments: [["--help"], ["-h"], ["help"], ["store", "--help"], ["device", "help"]])
@@ -39,14 +40,14 @@ import Testing
             Issue.record("no help for \(words)")
             return
         }
-        #expect(text.contains("SUBCOMMANDS:"))
+        expectTrue(text.contains("SUBCOMMANDS:"))
     }
 
     @Test func theToolsHelpDocumentsEveryExitStatusAndTheEnvironment() {
         let help = CommandLineTool.rootHelp
-        for status in ExitStatus.allCases { #expect(help.contains("  \(status.rawValue) ")) }
-        #expect(help.contains("CTXBUS_STORE_SOCKET"))
-        #expect(help.contains("CTXBUS_DEVICE_SOCKET"))
+        for status in ExitStatus.allCases { expectTrue(help.contains("  \(status.rawValue) ")) }
+        expectTrue(help.contains("CTXBUS_STORE_SOCKET"))
+        expectTrue(help.contains("CTXBUS_DEVICE_SOCKET"))
     }
 
     @Test(arguments: [
@@ -81,8 +82,8 @@ import Testing
             Issue.record("\(words) was accepted")
             return
         }
-        #expect(error.message.hasPrefix(message), "\(error.message)")
-        #expect(usage.contains("USAGE: ctxbus"))
+        expectTrue(error.message.hasPrefix(message), "\(error.message)")
+        expectTrue(usage.contains("USAGE: ctxbus"))
     }
 
     @Test func aChainErrorCarriesTheCaretLines() {
@@ -112,11 +113,11 @@ import Testing
             guard case .run(let command, _, _) = tool.invocation(for: words) else { return nil }
             return command
         }
-        #expect(
-            (command(["store", "fetch", "Device", "--to-many", "faults"]) as? StoreFetchCommand)?.params.toMany
-                == .faults)
-        #expect(
-            (command(["store", "get", "Device/1", "--to-many=faults"]) as? StoreGetCommand)?.params.toMany == .faults)
+        expectEqual(
+            (command(["store", "fetch", "Device", "--to-many", "faults"]) as? StoreFetchCommand)?.params.toMany, .faults
+        )
+        expectEqual(
+            (command(["store", "get", "Device/1", "--to-many=faults"]) as? StoreGetCommand)?.params.toMany, .faults)
         expectEqual((command(["store", "get", "Device/1"]) as? StoreGetCommand)?.params.toMany, .values)
         expectEqual(
             (command(["store", "watch", "--to-many", "changes"]) as? StoreWatchCommand)?.params.toMany, .changes)

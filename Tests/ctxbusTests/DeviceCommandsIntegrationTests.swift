@@ -26,7 +26,7 @@ struct DeviceCommandsIntegrationTests {
         let lines = run.outputLines
         expectEqual(lines.count, 8, "\(run.output)")
         expectEqual(lines.first?.hasPrefix("[0] connect"), true)
-        #expect(lines.filter { $0.contains("(notification ") }.count == 2)
+        expectEqual(lines.filter { $0.contains("(notification ") }.count, 2)
         expectEqual(lines.last?.contains("recorded in the store"), true)
 
         let json = try await Ctxbus.run(
@@ -47,6 +47,6 @@ struct DeviceCommandsIntegrationTests {
         expectEqual(failed.status, 4)
         let error = try JSONParser().parse(failed.output)["error"]
         expectEqual(error?["data"]?["step"], .int(1))
-        #expect(failed.errors.contains("failed at step 1 (read:2aff)"))
+        expectTrue(failed.errors.contains("failed at step 1 (read:2aff)"))
     }
 }

@@ -20,7 +20,7 @@ import Testing
     ])
     func readsTheValueAsJSONWhenItParsesElseAsAString(word: String, value: JSONValue) throws {
         let argument = try KeyValueArgument(parsing: word, option: "--arg")
-        #expect(argument.key == String(word.prefix { $0 != "=" }))
+        expectEqual(argument.key, String(word.prefix { $0 != "=" }))
         expectEqual(argument.value, value)
     }
 
@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func laterValuesOfTheSameNameWin() throws {
-        #expect(
-            try KeyValueArgument.object(["a=1", "b=x", "a=2"], option: "--arg") == ["a": .int(2), "b": .string("x")])
+        expectEqual(
+            try KeyValueArgument.object(["a=1", "b=x", "a=2"], option: "--arg"), ["a": .int(2), "b": .string("x")])
     }
 }

@@ -15,8 +15,9 @@ import Testing
         ])
 
     @Test func columnsFollowTheModelThenOtherKeysSorted() {
-        #expect(
-            rendering.columns(for: "Reading", objects: [reading]) == [
+        expectEqual(
+            rendering.columns(for: "Reading", objects: [reading]),
+            [
                 "characteristic", "value", "time", "chain", "device", "extra",
             ])
         expectEqual(ObjectRendering(model: nil).columns(for: "Reading", objects: [reading]).first, "chain")
@@ -24,8 +25,8 @@ import Testing
 
     @Test func binaryValuesAreHexNullIsADashAndVersionsAreRightAligned() {
         let lines = rendering.table(for: [reading], entity: "Reading").lines
-        #expect(
-            lines[0] == "id          version  characteristic  value  time                      chain  device    extra")
+        expectEqual(
+            lines[0], "id          version  characteristic  value  time                      chain  device    extra")
         expectEqual(
             lines[1], "Reading/12        1  2a19            5a     2024-05-01T12:00:00.000Z  -      Device/3  5")
     }
@@ -35,8 +36,8 @@ import Testing
             id: ObjectID(entity: "Device", number: 3), version: 2, values: ["address": .string("AA:BB:CC:DD:EE:01")])
         let lines = rendering.lines(for: [reading, device])
         expectEqual(lines.first, "Reading:")
-        #expect(lines.contains(""))
-        #expect(lines.contains("Device:"))
+        expectTrue(lines.contains(""))
+        expectTrue(lines.contains("Device:"))
     }
 
     @Test func aChangeIsOneLinePerObject() {
@@ -46,8 +47,9 @@ import Testing
                 StoreObject(id: ObjectID(entity: "Device", number: 3), version: 5, values: ["name": .string("my lamp")])
             ],
             deleted: [ObjectID(entity: "Reading", number: 4)])
-        #expect(
-            rendering.lines(for: change) == [
+        expectEqual(
+            rendering.lines(for: change),
+            [
                 "txn 9 (app)  inserted  Reading/12  v1  characteristic=2a19 value=5a time=2024-05-01T12:00:00.000Z "
                     + "chain=- device=Device/3 extra=5",
                 "txn 9 (app)  updated   Device/3  v5  name=\"my lamp\"",
@@ -68,8 +70,9 @@ import Testing
             toManyChanges: ["readings": ToManyChange(added: [ObjectID(entity: "Reading", number: 9)])])
         let change = ChangedEvent(
             subscription: 1, txn: 10, author: nil, inserted: [], updated: [device, added], deleted: [])
-        #expect(
-            rendering.lines(for: change) == [
+        expectEqual(
+            rendering.lines(for: change),
+            [
                 "txn 10  updated   Device/3  v6  name=lamp readings+=Reading/7,Reading/8 readings-=Reading/2",
                 "txn 10  updated   Device/4  v2  readings+=Reading/9",
             ])

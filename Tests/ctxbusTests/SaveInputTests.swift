@@ -22,26 +22,29 @@ import Testing
             Issue.record("expected the option form, got \(input)")
             return
         }
-        #expect(
-            params.inserts == [
+        expectEqual(
+            params.inserts,
+            [
                 .init(
                     entity: "Device", ref: "d1",
                     values: ["address": .string("AA:BB:CC:DD:EE:01"), "connected": .bool(true)]),
                 .init(entity: "Reading", ref: nil, values: ["device": .string("d1")]),
             ])
-        #expect(
-            params.updates == [
+        expectEqual(
+            params.updates,
+            [
                 .init(id: ObjectID(entity: "Device", number: 3), version: 2, values: ["name": .string("lamp")])
             ])
-        #expect(
-            params.deletes == [
+        expectEqual(
+            params.deletes,
+            [
                 .init(id: ObjectID(entity: "Reading", number: 4), version: 1),
                 .init(id: ObjectID(entity: "Reading", number: 5), version: nil),
             ])
     }
 
     @Test func takesJSONInlineOrFromStandardInput() throws {
-        #expect(try parse(["{\"insert\":[]}"]) == .json(.object(["insert": .array([])])))
+        expectEqual(try parse(["{\"insert\":[]}"]), .json(.object(["insert": .array([])])))
         try expectEqual(parse(["-"]), .standardInput)
     }
 

@@ -33,7 +33,7 @@ import Testing
         let endpoint = ServiceEndpoint.resolve(.device, flag: nil, environment: ["CTXBUS_DEVICE_SOCKET": "/tmp/d.sock"])
         let failure = CommandFailure.unreachable(endpoint, reason: "no service is listening at /tmp/d.sock")
         expectEqual(failure.status, .unreachable)
-        #expect(failure.description.contains("socket tried: /tmp/d.sock (from $CTXBUS_DEVICE_SOCKET)"))
-        #expect(failure.description.contains("devicesvc --socket /tmp/d.sock"))
+        expectTrue(failure.description.contains("socket tried: /tmp/d.sock (from $CTXBUS_DEVICE_SOCKET)"))
+        expectTrue(failure.description.contains("devicesvc --socket /tmp/d.sock"))
     }
 }

@@ -1,4 +1,5 @@
 import Shared
+import TestSupport
 import Testing
 
 @testable import ctxbus
@@ -6,8 +7,9 @@ import Testing
 @Suite struct SortArgumentTests {
     @Test func minusMeansDescendingAndCommasSeparateKeys() throws {
         let descriptors = try SortArgument.descriptors(["-time,characteristic", "+device.name"])
-        #expect(
-            descriptors == [
+        expectEqual(
+            descriptors,
+            [
                 ObjectSortDescriptor("time", ascending: false), ObjectSortDescriptor("characteristic"),
                 ObjectSortDescriptor("device.name"),
             ])

@@ -6,8 +6,9 @@ import Testing
 @Suite struct TableTests {
     @Test func alignsColumnsTwoSpacesApartAndRightAlignsNumbers() {
         let table = Table(["id", "count", "name"], rows: [["Device/1", "7", "thermo"], ["Device/12", "120", "a"]])
-        #expect(
-            table.lines == [
+        expectEqual(
+            table.lines,
+            [
                 "id         count  name",
                 "Device/1       7  thermo",
                 "Device/12    120  a",
@@ -28,9 +29,9 @@ import Testing
     @Test func hostileCellsStayOnOneLineAndAreCut() {
         let table = Table(["a", "b"], rows: [["line\nbreak\ttab\u{1B}[2J", String(repeating: "x", count: 100)]])
         let row = table.lines[1]
-        #expect(!row.contains("\n") && !row.contains("\u{1B}") && !row.contains("\t"))
-        #expect(row.hasPrefix("line break tab [2J"))
-        #expect(row.hasSuffix(String(repeating: "x", count: Table.maximumCellWidth - 1) + "…"))
+        expectTrue(!row.contains("\n") && !row.contains("\u{1B}") && !row.contains("\t"))
+        expectTrue(row.hasPrefix("line break tab [2J"))
+        expectTrue(row.hasSuffix(String(repeating: "x", count: Table.maximumCellWidth - 1) + "…"))
     }
 
     @Test func shortRowsGetEmptyCellsAndNoTrailingSpaces() {

@@ -62,7 +62,7 @@ import Testing
 
     @Test func doesNotFindACharacteristicOfAnotherDevice() {
         let other = Self.path("/org/bluez/hci0/dev_AA_BB_CC_DD_EE_02")
-        #expect(makeTree().characteristic(BluetoothUUID("2a19")!, onDevice: other) == nil)
+        expectNil(makeTree().characteristic(BluetoothUUID("2a19")!, onDevice: other))
     }
 
     @Test func readsAdaptersAndDevices() {
@@ -71,7 +71,7 @@ import Testing
         let device = tree.device(BluetoothAddress("aa:bb:cc:dd:ee:01")!, onAdapter: "hci0")
         expectEqual(device?.name, "Thermo-1")
         expectEqual(device?.uuids, ["0000180f-0000-1000-8000-00805f9b34fb"])
-        #expect(tree.device(BluetoothAddress("AA:BB:CC:DD:EE:01")!, onAdapter: "hci1") == nil)
+        expectNil(tree.device(BluetoothAddress("AA:BB:CC:DD:EE:01")!, onAdapter: "hci1"))
         expectEqual(tree.devicePath(containing: Self.batteryPath), Self.devicePath)
     }
 
@@ -86,9 +86,9 @@ import Testing
                         .propertyMap(["Connected": .boolean(true), "RSSI": .int16(-50)]), .strings(["Name"]),
                     ])))
         let device = try #require(tree.device(at: Self.devicePath))
-        #expect(device.isConnected)
+        expectTrue(device.isConnected)
         expectEqual(device.rssi, -50)
-        #expect(device.name == nil)
+        expectNil(device.name)
     }
 
     @Test func propertiesChangedForAnUnknownObjectIsIgnored() throws {
@@ -126,12 +126,12 @@ import Testing
                 .signal(
                     path: .root, interface: DBusConnection.objectManagerInterface, member: "InterfacesRemoved",
                     body: [.objectPath(newPath), .strings([BlueZ.characteristicInterface])])))
-        #expect(tree.characteristic(BluetoothUUID("2a6e")!, onDevice: Self.devicePath) == nil)
-        #expect(tree.objects[newPath] == nil)
+        expectNil(tree.characteristic(BluetoothUUID("2a6e")!, onDevice: Self.devicePath))
+        expectNil(tree.objects[newPath])
     }
 
     @Test func aDeviceWithoutAnAddressIsNotADevice() {
         let tree = BlueZObjectTree(objects: [Self.devicePath: [BlueZ.deviceInterface: ["Name": .string("x")]]])
-        #expect(tree.devices().isEmpty)
+        expectEmpty(tree.devices())
     }
 }

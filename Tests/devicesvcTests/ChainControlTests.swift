@@ -1,4 +1,5 @@
 import Shared
+import TestSupport
 import Testing
 
 @testable import devicesvc
@@ -16,9 +17,9 @@ import Testing
             released = witness
             token = control.listen { _ = witness }
         }
-        #expect(released != nil, "the control holds its listener")
+        expectNotNil(released, "the control holds its listener")
         token.dispose()
-        #expect(released == nil, "a finished chain's listener (and what it captures) is freed")
+        expectNil(released, "a finished chain's listener (and what it captures) is freed")
     }
 
     @Test func onlyTheLatestListenerHearsTheCancellationAndADisposedOneNever() {
@@ -29,10 +30,10 @@ import Testing
         first.dispose()  // an older token leaves the newer listener in place
         control.cancel()
         control.cancel()
-        #expect(heard.withLock { $0 } == ["second"])
+        expectEqual(heard.withLock { $0 }, ["second"])
         second.dispose()
         _ = control.listen { heard.withLock { $0.append("late") } }
-        #expect(heard.withLock { $0 } == ["second", "late"], "a listener after the cancellation hears it at once")
+        expectEqual(heard.withLock { $0 }, ["second", "late"], "a listener after the cancellation hears it at once")
     }
 
     @Test func aDisposedListenerIsNotCalled() {
@@ -40,6 +41,6 @@ import Testing
         let heard = Locked(0)
         control.listen { heard.withLock { $0 += 1 } }.dispose()
         control.cancel()
-        #expect(heard.withLock { $0 } == 0)
+        expectEqual(heard.withLock { $0 }, 0)
     }
 }

@@ -30,7 +30,7 @@ import Testing
 
     @Test func keepsBlueZsNameAndMessageInTheAnswer() {
         let error = ChainError(chain: "c-1", step: 0, reason: .device(.bluez(Self.bluezFailure)), results: [])
-        #expect(error.rpcError.message.contains("org.bluez.Error.Failed: le-connection-abort-by-local"))
+        expectTrue(error.rpcError.message.contains("org.bluez.Error.Failed: le-connection-abort-by-local"))
     }
 
     @Test(arguments: [
@@ -44,8 +44,8 @@ import Testing
     }
 
     @Test func servicesNotResolvedIsTransientAndLinkLossIsNot() {
-        #expect(DeviceError.servicesNotResolved(address: "A", after: .seconds(1)).isTransient)
-        #expect(!DeviceError.linkLost(address: "A").isTransient)
+        expectTrue(DeviceError.servicesNotResolved(address: "A", after: .seconds(1)).isTransient)
+        expectFalse(DeviceError.linkLost(address: "A").isTransient)
     }
 
     @Test func busErrorsForAMissingBlueZMeanUnavailable() {
@@ -58,6 +58,7 @@ import Testing
 
     @Test func retryDelaysDoubleUpToTheCap() {
         let policy = RetryPolicy(retries: 6, initialDelay: .milliseconds(100), maxDelay: .milliseconds(500))
-        #expect((1...5).map(policy.delay(beforeRetry:)) == [100, 200, 400, 500, 500].map { Duration.milliseconds($0) })
+        expectEqual(
+            (1...5).map(policy.delay(beforeRetry:)), [100, 200, 400, 500, 500].map { Duration.milliseconds($0) })
     }
 }

@@ -49,11 +49,12 @@ import Testing
                 ]))
         backend.notify(first.string, "2a19", Data([86]))
         backend.notify(first.string, "2a19", Data([85]))
-        #expect(!events.hasEnded)
+        expectFalse(events.hasEnded)
         scheduler.advance(by: .milliseconds(50))
-        #expect(events.isCompleted)
-        #expect(
-            events.progress == [
+        expectTrue(events.isCompleted)
+        expectEqual(
+            events.progress,
+            [
                 .finished(StepResult(step: 0, operation: .connect)),
                 .finished(StepResult(step: 1, operation: .read, value: Data([87]))),
                 .finished(StepResult(step: 2, operation: .write)),
@@ -62,28 +63,29 @@ import Testing
                 .finished(StepResult(step: 4, operation: .wait)),
                 .finished(StepResult(step: 5, operation: .disconnect)),
             ])
-        #expect(
-            calls(backend) == [
+        expectEqual(
+            calls(backend),
+            [
                 "Connect AA:BB:CC:DD:EE:01", "ReadValue AA:BB:CC:DD:EE:01 2a19",
                 "WriteValue AA:BB:CC:DD:EE:01 c0defeed-0001-4000-8000-000000000000 AQI= request",
                 "StartNotify AA:BB:CC:DD:EE:01 2a19", "StopNotify AA:BB:CC:DD:EE:01 2a19",
                 "Disconnect AA:BB:CC:DD:EE:01",
             ])
-        #expect(chain.id.hasPrefix("c-"))
+        expectTrue(chain.id.hasPrefix("c-"))
         expectEqual(runner.activeCount, 0)
     }
 
     @Test func stepEventsCarryReadValuesAndNotificationValuesButNotTheNotifyEnd() {
         let value = Data([7])
-        #expect(
-            ChainProgress.finished(StepResult(step: 1, operation: .read, value: value)).event(chain: "c-1")
-                == StepEvent(chain: "c-1", step: 1, operation: .read, value: value))
-        #expect(
-            ChainProgress.notification(step: 2, value: value).event(chain: "c-1")
-                == StepEvent(chain: "c-1", step: 2, operation: .notify, value: value))
-        #expect(
-            ChainProgress.finished(StepResult(step: 2, operation: .notify, values: [value])).event(chain: "c-1")
-                == StepEvent(chain: "c-1", step: 2, operation: .notify))
+        expectEqual(
+            ChainProgress.finished(StepResult(step: 1, operation: .read, value: value)).event(chain: "c-1"),
+            StepEvent(chain: "c-1", step: 1, operation: .read, value: value))
+        expectEqual(
+            ChainProgress.notification(step: 2, value: value).event(chain: "c-1"),
+            StepEvent(chain: "c-1", step: 2, operation: .notify, value: value))
+        expectEqual(
+            ChainProgress.finished(StepResult(step: 2, operation: .notify, values: [value])).event(chain: "c-1"),
+            StepEvent(chain: "c-1", step: 2, operation: .notify))
     }
 
     // MARK: - Failures
@@ -104,14 +106,15 @@ import Testing
         expectEqual(error.step, 1)
         expectEqual(error.reason, .device(.bluez(failure)))
         expectEqual(error.results, [StepResult(step: 0, operation: .connect)])
-        #expect(
-            calls(backend) == [
+        expectEqual(
+            calls(backend),
+            [
                 "Connect AA:BB:CC:DD:EE:01", "ReadValue AA:BB:CC:DD:EE:01 2a19", "Disconnect AA:BB:CC:DD:EE:01",
             ])
         let answer = error.rpcError
         expectEqual(answer.code, .deviceError)
-        #expect(
-            answer.chainFailure == ChainFailure(chain: chain.id, step: 1, bluez: failure.name, results: error.results))
+        expectEqual(
+            answer.chainFailure, ChainFailure(chain: chain.id, step: 1, bluez: failure.name, results: error.results))
     }
 
     @Test func failureBeforeAnyConnectDoesNotDisconnect() throws {
@@ -134,14 +137,14 @@ import Testing
         let (_, hung) = start(runner, RunParams(address: first, steps: steps))
         let (_, next) = start(runner, RunParams(address: first, steps: steps))
         scheduler.advance(by: .milliseconds(299))
-        #expect(!hung.hasEnded)
-        #expect(calls(backend).filter { $0.hasPrefix("Connect") }.count == 1)
+        expectFalse(hung.hasEnded)
+        expectEqual(calls(backend).filter { $0.hasPrefix("Connect") }.count, 1)
         scheduler.advance(by: .milliseconds(1))
         let error = try #require(hung.error)
         expectEqual(error.reason, .stepTimedOut(.milliseconds(300)))
         expectEqual(error.rpcError.code, .timeout)
-        #expect(next.isCompleted)
-        #expect(calls(backend).filter { $0.hasPrefix("Connect") }.count == 2)
+        expectTrue(next.isCompleted)
+        expectEqual(calls(backend).filter { $0.hasPrefix("Connect") }.count, 2)
     }
 
     @Test func chainTimeoutFailsTheRunningStepWith408AndDisconnects() throws {
@@ -162,7 +165,7 @@ import Testing
         let error = try #require(events.error)
         expectEqual(error.rpcError.code, .unavailable)
         expectEqual(error.rpcError.chainFailure?.step, 0)
-        #expect(backend.log.isEmpty)
+        expectEmpty(backend.log)
     }
 
     @Test func linkLossDuringNotifyFailsTheStepAfterTheNotificationsItReceived() throws {
@@ -182,8 +185,9 @@ import Testing
         expectEqual(error.step, 1)
         expectEqual(error.reason, .device(.linkLost(address: first.string)))
         expectEqual(error.results, [StepResult(step: 0, operation: .connect)])
-        #expect(
-            events.progress == [
+        expectEqual(
+            events.progress,
+            [
                 .finished(StepResult(step: 0, operation: .connect)), .notification(step: 1, value: Data([1])),
                 .notification(step: 1, value: Data([2])),
             ])
@@ -204,7 +208,7 @@ import Testing
         scheduler.advance(by: .milliseconds(199))
         expectEqual(calls(backend).count, 2)
         scheduler.advance(by: .milliseconds(1))
-        #expect(events.isCompleted)
+        expectTrue(events.isCompleted)
         expectEqual(calls(backend), Array(repeating: "Connect AA:BB:CC:DD:EE:01", count: 3))
     }
 
@@ -218,7 +222,7 @@ import Testing
         let (_, events) = start(runner, RunParams(address: first, steps: [.connect(timeoutMs: nil)]))
         scheduler.run()
         try expectEqual(#require(events.error).reason, .device(abort))
-        #expect(calls(backend).filter { $0.hasPrefix("Connect") }.count == 2)
+        expectEqual(calls(backend).filter { $0.hasPrefix("Connect") }.count, 2)
     }
 
     @Test func permanentErrorsAreNotRetried() throws {
@@ -231,7 +235,7 @@ import Testing
                 address: first, steps: [.connect(timeoutMs: nil), .read(characteristic: battery, timeoutMs: nil)]))
         scheduler.run()
         try expectEqual(#require(events.error).reason, .device(refused))
-        #expect(calls(backend).filter { $0.hasPrefix("ReadValue") }.count == 1)
+        expectEqual(calls(backend).filter { $0.hasPrefix("ReadValue") }.count, 1)
     }
 
     // MARK: - Cancellation
@@ -244,13 +248,13 @@ import Testing
                 address: first,
                 steps: [.connect(timeoutMs: nil), .wait(ms: 1000), .read(characteristic: battery, timeoutMs: nil)]))
         scheduler.advance(by: .milliseconds(10))
-        #expect(runner.cancel(chain: chain.id))
+        expectTrue(runner.cancel(chain: chain.id))
         let error = try #require(events.error)
         expectEqual(error.reason, .cancelled)
         expectEqual(error.step, 1)
         expectEqual(error.rpcError.code, .cancelled)
         expectEqual(calls(backend), ["Connect AA:BB:CC:DD:EE:01", "Disconnect AA:BB:CC:DD:EE:01"])
-        #expect(!runner.cancel(chain: chain.id))
+        expectFalse(runner.cancel(chain: chain.id))
     }
 
     @Test func cancellingAQueuedChainNeverTouchesTheDevice() throws {
@@ -263,7 +267,7 @@ import Testing
         let error = try #require(cancelled.error)
         expectEqual(error, ChainError(chain: queued.id, step: 0, reason: .cancelled, results: []))
         scheduler.run()
-        #expect(running.isCompleted)
+        expectTrue(running.isCompleted)
         expectEqual(calls(backend), ["Connect AA:BB:CC:DD:EE:01", "Disconnect AA:BB:CC:DD:EE:01"])
     }
 
@@ -294,7 +298,7 @@ import Testing
                     steps: [.connect(timeoutMs: nil), .read(characteristic: battery, timeoutMs: nil), .disconnect]))
         }
         scheduler.run()
-        #expect(chains.allSatisfy { $0.1.isCompleted })
+        expectTrue(chains.allSatisfy { $0.1.isCompleted })
         let oneChain = [
             "Connect AA:BB:CC:DD:EE:01", "ReadValue AA:BB:CC:DD:EE:01 2a19", "Disconnect AA:BB:CC:DD:EE:01",
         ]
@@ -308,7 +312,7 @@ import Testing
         let (_, b) = start(runner, RunParams(address: second, steps: steps))
         expectEqual(calls(backend), ["Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02"])
         scheduler.advance(by: .milliseconds(100))
-        #expect(a.isCompleted && b.isCompleted)
+        expectTrue(a.isCompleted && b.isCompleted)
         expectEqual(scheduler.now, .zero + .milliseconds(100))
     }
 
@@ -320,8 +324,9 @@ import Testing
         _ = start(runner, RunParams(address: second, steps: [.connect(timeoutMs: nil)]))
         expectEqual(backend.log, ["Connect AA:BB:CC:DD:EE:01"])
         scheduler.advance(by: .milliseconds(50))
-        #expect(
-            backend.log == [
+        expectEqual(
+            backend.log,
+            [
                 "Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:01 done", "Connect AA:BB:CC:DD:EE:02",
             ])
     }
@@ -336,14 +341,15 @@ import Testing
         let (_, b) = start(runner, RunParams(address: second, steps: [.connect(timeoutMs: nil)]))
         expectEqual(backend.log, ["Connect AA:BB:CC:DD:EE:01"])
         scheduler.advance(by: .milliseconds(10))
-        #expect(
-            backend.log == [
+        expectEqual(
+            backend.log,
+            [
                 "Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:01 linked", "Connect AA:BB:CC:DD:EE:02",
             ])
         scheduler.advance(by: .milliseconds(100))
-        #expect(a.isCompleted && b.hasEnded == false)
+        expectTrue(a.isCompleted && b.hasEnded == false)
         scheduler.advance(by: .milliseconds(10))
-        #expect(b.isCompleted)
+        expectTrue(b.isCompleted)
     }
 
     @Test func aRetriedConnectQueuesAgainBehindConnectsThatArrivedDuringTheBackoff() {
@@ -360,8 +366,9 @@ import Testing
         // The retry waits for the second device's link set-up instead of overlapping it.
         expectEqual(backend.log, ["Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02"])
         scheduler.advance(by: .milliseconds(30))
-        #expect(
-            backend.log == [
+        expectEqual(
+            backend.log,
+            [
                 "Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:02", "Connect AA:BB:CC:DD:EE:02 done",
                 "Connect AA:BB:CC:DD:EE:01", "Connect AA:BB:CC:DD:EE:01 done",
             ])
@@ -376,9 +383,9 @@ import Testing
         let (_, b) = start(runner, RunParams(address: second, steps: steps))
         expectEqual(calls(backend), ["Connect AA:BB:CC:DD:EE:01"])
         scheduler.advance(by: .milliseconds(100))
-        #expect(a.isCompleted && !b.hasEnded)
+        expectTrue(a.isCompleted && !b.hasEnded)
         scheduler.advance(by: .milliseconds(100))
-        #expect(b.isCompleted)
+        expectTrue(b.isCompleted)
     }
 
     @Test func maxConcurrentCapsHowManyDevicesRunAtOnce() {
@@ -391,6 +398,6 @@ import Testing
         scheduler.advance(by: .milliseconds(100))
         expectEqual(calls(backend).last, "Connect AA:BB:CC:DD:EE:03")
         scheduler.advance(by: .milliseconds(100))
-        #expect(all.allSatisfy { $0.1.isCompleted })
+        expectTrue(all.allSatisfy { $0.1.isCompleted })
     }
 }

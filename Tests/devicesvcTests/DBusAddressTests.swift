@@ -5,8 +5,9 @@ import Testing
 
 @Suite struct DBusAddressTests {
     @Test func parsesAPathAddress() throws {
-        #expect(
-            try DBusAddress.parseList("unix:path=/run/dbus/system_bus_socket") == [
+        expectEqual(
+            try DBusAddress.parseList("unix:path=/run/dbus/system_bus_socket"),
+            [
                 .unixPath("/run/dbus/system_bus_socket")
             ])
     }

@@ -23,32 +23,32 @@ import Testing
 
     @Test func matchesOnInterfaceMemberPathAndFirstArgument() {
         let rule = DBusPropertiesChanged.rule(sender: nil, path: Self.device, interface: "org.bluez.Device1")
-        #expect(rule.matches(propertiesChanged(from: ":1.5"), senderOwner: nil))
-        #expect(!rule.matches(propertiesChanged(from: ":1.5", interface: "org.bluez.Battery1"), senderOwner: nil))
+        expectTrue(rule.matches(propertiesChanged(from: ":1.5"), senderOwner: nil))
+        expectFalse(rule.matches(propertiesChanged(from: ":1.5", interface: "org.bluez.Battery1"), senderOwner: nil))
         var elsewhere = propertiesChanged(from: ":1.5")
         elsewhere.path = try! DBusObjectPath("/org/bluez/hci1")
-        #expect(!rule.matches(elsewhere, senderOwner: nil))
+        expectFalse(rule.matches(elsewhere, senderOwner: nil))
     }
 
     @Test func aWellKnownSenderMatchesOnlyItsCurrentOwner() {
         let rule = DBusPropertiesChanged.rule(sender: "org.bluez")
         expectEqual(rule.wellKnownSender, "org.bluez")
-        #expect(rule.matches(propertiesChanged(from: ":1.5"), senderOwner: ":1.5"))
-        #expect(!rule.matches(propertiesChanged(from: ":1.6"), senderOwner: ":1.5"))
-        #expect(!rule.matches(propertiesChanged(from: ":1.5"), senderOwner: nil))
+        expectTrue(rule.matches(propertiesChanged(from: ":1.5"), senderOwner: ":1.5"))
+        expectFalse(rule.matches(propertiesChanged(from: ":1.6"), senderOwner: ":1.5"))
+        expectFalse(rule.matches(propertiesChanged(from: ":1.5"), senderOwner: nil))
     }
 
     @Test func theBusAndUniqueNamesNeedNoOwnerTracking() {
-        #expect(DBusMatchRule.signal(sender: "org.freedesktop.DBus").wellKnownSender == nil)
-        #expect(DBusMatchRule.signal(sender: ":1.5").wellKnownSender == nil)
+        expectNil(DBusMatchRule.signal(sender: "org.freedesktop.DBus").wellKnownSender)
+        expectNil(DBusMatchRule.signal(sender: ":1.5").wellKnownSender)
     }
 
     @Test func pathNamespaceMatchesThePathAndBelow() throws {
         let rule = DBusPropertiesChanged.rule(sender: nil, pathNamespace: try DBusObjectPath("/org/bluez"))
-        #expect(rule.matches(propertiesChanged(from: ":1.5"), senderOwner: nil))
+        expectTrue(rule.matches(propertiesChanged(from: ":1.5"), senderOwner: nil))
         var other = propertiesChanged(from: ":1.5")
         other.path = try DBusObjectPath("/org/bluezz")
-        #expect(!rule.matches(other, senderOwner: nil))
+        expectFalse(rule.matches(other, senderOwner: nil))
     }
 
     @Test func argumentPathAndNamespaceKeysFollowTheSpecification() {
@@ -61,17 +61,17 @@ import Testing
             message.sender = ":1.1"
             return message
         }
-        #expect(pathRule.matches(signal("/aa/bb/cc"), senderOwner: nil))
-        #expect(pathRule.matches(signal("/aa/"), senderOwner: nil))
-        #expect(!pathRule.matches(signal("/aa/b"), senderOwner: nil))
-        #expect(namespaceRule.matches(signal("org.bluez.Device1"), senderOwner: nil))
-        #expect(namespaceRule.matches(signal("org.bluez"), senderOwner: nil))
-        #expect(!namespaceRule.matches(signal("org.bluezz"), senderOwner: nil))
+        expectTrue(pathRule.matches(signal("/aa/bb/cc"), senderOwner: nil))
+        expectTrue(pathRule.matches(signal("/aa/"), senderOwner: nil))
+        expectFalse(pathRule.matches(signal("/aa/b"), senderOwner: nil))
+        expectTrue(namespaceRule.matches(signal("org.bluez.Device1"), senderOwner: nil))
+        expectTrue(namespaceRule.matches(signal("org.bluez"), senderOwner: nil))
+        expectFalse(namespaceRule.matches(signal("org.bluezz"), senderOwner: nil))
     }
 
     @Test func onlySignalsMatchASignalRule() {
         var call = DBusMessage.methodCall(destination: nil, path: Self.device, interface: "a.b", member: "C")
         call.sender = ":1.1"
-        #expect(!DBusMatchRule.signal(member: "C").matches(call, senderOwner: nil))
+        expectFalse(DBusMatchRule.signal(member: "C").matches(call, senderOwner: nil))
     }
 }

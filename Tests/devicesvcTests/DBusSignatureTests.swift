@@ -6,26 +6,28 @@ import Testing
 @Suite struct DBusSignatureTests {
     @Test func parsesTheBlueZManagedObjectsSignature() throws {
         let signature = try DBusSignature("a{oa{sa{sv}}}")
-        #expect(
-            signature.types == [
+        expectEqual(
+            signature.types,
+            [
                 .dictionary(
                     key: .objectPath,
                     value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)))
             ])
-        #expect(signature.rawValue == "a{oa{sa{sv}}}")
+        expectEqual(signature.rawValue, "a{oa{sa{sv}}}")
     }
 
     @Test func parsesEveryBasicTypeAndContainerInSequence() throws {
         let signature = try DBusSignature("ybnqiuxtdsogvh(iay)aas")
-        #expect(
-            signature.types == [
+        expectEqual(
+            signature.types,
+            [
                 .byte, .boolean, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double, .string, .objectPath,
                 .signature, .variant, .unixFD, .structure([.int32, .array(.byte)]), .array(.array(.string)),
             ])
     }
 
     @Test func theEmptySignatureHasNoTypes() throws {
-        #expect(try DBusSignature("").types.isEmpty)
+        expectTrue(try DBusSignature("").types.isEmpty)
     }
 
     @Test(arguments: [
@@ -70,7 +72,7 @@ import Testing
     }
 
     @Test func aSingleTypeMustBeExactlyOneCompleteType() throws {
-        #expect(try DBusSignature.singleType("a{sv}") == .dictionary(key: .string, value: .variant))
+        expectEqual(try DBusSignature.singleType("a{sv}"), .dictionary(key: .string, value: .variant))
         #expect(throws: DBusWireError.self) { try DBusSignature.singleType("ii") }
         #expect(throws: DBusWireError.self) { try DBusSignature.singleType("") }
     }

@@ -117,7 +117,7 @@ struct DeviceServiceAccessTests {
         expectEqual(answer["error"]?["code"], .int(403), "\(line)")
         let pid = service.process.pid
         let unix = Self.socketEntries(of: pid, in: "unix")
-        #expect(unix.contains { $0.hasSuffix(service.socketPath) }, "\(service.socketPath) not in \(unix)")
+        expectTrue(unix.contains { $0.hasSuffix(service.socketPath) }, "\(service.socketPath) not in \(unix)")
         // Connected sockets do not count: its D-Bus connection may be TCP (the simulator's bus is
         // `tcp:host=127.0.0.1`), and it inherits whatever the test process holds open. Listening TCP sockets
         // (state 0A) and unconnected UDP ones (state 07) would.

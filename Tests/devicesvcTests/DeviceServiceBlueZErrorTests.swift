@@ -50,21 +50,22 @@ struct DeviceServiceBlueZErrorTests {
                     continue
                 }
                 expectEqual(error.code, .deviceError, "\(failure.method) \(failure.error)")
-                #expect(error.message.contains("injected \(failure.error)"), "\(error.message)")
+                expectTrue(error.message.contains("injected \(failure.error)"), "\(error.message)")
                 let reported = try #require(error.chainFailure)
                 expectEqual(reported.step, failure.step, "\(failure.method) \(failure.error)")
                 expectEqual(reported.bluez, failure.error)
                 let calls = try await callsForTheDevice(stack.simulator)
                 let laterSteps = ["ReadValue", "WriteValue", "StartNotify"].dropFirst(failure.step)
-                #expect(laterSteps.allSatisfy { !calls.contains($0) }, "\(failure.method) \(failure.error): \(calls)")
+                expectTrue(
+                    laterSteps.allSatisfy { !calls.contains($0) }, "\(failure.method) \(failure.error): \(calls)")
                 if failure.step > 0 {
                     expectEqual(calls.last, "Disconnect", "\(failure.method) \(failure.error): \(calls)")
                 }
 
                 // The next chain on the same device runs whole.
                 let next = await stack.service.run(RunParams(address: Self.device, steps: Self.chain))
-                #expect(
-                    (try? next.get().run.results.count) == Self.chain.count,
+                expectEqual(
+                    (try? next.get().run.results.count), Self.chain.count,
                     "after \(failure.method) \(failure.error): \(next)")
             }
         }

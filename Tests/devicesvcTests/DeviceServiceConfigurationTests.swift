@@ -47,13 +47,13 @@ import Testing
     }
 
     @Test func theSystemBusComesFromTheEnvironment() throws {
-        #expect(
-            try parse([], environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/sim"]).busAddress == "unix:path=/sim")
+        expectEqual(
+            try parse([], environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/sim"]).busAddress, "unix:path=/sim")
     }
 
     @Test func helpWinsOverEverything() throws {
-        #expect(
-            try DeviceServiceConfiguration.parse(arguments: ["--adapter", "hci0", "-h"], environment: [:]) == .help)
+        expectEqual(
+            try DeviceServiceConfiguration.parse(arguments: ["--adapter", "hci0", "-h"], environment: [:]), .help)
     }
 
     @Test(arguments: [

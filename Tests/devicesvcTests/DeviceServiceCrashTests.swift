@@ -82,7 +82,7 @@ struct DeviceServiceCrashTests {
                 if case .failure(let error) = result { return error }
                 return nil
             }
-            #expect(!failures.isEmpty, "round \(round): no chain was in flight at the kill")
+            expectFalse(failures.isEmpty, "round \(round): no chain was in flight at the kill")
             for failure in failures {
                 guard case .disconnected = failure as? BusClientError else {
                     Issue.record("round \(round): a chain in flight ended with \(failure), not a lost connection")

@@ -63,12 +63,12 @@ struct DeviceServiceSimulatorTests {
             let events = steps.withLock { $0 }
             expectEqual(events.map(\.step), [0, 1, 2, 3, 3, 3, 4])
             expectEqual(events.map(\.operation), [.connect, .read, .write, .notify, .notify, .notify, .disconnect])
-            #expect(events.map { $0.value != nil } == [false, true, false, true, true, false, false])
+            expectEqual(events.map { $0.value != nil }, [false, true, false, true, true, false, false])
             expectEqual(events[1].value, Data([87]))
             expectEqual(Set(events.map(\.chain)), [result.run.chain])
             expectEqual(result.run.results.map(\.operation), [.connect, .read, .write, .notify, .disconnect])
             expectEqual(result.run.results[3].values, [events[3].value!, events[4].value!])
-            #expect(result.recording == nil)
+            expectNil(result.recording)
             #expect(
                 try await chainCalls(stack.simulator, for: Self.first) == [
                     "Connect", "ReadValue", "WriteValue", "StartNotify", "StopNotify", "Disconnect",
@@ -87,7 +87,7 @@ struct DeviceServiceSimulatorTests {
                 return
             }
             expectEqual(error.code, .deviceError)
-            #expect(error.message.contains("Operation failed with ATT error: 0x0e"))
+            expectTrue(error.message.contains("Operation failed with ATT error: 0x0e"))
             let failure = try #require(error.chainFailure)
             expectEqual(failure.step, 1)
             expectEqual(failure.bluez, "org.bluez.Error.Failed")
@@ -142,9 +142,9 @@ struct DeviceServiceSimulatorTests {
                 return
             }
             expectEqual(error.code, .cancelled)
-            #expect(
-                error.chainFailure
-                    == ChainFailure(chain: chain, step: 1, results: [StepResult(step: 0, operation: .connect)]))
+            expectEqual(
+                error.chainFailure,
+                ChainFailure(chain: chain, step: 1, results: [StepResult(step: 0, operation: .connect)]))
             try await expectEqual(chainCalls(stack.simulator, for: Self.first), ["Connect", "Disconnect"])
             await #expect(throws: RPCError.self) {
                 _ = try await stack.client.call(DeviceCancel.self, ChainReference(chain: chain))
@@ -184,11 +184,10 @@ struct DeviceServiceSimulatorTests {
                 }
                 return await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(outcomes.allSatisfy { (try? $0.get()) != nil })
+            expectTrue(outcomes.allSatisfy { (try? $0.get()) != nil })
             let calls = try await chainCalls(stack.simulator, for: Self.first)
-            #expect(
-                calls
-                    == Array(repeating: ["Connect", "ReadValue", "WriteValue", "Disconnect"], count: 10).flatMap { $0 })
+            expectEqual(
+                calls, Array(repeating: ["Connect", "ReadValue", "WriteValue", "Disconnect"], count: 10).flatMap { $0 })
         }
     }
 
@@ -198,7 +197,7 @@ struct DeviceServiceSimulatorTests {
             async let a = stack.service.run(RunParams(address: Self.first, steps: steps))
             async let b = stack.service.run(RunParams(address: Self.second, steps: steps))
             let (resultA, resultB) = await (a, b)
-            #expect((try? resultA.get()) != nil && (try? resultB.get()) != nil)
+            expectTrue((try? resultA.get()) != nil && (try? resultB.get()) != nil)
             let methods = try await stack.simulator.callLog().filter { ["Connect", "Disconnect"].contains($0.method) }
                 .map { "\($0.method) \($0.address ?? "")" }
             // Both devices were connected before either was disconnected: the chains overlapped.
@@ -221,7 +220,7 @@ struct DeviceServiceSimulatorTests {
                 }
                 return await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(outcomes.allSatisfy { (try? $0.get()) != nil })
+            expectTrue(outcomes.allSatisfy { (try? $0.get()) != nil })
             let connects = try await stack.simulator.callLog().filter { $0.method == "Connect" }.map(\.outcome)
             expectEqual(connects, Array(repeating: "ok", count: 9))
         }
@@ -243,8 +242,8 @@ struct DeviceServiceSimulatorTests {
                 try await stack.simulator.callLog().contains { $0.method == "Connect" && $0.outcome == "ok" }
             }
             let second = await stack.service.run(RunParams(address: Self.second, steps: Self.readWriteChain))
-            #expect((try? second.get()) != nil)
-            #expect(firstEnded.withLock { $0 } == false)
+            expectNotNil((try? second.get()))
+            expectEqual(firstEnded.withLock { $0 }, false)
             waiting.close()
             _ = await first.value
         }
@@ -298,7 +297,7 @@ struct DeviceServiceSimulatorTests {
             expectEqual(error.chainFailure?.step, 1)
             let notifications = steps.withLock { $0 }.filter { $0.operation == .notify }
             expectEqual(notifications.count, 2)
-            #expect(notifications.allSatisfy { $0.value != nil })
+            expectTrue(notifications.allSatisfy { $0.value != nil })
             try await expectEqual(chainCalls(stack.simulator, for: Self.first).last, "Disconnect")
         }
     }
@@ -340,7 +339,7 @@ struct DeviceServiceSimulatorTests {
             let devices = try await stack.client.call(DeviceList.self, ListParams(adapter: "hci0")).devices
             expectEqual(devices.map(\.address.string), ["AA:BB:CC:DD:EE:01", "AA:BB:CC:DD:EE:02", "AA:BB:CC:DD:EE:03"])
             expectEqual(devices.first?.name, "Thermo-1")
-            #expect(devices.first?.services.contains { $0.matches(BluetoothUUID("180f")!) } == true)
+            expectEqual(devices.first?.services.contains { $0.matches(BluetoothUUID("180f")!) }, true)
             await #expect(throws: RPCError.self) {
                 _ = try await stack.client.call(DeviceList.self, ListParams(adapter: "hci9"))
             }
@@ -353,11 +352,11 @@ struct DeviceServiceSimulatorTests {
             async let narrow = stack.client.call(
                 DeviceScan.self, ScanParams(seconds: 0.6, uuids: [BluetoothUUID("180d")!]))
             let (all, heartRate) = try await (wide, narrow)
-            #expect(all.devices.contains { $0.address.string == "AA:BB:CC:DD:EE:04" })
-            #expect(all.devices.allSatisfy { $0.rssi != nil })
+            expectTrue(all.devices.contains { $0.address.string == "AA:BB:CC:DD:EE:04" })
+            expectTrue(all.devices.allSatisfy { $0.rssi != nil })
             expectEqual(heartRate.devices.map(\.address.string), ["AA:BB:CC:DD:EE:03"])
             let log = try await stack.simulator.callLog()
-            #expect(log.filter { $0.method == "StartDiscovery" }.count == 1)
+            expectEqual(log.filter { $0.method == "StartDiscovery" }.count, 1)
             try await eventually { try await stack.simulator.callLog().contains { $0.method == "StopDiscovery" } }
         }
     }
@@ -378,7 +377,7 @@ struct DeviceServiceSimulatorTests {
             ).get()
             try await eventually { events.withLock { $0 }.count >= 3 }
             let received = events.withLock { $0 }
-            #expect(received.allSatisfy { $0.subscription == subscription.subscription && $0.address == Self.first })
+            expectTrue(received.allSatisfy { $0.subscription == subscription.subscription && $0.address == Self.first })
             expectEqual(received.map(\.kind), [.connected, .value, .disconnected])
             expectEqual(received[1].characteristic?.matches(Self.battery), true)
             expectEqual(received[1].value, Data([87]))
@@ -404,7 +403,7 @@ struct DeviceServiceSimulatorTests {
             return
         }
         expectEqual(error.code, .cancelled)
-        #expect(service.process.waitForExit())
+        expectTrue(service.process.waitForExit())
         expectEqual(service.process.exitStatus, 0)
         try await expectEqual(chainCalls(simulator, for: Self.first), ["Connect", "Disconnect"])
     }
@@ -520,7 +519,7 @@ struct DeviceServiceRecordingTests {
                     record: true)
             ).get()
             expectEqual(result.run.results.count, 2)
-            #expect(result.recording?.error != nil)
+            expectNotNil(result.recording?.error)
             let raw = try await stack.client.call(
                 method: "device.run",
                 params: RunParams(address: DeviceServiceSimulatorTests.first, steps: [.disconnect], record: true).json)

@@ -24,19 +24,20 @@ struct NameWatcherTests {
                 continuation.yield($0)
             }
             defer { watcher.cancel() }
-            #expect(watcher.owner == nil)
+            expectNil(watcher.owner)
             let owner = try await bus.connect()
             _ = try await owner.requestName("org.example.Watched")
             _ = try await watcher.waitForOwner(timeout: .seconds(20))
             expectEqual(watcher.owner, owner.uniqueName)
             owner.close()
             let seen = try await firstElements(of: changes, count: 2)
-            #expect(
-                seen == [
+            expectEqual(
+                seen,
+                [
                     NameWatcher.Change(name: "org.example.Watched", oldOwner: nil, newOwner: owner.uniqueName),
                     NameWatcher.Change(name: "org.example.Watched", oldOwner: owner.uniqueName, newOwner: nil),
                 ])
-            #expect(watcher.owner == nil)
+            expectNil(watcher.owner)
         }
     }
 
@@ -54,10 +55,11 @@ struct NameWatcherTests {
             _ = try await connection.call(
                 destination: service.name, path: PythonService.thingPath, interface: PythonService.interface,
                 member: "Quit")
-            #expect(service.process.waitForExit())
+            expectTrue(service.process.waitForExit())
             let seen = try await firstElements(of: changes, count: 2)
-            #expect(
-                seen == [
+            expectEqual(
+                seen,
+                [
                     NameWatcher.Change(name: "org.example.Thing", oldOwner: nil, newOwner: service.uniqueName),
                     NameWatcher.Change(name: "org.example.Thing", oldOwner: service.uniqueName, newOwner: nil),
                 ])

@@ -61,13 +61,13 @@ import Testing
         let (spliced, plain) = try bothEncodings(of: event, subscription: subscription)
         expectEqual(spliced.0, plain.0)
         expectEqual(spliced.1, plain.1)
-        #expect(
-            spliced.1
-                == RPCEvent(
-                    ChangedEvent(
-                        subscription: subscription, txn: 7, author: event.author,
-                        inserted: event.inserted, updated: event.updated, deleted: event.deleted)
-                ).json)
+        expectEqual(
+            spliced.1,
+            RPCEvent(
+                ChangedEvent(
+                    subscription: subscription, txn: 7, author: event.author,
+                    inserted: event.inserted, updated: event.updated, deleted: event.deleted)
+            ).json)
     }
 
     @Test(
@@ -88,7 +88,7 @@ import Testing
         let event = ChangedEvent(subscription: 0, txn: 1, author: nil, inserted: [], updated: [], deleted: [])
         let frame = try ChangedEventFrame(event).frame(for: 5)
         let text = String(decoding: frame[Frame.headerLength...], as: UTF8.self)
-        #expect(
+        expectTrue(
             text == #"{"jsonrpc":"2.0","method":"store.changed","params":{"subscription":5,"txn":1,"author":null,"#
                 + #""inserted":[],"updated":[],"deleted":[]}}"#)
         let (spliced, plain) = try bothEncodings(of: event, subscription: 5)

@@ -16,7 +16,7 @@ import Testing
             Issue.record("the second lock was granted")
         } catch {
             expectEqual(error, .held(path: database + ".lock", owner: getpid()))
-            #expect(error.description.contains("in use by another storesvc"))
+            expectTrue(error.description.contains("in use by another storesvc"))
         }
         _ = first
     }

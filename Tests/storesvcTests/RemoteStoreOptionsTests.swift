@@ -30,7 +30,7 @@ import Testing
         let following = try await service.remoteStore("follower")
         defer { following.close() }
         try await expectEqual(subscriptions(of: service), 1)
-        #expect(heard.all.isEmpty)
+        expectEmpty(heard.all)
         expectEqual(writeOnly.lastDeliveredTransaction, 0)
     }
 }

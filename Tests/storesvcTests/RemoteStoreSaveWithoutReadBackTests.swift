@@ -44,7 +44,7 @@ import Testing
         expectEqual(local?["readings"], .references([first, second].sorted()))
         // The store agrees, version included.
         let truth = try await onThread { try store.objects(with: [device]).objects.first }
-        #expect(local?["version"] == truth.map { .int($0.version) })
+        expectEqual(local?["version"], truth.map { .int($0.version) })
         expectEqual(local?["name"], truth?.values["name"])
         expectEqual(local?["readings"], truth?.values["readings"])
         let reading = context.performAndWait { () -> PropertyValue? in

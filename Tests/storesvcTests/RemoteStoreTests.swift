@@ -28,7 +28,7 @@ import Testing
                     reading.setValue(.reference(device.objectID), forKey: "device")
                 }
                 try context.save()
-                #expect(!device.objectID.isTemporary)
+                expectFalse(device.objectID.isTemporary)
                 expectEqual(device.version, 1)
                 let readings = try context.fetch(
                     FetchRequest(
@@ -73,7 +73,7 @@ import Testing
         let merged = try await eventuallyAsync {
             reader.performAndWait { reader.registeredObject(for: id)?.string("name") } == "after"
         }
-        #expect(merged)
+        expectTrue(merged)
         let version = reader.performAndWait { reader.registeredObject(for: id)?.version }
         expectEqual(version, 2)
         let update = try #require(changes.all.first)
@@ -95,7 +95,7 @@ import Testing
             }
         }
         let gone = try await eventuallyAsync { writer.performAndWait { writer.registeredObject(for: id) == nil } }
-        #expect(gone)
+        expectTrue(gone)
     }
 
     @Test func optimisticLockingConflictsAreReportedPerMergePolicy() async throws {
@@ -138,7 +138,7 @@ import Testing
         expectEqual(conflicts.first?.version, 1)
         expectEqual(conflicts.first?.currentVersion, 2)
         expectEqual(conflicts.first?.currentValues["name"], .string("winner"))
-        #expect(try #require(conflict).description.contains("\(id) expected version 1, store has 2"))
+        expectTrue(try #require(conflict).description.contains("\(id) expected version 1, store has 2"))
 
         // storeTrump: the store's value (changed since `original`) is kept.
         let keptByStore = try await onThread {
@@ -191,13 +191,13 @@ import Testing
         let otherID = try await onThread { try ObjectContext(store: other, name: "other").saveDevice("AA:05") }
 
         let arrived = try await eventuallyAsync { changes.txns.contains(2) }
-        #expect(arrived, "the change made while disconnected arrives; log: \(restarted.log)")
+        expectTrue(arrived, "the change made while disconnected arrives; log: \(restarted.log)")
         expectEqual(changes.txns, [1, 2], "no gap, no duplicate")
         expectEqual(changes.all.last?.inserted.map(\.id), [otherID])
         // The reconnected store works for calls too, and the live stream continues after the replay.
         _ = try await onThread { try context.saveDevice("AA:06") }
         #expect(try await eventuallyAsync { changes.txns == [1, 2, 3] })
-        #expect(store.changeStreamProblem == nil)
+        expectNil(store.changeStreamProblem)
     }
 
     @Test func openingWithoutARunningServiceNamesTheSocket() async throws {
@@ -239,7 +239,7 @@ import Testing
             Issue.record("expected unavailable, got \(String(describing: failure))")
             return
         }
-        #expect(why.contains(service.socketPath))
+        expectTrue(why.contains(service.socketPath))
     }
 
     @Test func unknownEntitiesAndWrongTypesAreClearErrorsAndLeaveTheStoreIntact() async throws {
@@ -263,7 +263,7 @@ import Testing
             return
         }
         expectEqual(field, "entity")
-        #expect(message.contains("Spaceship"))
+        expectTrue(message.contains("Spaceship"))
 
         let wrongType = try await onThread { () -> StoreError? in
             do {
@@ -283,7 +283,7 @@ import Testing
             return
         }
         expectEqual(typeField, "insert[0].values.address")
-        #expect(typeMessage.contains("string"))
+        expectTrue(typeMessage.contains("string"))
 
         let unknownKey = try await onThread { () -> StoreError? in
             do {
@@ -298,11 +298,11 @@ import Testing
                 return error as? StoreError
             }
         }
-        #expect(
-            unknownKey
-                == .invalidRequest(
-                    field: "insert[0].values.warpFactor",
-                    message: "Device has no attribute or relationship 'warpFactor'"))
+        expectEqual(
+            unknownKey,
+            .invalidRequest(
+                field: "insert[0].values.warpFactor",
+                message: "Device has no attribute or relationship 'warpFactor'"))
 
         // Nothing was half-saved, and the store still serves the same connection.
         let devices = try await onThread { try store.fetch(FetchRequest(entity: "Device", resultType: .count)) }

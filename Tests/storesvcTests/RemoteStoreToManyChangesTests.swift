@@ -42,7 +42,7 @@ import Testing
             reader.performAndWait { reader.registeredObject(for: device)?.value(forKey: "readings") }
                 == .references(readings + [third])
         }
-        #expect(joined)
+        expectTrue(joined)
         let state = reader.performAndWait { () -> (Int64?, String?, Bool?) in
             let object = reader.registeredObject(for: device)
             return (object?.version, object?.string("address"), object?.isFault)
@@ -62,7 +62,7 @@ import Testing
             reader.performAndWait { reader.registeredObject(for: device)?.value(forKey: "readings") }
                 == .references([readings[1], third])
         }
-        #expect(left)
+        expectTrue(left)
         // The events carried everything: the reader sent no request (no `store.get`, no fault fired).
         expectEqual(readerStore.client.requestsSent, requestsBefore)
         expectEqual(readerStore.lastDeliveredTransaction, 3)
@@ -108,7 +108,7 @@ import Testing
                     && reader.registeredObject(for: reading)?.value(forKey: "device") == .reference(thermo)
             }
         }
-        #expect(moved)
+        expectTrue(moved)
         expectEqual(readerStore.client.requestsSent, requestsBefore)
     }
 }

@@ -80,7 +80,7 @@ import Testing
             return (afterSave, stored)
         }
         expectEqual(afterSave.count, 4)
-        #expect(afterSave.allSatisfy { !$0.isTemporary })
+        expectTrue(afterSave.allSatisfy { !$0.isTemporary })
         expectEqual(stored, .references(afterSave))
     }
 

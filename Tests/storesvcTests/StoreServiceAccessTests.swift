@@ -30,7 +30,7 @@ struct StoreServiceAccessTests {
         let answer = try JSONParser().parse(Array(line.utf8))
         expectEqual(answer["id"], .int(1))
         expectEqual(answer["error"]?["code"], .int(403), "\(line)")
-        #expect(answer["result"] == nil)
+        expectNil(answer["result"])
     }
 
     @Test func theSamePeerIsWelcomeOnceItsUIDIsAllowed() async throws {

@@ -32,9 +32,9 @@ import Testing
             expectEqual(messages.count, 1)
             expectEqual(messages.first?["id"], .null)
             expectEqual(error(messages.first ?? .null).code, -32600)
-            #expect(
-                error(messages.first ?? .null).message
-                    == "framing error: a frame of 4294967295 bytes exceeds the limit of 16777216 bytes")
+            expectEqual(
+                error(messages.first ?? .null).message,
+                "framing error: a frame of 4294967295 bytes exceeds the limit of 16777216 bytes")
         }
     }
 
@@ -46,10 +46,10 @@ import Testing
             let (messages, stillOpen) = try await service.exchange(request, reading: 1)
             expectEqual(messages.first?["id"], .null)
             expectEqual(error(messages.first ?? .null).code, -32700)
-            #expect(
-                error(messages.first ?? .null).message
-                    == "parse error: invalid JSON at byte 596: arrays and objects nested deeper than 512 levels")
-            #expect(stillOpen)
+            expectEqual(
+                error(messages.first ?? .null).message,
+                "parse error: invalid JSON at byte 596: arrays and objects nested deeper than 512 levels")
+            expectTrue(stillOpen)
         }
     }
 
@@ -71,7 +71,7 @@ import Testing
                 framedRequest(method: "store.save", params: params), reading: 1)
             expectEqual(error(messages.first ?? .null).code, -32700, "\(label)")
             expectEqual(error(messages.first ?? .null).message?.hasSuffix(reason), true, "\(label): \(messages)")
-            #expect(stillOpen)
+            expectTrue(stillOpen)
         }
     }
 
@@ -124,7 +124,7 @@ import Testing
             expectEqual(messages.first?["id"], .null)
             expectEqual(error(messages.first ?? .null).code, -32600)
             expectEqual(error(messages.first ?? .null).message, "'id' must be an integer or a string")
-            #expect(stillOpen)
+            expectTrue(stillOpen)
         }
     }
 
@@ -139,9 +139,9 @@ import Testing
         let whole = try await service.call(
             "store.fetch", #"{"entity":"Device","where":"address == $a","args":{"a":"A\u0000B"}}"#)
         let objects = whole["result"]?["objects"]?.arrayValue ?? []
-        #expect(objects.map { $0["id"] } == [id])
-        #expect(objects.first?["values"]?["address"] == .string("A\u{0}B"))
-        #expect(objects.first?["values"]?["name"] == .string("x\u{0}"))
+        expectEqual(objects.map { $0["id"] }, [id])
+        expectEqual(objects.first?["values"]?["address"], .string("A\u{0}B"))
+        expectEqual(objects.first?["values"]?["name"], .string("x\u{0}"))
         let prefix = try await service.call(
             "store.fetch", #"{"entity":"Device","where":"address == $a","args":{"a":"A"}}"#)
         expectEqual(prefix["result"]?["objects"], .array([]), "the NUL does not end the string")
@@ -152,9 +152,9 @@ import Testing
             let answer = try await service.call(
                 "store.fetch", #"{"entity":"Device","where":"address == 'x'\u0000 OR TRUEPREDICATE"}"#)
             expectEqual(error(answer).code, -32602)
-            #expect(
-                error(answer).message
-                    == #"invalid params: where: predicate syntax error at 14: unexpected character '\0'"#)
+            expectEqual(
+                error(answer).message,
+                #"invalid params: where: predicate syntax error at 14: unexpected character '\0'"#)
             expectEqual(answer["error"]?["data"]?["position"], .int(14))
         }
     }
@@ -163,7 +163,7 @@ import Testing
         try await withService { service in
             let answer = try await service.call("store.fetch", #"{"entity":"Device\u0000"}"#)
             expectEqual(error(answer).code, -32602)
-            #expect(error(answer).message == "invalid params: entity: unknown entity 'Device\u{0}'")
+            expectEqual(error(answer).message, "invalid params: entity: unknown entity 'Device\u{0}'")
             expectEqual(error(answer).field, "entity")
         }
     }
@@ -209,7 +209,7 @@ import Testing
                 "store.fetch", try fetch("Device", where: "name == $n", args: ["n": .string(sql)]))
             expectEqual(argument["result"]?["count"], .int(1))
             let delete = try await service.call("store.save", #"{"delete":[{"id":"Device/2"}]}"#)
-            #expect(delete["result"] != nil, "remove the extra device so the setup data compares equal")
+            expectNotNil(delete["result"], "remove the extra device so the setup data compares equal")
         }
     }
 
@@ -237,7 +237,7 @@ import Testing
             let answer = try await service.call(
                 "store.fetch", try fetch("Device", where: clauses.joined(separator: " OR ")))
             expectEqual(error(answer).code, -32602)
-            #expect(
+            expectTrue(
                 error(answer).message
                     == "invalid params: where: the predicate has 10000 comparisons through relationships; "
                     + "at most 256 are allowed")
@@ -255,9 +255,9 @@ import Testing
             let nested = String(repeating: "(", count: 10_000) + "TRUEPREDICATE" + String(repeating: ")", count: 10_000)
             let answer = try await service.call("store.fetch", try fetch("Device", where: nested))
             expectEqual(error(answer).code, -32602)
-            #expect(
-                error(answer).message
-                    == "invalid params: where: predicate syntax error at 21: the predicate nests deeper than 20 levels")
+            expectEqual(
+                error(answer).message,
+                "invalid params: where: predicate syntax error at 21: the predicate nests deeper than 20 levels")
         }
     }
 
@@ -297,9 +297,9 @@ import Testing
             let answer = try await service.call(
                 "store.fetch", #"{"entity":"Reading","where":"device == $d","args":{"d":"Reading/1"}}"#)
             expectEqual(error(answer).code, -32602)
-            #expect(
-                error(answer).message
-                    == #"invalid params: where: predicate: 'device' is a relationship to Device and can never match "Reading/1""#
+            expectEqual(
+                error(answer).message,
+                #"invalid params: where: predicate: 'device' is a relationship to Device and can never match "Reading/1""#
             )
         }
     }

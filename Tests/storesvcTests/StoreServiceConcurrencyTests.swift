@@ -55,7 +55,7 @@ import Testing
         let final = try await setup.call(StoreGet.self, GetParams(ids: [counter])).objects[0]
         expectEqual(final.values["value"], .int(Int64(clients * incrementsEach)))
         expectEqual(final.version, Int64(clients * incrementsEach + 1))
-        for txns in txnsPerClient { #expect(txns == txns.sorted() && Set(txns).count == txns.count) }
+        for txns in txnsPerClient { expectTrue(txns == txns.sorted() && Set(txns).count == txns.count) }
         let everyTxn = txnsPerClient.flatMap { $0 }
         expectEqual(Set(everyTxn).count, everyTxn.count, "two saves were given the same txn")
         setup.close()
@@ -79,7 +79,7 @@ import Testing
         while txns.count < 200, let message = try connection.readMessage() {
             if let id = message["id"]?.intValue, let txn = message["result"]?["txn"]?.intValue { txns[id] = txn }
         }
-        #expect((2...201).map { txns[Int64($0)] ?? -1 } == Array(2...201))
+        expectEqual((2...201).map { txns[Int64($0)] ?? -1 }, Array(2...201))
         let final = try connection.call(300, "store.get", #"{"ids":["Counter/1"]}"#)
         expectEqual(final["result"]?["objects"]?[0]?["values"]?["value"], .int(200))
     }
@@ -114,20 +114,20 @@ import Testing
         } catch let error as RPCError {
             expectEqual(error.code, .conflict)
             let conflict = try SaveConflict(json: try #require(error.data?["conflicts"]?[0]))
-            #expect(
-                conflict
-                    == SaveConflict(
-                        id: device, version: 1, currentVersion: 2,
-                        currentValues: [
-                            "address": .string("A"), "name": .string("two"), "connected": .bool(false),
-                            "lastSeen": .null,
-                            "readings": .array([]),
-                        ]))
+            expectEqual(
+                conflict,
+                SaveConflict(
+                    id: device, version: 1, currentVersion: 2,
+                    currentValues: [
+                        "address": .string("A"), "name": .string("two"), "connected": .bool(false),
+                        "lastSeen": .null,
+                        "readings": .array([]),
+                    ]))
         }
         let rolledBack = try await stale(.rollback, values: ["name": .string("mine")])
-        #expect(rolledBack.versions[device] == nil)
+        expectNil(rolledBack.versions[device])
         let kept = try await stale(.storeTrump, values: ["name": .string("mine")], original: ["name": .string("one")])
-        #expect(kept.versions[device] == nil, "storeTrump keeps the store's changed value")
+        expectNil(kept.versions[device], "storeTrump keeps the store's changed value")
         let trumped = try await stale(.objectTrump, values: ["name": .string("mine")])
         expectEqual(trumped.versions[device], 3)
         let current = try await client.call(StoreGet.self, GetParams(ids: [device])).objects[0]

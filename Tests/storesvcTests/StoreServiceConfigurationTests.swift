@@ -22,7 +22,7 @@ import Testing
         let configuration = try parse([], environment: ["XDG_RUNTIME_DIR": "/run/user/1000", "HOME": "/home/u"])
         expectEqual(configuration.socketPath, "/run/user/1000/ctxbus/store.sock")
         expectEqual(configuration.databasePath, "/home/u/.local/share/ctxbus/store.sqlite")
-        #expect(configuration.modelPath == nil)
+        expectNil(configuration.modelPath)
         expectEqual(configuration.maxFrame, 16 * 1024 * 1024)
         expectEqual(configuration.maxInFlight, 1024)
         expectEqual(configuration.maxOutbound, 8 * 1024 * 1024)
@@ -65,9 +65,9 @@ import Testing
         expectEqual(configuration.allowedGIDs, [100])
         expectEqual(configuration.historyRetention, 500)
         expectEqual(configuration.logLevel, .debug)
-        #expect(configuration.allows(uid: 43, gid: 5))
-        #expect(configuration.allows(uid: 7, gid: 100))
-        #expect(!configuration.allows(uid: 7, gid: 5))
+        expectTrue(configuration.allows(uid: 43, gid: 5))
+        expectTrue(configuration.allows(uid: 7, gid: 100))
+        expectFalse(configuration.allows(uid: 7, gid: 5))
     }
 
     @Test func helpWinsWherePossible() throws {
@@ -98,7 +98,7 @@ import Testing
         #expect(throws: expected) {
             try StoreServiceConfiguration.parse(arguments: arguments, environment: [:], identity: user)
         }
-        #expect(expected.description.contains(arguments[0].split(separator: "=").first.map(String.init) ?? ""))
+        expectTrue(expected.description.contains(arguments[0].split(separator: "=").first.map(String.init) ?? ""))
     }
 
     @Test func rootIsListedOnceWhenTheServiceRunsAsRoot() throws {

@@ -6,6 +6,6 @@ import Testing
     @Test func helpDocumentsTheFlags() throws {
         let output = try runProduct("storesvc", arguments: ["--help"])
         expectEqual(output.status, 0)
-        #expect(output.standardOutput.contains("--socket"))
+        expectTrue(output.standardOutput.contains("--socket"))
     }
 }

@@ -1,5 +1,6 @@
 import BusProtocol
 import Shared
+import TestSupport
 import Testing
 
 @testable import storesvc
@@ -13,19 +14,19 @@ import Testing
     }
 
     @Test func aGetOfAFewObjectsWithoutToManyRelationshipsRunsOnTheLoop() {
-        #expect(StoreService.isSmallRead(GetParams(ids: readings(StoreService.loopReadLimit)), in: model))
+        expectTrue(StoreService.isSmallRead(GetParams(ids: readings(StoreService.loopReadLimit)), in: model))
     }
 
     @Test func aGetOfMoreIDsThanTheLimitGoesToTheHandlerQueue() {
-        #expect(!StoreService.isSmallRead(GetParams(ids: readings(StoreService.loopReadLimit + 1)), in: model))
-        #expect(
-            !StoreService.isSmallRead(
+        expectFalse(StoreService.isSmallRead(GetParams(ids: readings(StoreService.loopReadLimit + 1)), in: model))
+        expectFalse(
+            StoreService.isSmallRead(
                 GetParams(ids: readings(StoreService.loopReadLimit + 1), toMany: .faults), in: model))
     }
 
     @Test func aGetThatReadsAToManyArrayGoesToTheHandlerQueueUnlessAskedAsFaults() {
         let ids = readings(2) + [ObjectID(entity: "Device", number: 1)]
-        #expect(!StoreService.isSmallRead(GetParams(ids: ids), in: model))
-        #expect(StoreService.isSmallRead(GetParams(ids: ids, toMany: .faults), in: model))
+        expectFalse(StoreService.isSmallRead(GetParams(ids: ids), in: model))
+        expectTrue(StoreService.isSmallRead(GetParams(ids: ids, toMany: .faults), in: model))
     }
 }

@@ -110,20 +110,20 @@ import Testing
                 "result"]?["count"]
             return run
         }
-        #expect(run.readerStoppedAt == nil, "the reader stopped receiving events")
-        #expect(received.withLock { $0 } == (1...Int64(saves)).map { $0 })
+        expectNil(run.readerStoppedAt, "the reader stopped receiving events")
+        expectEqual(received.withLock { $0 }, (1...Int64(saves)).map { $0 })
         // The stalled subscription was dropped for overflow; the reader's is the one left.
         expectEqual(run.statsAfterTheSaves?["subscriptions"], .int(1))
         expectEqual(run.statsAfterTheSaves?["subscribersDropped"], .int(1))
-        #expect(run.stalledConnectionClosed)
+        expectTrue(run.stalledConnectionClosed)
         // The stalled subscriber finds a prefix of its events (never one with a hole), then, best
         // effort, bus.overflow (it cannot arrive here: the goodbye times out because this peer
         // does not read), then the end.
         let changed = run.stalledLeftovers.filter { $0["method"] == .string("store.changed") }
-        #expect(changed.compactMap { $0["params"]?["txn"]?.intValue } == (0..<Int64(changed.count)).map { $0 + 1 })
-        #expect(changed.count < saves)
+        expectEqual(changed.compactMap { $0["params"]?["txn"]?.intValue }, (0..<Int64(changed.count)).map { $0 + 1 })
+        expectLessThan(changed.count, saves)
         let overflow = run.stalledLeftovers.firstIndex { $0["method"] == .string("bus.overflow") }
-        #expect(overflow == nil || overflow == run.stalledLeftovers.count - 1)
+        expectTrue(overflow == nil || overflow == run.stalledLeftovers.count - 1)
         expectEqual(run.savedCount, .int(Int64(saves)))
     }
 
@@ -142,7 +142,7 @@ import Testing
         try subscriber.hello()
         let answer = try subscriber.call(1, "store.subscribe", #"{"entity":"Device","since":20}"#)
         let startTxn = try #require(answer["result"]?["txn"]?.intValue)
-        #expect(startTxn >= 300)
+        expectGreaterThanOrEqual(startTxn, 300)
         racing.wait()
         var txns: [Int64] = []
         while txns.count < 480, let event = try subscriber.readMessage() {

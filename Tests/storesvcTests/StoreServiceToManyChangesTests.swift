@@ -82,44 +82,44 @@ import Testing
 
     @Test func changesModeUpdatesCarryReadingsAddedAndRemovedNeverWholeArrays() async throws {
         let events = try await scenarioEvents(#"{"entity":"Device","toMany":"changes"}"#)
-        #expect(events.map { $0["txn"] } == [.int(1), .int(2), .int(3), .int(4)])
+        expectEqual(events.map { $0["txn"] }, [.int(1), .int(2), .int(3), .int(4)])
         // Inserted devices: all values, their (small) whole sets included.
-        #expect(
-            events[0]["inserted"]
-                == json(
-                    #"[{"id":"Device/1","version":1,"values":{"address":"D1","name":null,"connected":false,"#
-                        + #""lastSeen":null,"readings":["Reading/1"]}},{"id":"Device/2","version":1,"values":{"#
-                        + #""address":"D2","name":null,"connected":false,"lastSeen":null,"readings":[]}}]"#))
-        #expect(
-            updated(events[1])["Device/1"]
-                == json(
-                    #"{"id":"Device/1","version":2,"values":{},"#
-                        + #""toManyChanges":{"readings":{"added":["Reading/2"],"removed":[]}}}"#))
-        #expect(
-            updated(events[2])["Device/1"]?["toManyChanges"]
-                == json(#"{"readings":{"added":[],"removed":["Reading/2"]}}"#))
-        #expect(
-            updated(events[2])["Device/2"]?["toManyChanges"]
-                == json(#"{"readings":{"added":["Reading/2"],"removed":[]}}"#))
-        #expect(
-            updated(events[3])["Device/1"]?["toManyChanges"]
-                == json(#"{"readings":{"added":[],"removed":["Reading/1"]}}"#))
+        expectEqual(
+            events[0]["inserted"],
+            json(
+                #"[{"id":"Device/1","version":1,"values":{"address":"D1","name":null,"connected":false,"#
+                    + #""lastSeen":null,"readings":["Reading/1"]}},{"id":"Device/2","version":1,"values":{"#
+                    + #""address":"D2","name":null,"connected":false,"lastSeen":null,"readings":[]}}]"#))
+        expectEqual(
+            updated(events[1])["Device/1"],
+            json(
+                #"{"id":"Device/1","version":2,"values":{},"#
+                    + #""toManyChanges":{"readings":{"added":["Reading/2"],"removed":[]}}}"#))
+        expectEqual(
+            updated(events[2])["Device/1"]?["toManyChanges"],
+            json(#"{"readings":{"added":[],"removed":["Reading/2"]}}"#))
+        expectEqual(
+            updated(events[2])["Device/2"]?["toManyChanges"],
+            json(#"{"readings":{"added":["Reading/2"],"removed":[]}}"#))
+        expectEqual(
+            updated(events[3])["Device/1"]?["toManyChanges"],
+            json(#"{"readings":{"added":[],"removed":["Reading/1"]}}"#))
         for event in events {
-            for entry in updated(event).values { #expect(entry["values"]?["readings"] == nil) }
+            for entry in updated(event).values { expectNil(entry["values"]?["readings"]) }
         }
     }
 
     @Test func theDefaultModeStillSendsWholeArrays() async throws {
         let events = try await scenarioEvents(#"{"entity":"Device"}"#)
-        #expect(events.map { $0["txn"] } == [.int(1), .int(2), .int(3), .int(4)])
-        #expect(
-            updated(events[1])["Device/1"]
-                == json(#"{"id":"Device/1","version":2,"values":{"readings":["Reading/1","Reading/2"]}}"#))
-        #expect(updated(events[2])["Device/1"]?["values"] == json(#"{"readings":["Reading/1"]}"#))
-        #expect(updated(events[2])["Device/2"]?["values"] == json(#"{"readings":["Reading/2"]}"#))
-        #expect(updated(events[3])["Device/1"]?["values"] == json(#"{"readings":[]}"#))
+        expectEqual(events.map { $0["txn"] }, [.int(1), .int(2), .int(3), .int(4)])
+        expectEqual(
+            updated(events[1])["Device/1"],
+            json(#"{"id":"Device/1","version":2,"values":{"readings":["Reading/1","Reading/2"]}}"#))
+        expectEqual(updated(events[2])["Device/1"]?["values"], json(#"{"readings":["Reading/1"]}"#))
+        expectEqual(updated(events[2])["Device/2"]?["values"], json(#"{"readings":["Reading/2"]}"#))
+        expectEqual(updated(events[3])["Device/1"]?["values"], json(#"{"readings":[]}"#))
         for event in events {
-            for entry in updated(event).values { #expect(entry["toManyChanges"] == nil) }
+            for entry in updated(event).values { expectNil(entry["toManyChanges"]) }
         }
     }
 
@@ -153,9 +153,8 @@ import Testing
             expectEqual(answer["error"]?["code"], .int(-32602), "toMany \(value): \(answer)")
             expectEqual(answer["error"]?["data"]?["field"], .string("toMany"), "toMany \(value): \(answer)")
         }
-        #expect(
-            answers.first?["error"]?["message"] == .string("invalid params: toMany: must be one of 'values', 'changes'")
-        )
+        expectEqual(
+            answers.first?["error"]?["message"], .string("invalid params: toMany: must be one of 'values', 'changes'"))
         expectEqual(stats["result"]?["subscriptions"], .int(0))
     }
 
@@ -182,11 +181,11 @@ import Testing
         }
         let (event, length) = try #require(small)
         expectEqual(event["method"], .string("store.changed"))
-        #expect(
-            updated(event["params"] ?? .null)["Device/1"]?["toManyChanges"]
-                == json(#"{"readings":{"added":["Reading/10001"],"removed":[]}}"#))
+        expectEqual(
+            updated(event["params"] ?? .null)["Device/1"]?["toManyChanges"],
+            json(#"{"readings":{"added":["Reading/10001"],"removed":[]}}"#))
         // The event does not grow with the set: a few hundred bytes, where the whole array is over 10,001 IDs.
-        #expect(length < 512)
-        #expect(try #require(large).1 > count * "\"Reading/1\",".utf8.count)
+        expectLessThan(length, 512)
+        expectTrue(try #require(large).1 > count * "\"Reading/1\",".utf8.count)
     }
 }

@@ -48,7 +48,7 @@ import Testing
         expectEqual(e.author, "a")
         expectEqual(e.inserted.map(\.id), [device])
         expectEqual(e.inserted[0].values, ["address": .string("A"), "name": .string("thermo")])
-        #expect(e.updated.isEmpty && e.deleted.isEmpty)
+        expectTrue(e.updated.isEmpty && e.deleted.isEmpty)
     }
 
     @Test func anUpdateIntoTheSetIsAnInsertWithAllValues() throws {
@@ -63,7 +63,7 @@ import Testing
         let e = try #require(
             event(try filter("Device", "name BEGINSWITH 'th'"), changes(updated: [rename(from: "thing", to: "x")])))
         expectEqual(e.deleted, [device])
-        #expect(e.inserted.isEmpty && e.updated.isEmpty)
+        expectTrue(e.inserted.isEmpty && e.updated.isEmpty)
     }
 
     @Test func anUpdateWithinTheSetCarriesOnlyTheChangedKeys() throws {
@@ -74,8 +74,7 @@ import Testing
     }
 
     @Test func anUpdateOutsideTheSetBothTimesIsNoEvent() throws {
-        #expect(
-            event(try filter("Device", "name BEGINSWITH 'th'"), changes(updated: [rename(from: "a", to: "b")])) == nil)
+        expectNil(event(try filter("Device", "name BEGINSWITH 'th'"), changes(updated: [rename(from: "a", to: "b")])))
     }
 
     @Test func aChangedKeyThatBecomesNullIsSentAsNull() throws {
@@ -85,7 +84,7 @@ import Testing
 
     @Test func deletesReportOnlyObjectsThatWereInTheSet() throws {
         let f = try filter("Device", "name == 'in'")
-        #expect(event(f, changes(deleted: [snapshot(device, ["name": .string("out")])])) == nil)
+        expectNil(event(f, changes(deleted: [snapshot(device, ["name": .string("out")])])))
         expectEqual(event(f, changes(deleted: [snapshot(device, ["name": .string("in")])]))?.deleted, [device])
     }
 
@@ -93,7 +92,7 @@ import Testing
         let mixed = changes(
             inserted: [snapshot(reading, ["characteristic": .string("2a19")])],
             deleted: [snapshot(device, ["name": .null])])
-        #expect(event(try filter("Device", "name == 'zzz'"), mixed) == nil)
+        expectNil(event(try filter("Device", "name == 'zzz'"), mixed))
         let all = try #require(event(try filter(nil), mixed))
         expectEqual(all.inserted.map(\.id), [reading])
         expectEqual(all.deleted, [device])
@@ -106,7 +105,7 @@ import Testing
             id == device ? ["name": .string("thermo")] : nil
         }
         expectEqual(matched?.inserted.map(\.id), [reading])
-        #expect(f.event(for: inserted, subscription: 1) { _ in ["name": .string("other")] } == nil)
+        expectNil(f.event(for: inserted, subscription: 1) { _ in ["name": .string("other")] })
     }
 
     @Test func badFiltersAreNamedFields() {

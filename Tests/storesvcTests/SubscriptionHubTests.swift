@@ -23,7 +23,7 @@ import Testing
     ) throws -> SubscribeResult {
         let result = try hub.subscribe(params, connection: connection)
         hub.activate(result.subscription)
-        #expect(eventually { hub.phase(of: result.subscription) == .live })
+        expectTrue(eventually { hub.phase(of: result.subscription) == .live })
         return result
     }
 
@@ -35,7 +35,7 @@ import Testing
         store.waitForObservers()
         let events = connection.changedEvents
         expectEqual(events.map(\.txn), [1, 2, 3, 4, 5])
-        #expect(events.allSatisfy { $0.subscription == subscription.subscription && $0.inserted.count == 1 })
+        expectTrue(events.allSatisfy { $0.subscription == subscription.subscription && $0.inserted.count == 1 })
         expectEqual(events[0].inserted[0].values["address"], .string("A0"))
     }
 
@@ -52,7 +52,7 @@ import Testing
             ]
             let result = try store.save(SaveRequest(inserts: [.init(id: temporary, values: values)]))
             // The store's change set leaves the device's readings out; the event must not.
-            #expect(result.changes.updated.first?.snapshot.values["readings"] == nil)
+            expectNil(result.changes.updated.first?.snapshot.values["readings"])
             readings.append(result.ids[temporary]!)
         }
         store.waitForObservers()
@@ -68,11 +68,11 @@ import Testing
         expectEqual(result.txn, 1)
         try store.insertDevice("between")
         store.waitForObservers()
-        #expect(connection.changedEvents.isEmpty)
+        expectEmpty(connection.changedEvents)
         hub.activate(result.subscription)
-        #expect(connection.wait { $0.changedEvents.count == 1 })
+        expectTrue(connection.wait { $0.changedEvents.count == 1 })
         expectEqual(connection.changedEvents.map(\.txn), [2])
-        #expect(eventually { hub.phase(of: result.subscription) == .live })
+        expectTrue(eventually { hub.phase(of: result.subscription) == .live })
         try store.insertDevice("after")
         store.waitForObservers()
         expectEqual(connection.changedEvents.map(\.txn), [2, 3])
@@ -84,15 +84,15 @@ import Testing
         let result = try hub.subscribe(SubscribeParams(entity: "Device", since: 10), connection: connection)
         expectEqual(result.txn, 100)
         hub.activate(result.subscription)
-        #expect(eventually { connection.heldSendCount == 1 })
+        expectTrue(eventually { connection.heldSendCount == 1 })
         // The replay is stuck on its first event while more transactions commit and are
         // published live (to nobody: the subscription is still replaying).
         for i in 0..<30 { try store.insertDevice("new\(i)") }
         store.waitForObservers()
         expectEqual(hub.phase(of: result.subscription), .replaying)
         connection.releasePacedSends()
-        #expect(connection.wait { $0.changedEvents.count == 120 })
-        #expect(eventually { hub.phase(of: result.subscription) == .live })
+        expectTrue(connection.wait { $0.changedEvents.count == 120 })
+        expectTrue(eventually { hub.phase(of: result.subscription) == .live })
         try store.insertDevice("live")
         store.waitForObservers()
         expectEqual(connection.changedEvents.map(\.txn), Array(11...131))
@@ -109,7 +109,7 @@ import Testing
         hub.activate(result.subscription)
         writer.wait()
         store.waitForObservers()
-        #expect(connection.wait { $0.changedEvents.count == 250 })
+        expectTrue(connection.wait { $0.changedEvents.count == 250 })
         store.waitForObservers()
         expectEqual(connection.changedEvents.map(\.txn), Array(1...250))
     }
@@ -139,7 +139,7 @@ import Testing
         try store.insertDevice("y")
         store.waitForObservers()
         expectEqual(fine.changedEvents.map(\.txn), [1, 2])
-        #expect(slow.changedEvents.isEmpty)
+        expectEmpty(slow.changedEvents)
         expectEqual(hub.count, 1)
         expectEqual(hub.counters.subscribersDropped, 1)
     }
@@ -156,7 +156,7 @@ import Testing
         try hub.unsubscribe(subscription, connectionID: 7)
         try store.insertDevice("x")
         store.waitForObservers()
-        #expect(connection.changedEvents.isEmpty)
+        expectEmpty(connection.changedEvents)
         #expect(throws: RPCError.self) { try hub.unsubscribe(subscription, connectionID: 7) }
     }
 
@@ -194,7 +194,7 @@ import Testing
         for connection in connections { _ = try liveSubscription(on: connection) }
         try store.insertDevice("broadcast")
         store.waitForObservers()
-        #expect(connections.allSatisfy { $0.changedEvents.map(\.txn) == [1] })
+        expectTrue(connections.allSatisfy { $0.changedEvents.map(\.txn) == [1] })
         expectEqual(hub.counters.eventsSent, 100)
     }
 
@@ -213,14 +213,14 @@ import Testing
         for (connection, id) in zip(all, allIDs) {
             expectEqual(connection.changedEvents.map(\.subscription), [id, id])
             expectEqual(connection.changedEvents.map(\.txn), [1, 2])
-            #expect(connection.changedEvents.map { $0.inserted.count } == [1, 1])
+            expectEqual(connection.changedEvents.map { $0.inserted.count }, [1, 1])
         }
         for (connection, id) in zip(named, namedIDs) {
             expectEqual(connection.changedEvents.map(\.subscription), [id])
-            #expect(connection.changedEvents.map { $0.inserted.map(\.id) } == [[lamp]])
+            expectEqual(connection.changedEvents.map { $0.inserted.map(\.id) }, [[lamp]])
             expectEqual(connection.changedEvents.first?.inserted.first?.values["name"], .string("lamp"))
         }
-        #expect(readings.changedEvents.isEmpty)
+        expectEmpty(readings.changedEvents)
         expectEqual(hub.counters.eventsSent, 8)
     }
 
@@ -234,7 +234,7 @@ import Testing
         let hub = SubscriptionHub(store: counting, log: .silent)
         let result = try hub.subscribe(params, connection: connection)
         hub.activate(result.subscription)
-        #expect(eventually { hub.phase(of: result.subscription) == .live })
+        expectTrue(eventually { hub.phase(of: result.subscription) == .live })
         return (hub, counting)
     }
 
@@ -248,16 +248,17 @@ import Testing
         let second = try store.insertReading(device: device, value: 2)
         _ = try store.save(SaveRequest(deletes: [.init(id: first, version: nil)]))
         store.waitForObservers()
-        #expect(connection.wait { $0.changedEvents.count == 3 })
+        expectTrue(connection.wait { $0.changedEvents.count == 3 })
         let updated = connection.changedEvents.flatMap(\.updated)
         expectEqual(updated.map(\.id), [device, device, device])
         expectEqual(updated.map(\.version), [2, 3, 4])
-        #expect(updated.allSatisfy { $0.values.isEmpty })
-        #expect(
-            updated.map { $0.toManyChanges["readings"] } == [
+        expectTrue(updated.allSatisfy { $0.values.isEmpty })
+        expectEqual(
+            updated.map { $0.toManyChanges["readings"] },
+            [
                 ToManyChange(added: [first]), ToManyChange(added: [second]), ToManyChange(removed: [first]),
             ])
-        #expect(counting.readIDs.isEmpty)
+        expectEmpty(counting.readIDs)
     }
 
     @Test func aValuesSubscriberMakesTheHubReadTheDevicesReadings() throws {
@@ -268,7 +269,7 @@ import Testing
         defer { hub.stop() }
         let reading = try store.insertReading(device: device)
         store.waitForObservers()
-        #expect(connection.wait { $0.changedEvents.count == 1 })
+        expectTrue(connection.wait { $0.changedEvents.count == 1 })
         expectEqual(connection.changedEvents.first?.updated.first?.values, ["readings": .array([reading.jsonValue])])
         expectEqual(connection.changedEvents.first?.updated.first?.toManyChanges, [:])
         expectEqual(counting.readIDs, [device])
@@ -286,10 +287,10 @@ import Testing
         // The fourth reading is saved after that delivery here; with the delivery held while it commits, see
         // `SubscriptionHubToManyAsOfTransactionTests`.
         store.waitForObservers()
-        #expect(connection.wait { $0.changedEvents.count == 1 })
+        expectTrue(connection.wait { $0.changedEvents.count == 1 })
         let fourth = try store.insertReading(device: device, value: 4)
         store.waitForObservers()
-        #expect(connection.wait { $0.changedEvents.count == 2 })
+        expectTrue(connection.wait { $0.changedEvents.count == 2 })
         let events = connection.changedEvents
         // Entering S: every value, the whole set included (the subscriber knew nothing of the device).
         expectEqual(events.first?.inserted.first?.values["readings"], .array(readings.map(\.jsonValue)))
@@ -308,13 +309,13 @@ import Testing
         _ = try store.save(
             SaveRequest(updates: [.init(id: reading, version: nil, values: ["device": .reference(thermo)])]))
         store.waitForObservers()
-        #expect(connection.wait { $0.changedEvents.count == 1 })
+        expectTrue(connection.wait { $0.changedEvents.count == 1 })
         let updated = Dictionary(
             (connection.changedEvents.first?.updated ?? []).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         expectEqual(updated[reading]?.values, ["device": thermo.jsonValue])
         expectEqual(updated[lamp]?.toManyChanges, ["readings": ToManyChange(removed: [reading])])
         expectEqual(updated[thermo]?.toManyChanges, ["readings": ToManyChange(added: [reading])])
         expectEqual(updated[lamp]?.values, [:])
-        #expect(counting.readIDs.isEmpty)
+        expectEmpty(counting.readIDs)
     }
 }

@@ -17,7 +17,7 @@ import Testing
     ) throws {
         let result = try hub.subscribe(params, connection: connection)
         hub.activate(result.subscription)
-        #expect(eventually { hub.phase(of: result.subscription) == .live })
+        expectTrue(eventually { hub.phase(of: result.subscription) == .live })
     }
 
     /// The `readings` array of the device's update in each event, in order.
@@ -48,7 +48,7 @@ import Testing
         let fourth = try store.insertReading(device: device, value: 4)
         gate.open()
         fixture.waitForObservers()
-        #expect(connection.wait { $0.changedEvents.count == 2 })
+        expectTrue(connection.wait { $0.changedEvents.count == 2 })
         let events = connection.changedEvents
         expectEqual(events.first?.inserted.first?.values["readings"], array(readings))
         expectEqual(events.last?.updated.first?.toManyChanges, ["readings": ToManyChange(added: [fourth])])
@@ -68,9 +68,10 @@ import Testing
         let readings = try (1...3).map { try store.insertReading(device: device, value: UInt8($0)) }
         gate.open()
         fixture.waitForObservers()
-        #expect(connection.wait { $0.changedEvents.count == 3 })
-        #expect(
-            readingsArrays(in: connection.changedEvents, of: device) == [
+        expectTrue(connection.wait { $0.changedEvents.count == 3 })
+        expectEqual(
+            readingsArrays(in: connection.changedEvents, of: device),
+            [
                 array(Array(readings[..<1])), array(Array(readings[..<2])), array(readings),
             ])
     }
@@ -93,11 +94,11 @@ import Testing
         _ = try store.save(SaveRequest(deletes: [.init(id: device, version: nil)]))
         gate.open()
         fixture.waitForObservers()
-        #expect(connection.wait { $0.changedEvents.count == 2 })
+        expectTrue(connection.wait { $0.changedEvents.count == 2 })
         let events = connection.changedEvents
         expectEqual(readingsArrays(in: events, of: device), [array([first, second])])
         expectEqual(events.last?.deleted, [device])
-        #expect(connection.closeReason == nil)
+        expectNil(connection.closeReason)
     }
 
     @Test(arguments: HubTestStore.Kind.allCases)
@@ -110,10 +111,11 @@ import Testing
         defer { hub.stop() }
         let connection = RecordingConnection()
         try liveSubscription(SubscribeParams(entity: "Device", since: 1), on: hub, connection: connection)
-        #expect(connection.wait { $0.changedEvents.count == 3 })
+        expectTrue(connection.wait { $0.changedEvents.count == 3 })
         expectEqual(connection.changedEvents.map(\.txn), [2, 3, 4])
-        #expect(
-            readingsArrays(in: connection.changedEvents, of: device) == [
+        expectEqual(
+            readingsArrays(in: connection.changedEvents, of: device),
+            [
                 array(Array(readings[..<1])), array(Array(readings[..<2])), array(readings),
             ])
     }
@@ -136,11 +138,11 @@ import Testing
         for i in 0..<40 { try store.insertReading(device: device, value: UInt8(i)) }
         gate.open()
         fixture.waitForObservers()
-        #expect(changesOnly.wait { $0.changedEvents.count == 40 })
+        expectTrue(changesOnly.wait { $0.changedEvents.count == 40 })
         expectEqual(needsArrays.changedEvents.count, 0)
-        #expect(needsArrays.closeReason != nil)
+        expectNotNil(needsArrays.closeReason)
         expectEqual(hub.count, 1)
-        #expect(changesOnly.closeReason == nil)
+        expectNil(changesOnly.closeReason)
     }
 }
 

@@ -168,7 +168,7 @@ import Testing
             }
         }
         #expect(await offPool { outcome.wait(forCount: 1) })
-        #expect(outcome.all == ["\(BusClientError.wouldBlockEventLoop(method: "test.echo"))"])
+        expectEqual(outcome.all, ["\(BusClientError.wouldBlockEventLoop(method: "test.echo"))"])
     }
 
     @Test func failsEveryPendingCallWhenTheConnectionIsLost() async throws {
@@ -216,7 +216,7 @@ import Testing
             if streamed.count == 3 { client.close() }  // closing completes the stream
         }
         expectEqual(streamed, [0, 1, 2])
-        #expect(other.all.isEmpty)
+        expectEmpty(other.all)
         typedDisposable.dispose()
         otherDisposable.dispose()
     }

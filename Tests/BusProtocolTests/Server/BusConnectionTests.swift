@@ -10,26 +10,26 @@ import Testing
     @Test func sendsEventsBeforeTheResultInTheOrderTheyWereSent() throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.flood","params":{"value":3,"text":"t"}}"#)
         let messages = (0..<4).compactMap { _ in peer.readMessage() }
         expectEqual(messages.count, 4)
-        #expect(messages.prefix(3).map { $0["method"] } == Array(repeating: .string("test.tick"), count: 3))
-        #expect(messages.prefix(3).map { $0["params"]?["value"] } == [.int(0), .int(1), .int(2)])
-        #expect(messages.prefix(3).allSatisfy { $0["id"] == nil })
+        expectEqual(messages.prefix(3).map { $0["method"] }, Array(repeating: .string("test.tick"), count: 3))
+        expectEqual(messages.prefix(3).map { $0["params"]?["value"] }, [.int(0), .int(1), .int(2)])
+        expectTrue(messages.prefix(3).allSatisfy { $0["id"] == nil })
         expectEqual(messages.last?["result"]?["value"], .int(3))
     }
 
     @Test func sendsBatchedEncodedEventsBeforeTheResultInTheOrderTheyWereQueued() throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         let count = 200
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.floodBatched","params":{"value":\#(count),"text":"b"}}"#)
         let messages = (0...count).compactMap { _ in peer.readMessage() }
         expectEqual(messages.count, count + 1)
-        #expect(messages.prefix(count).map { $0["params"]?["value"]?.intValue } == (0..<count).map { Int64($0) })
-        #expect(messages.prefix(count).allSatisfy { $0["method"] == .string("test.tick") && $0["id"] == nil })
+        expectEqual(messages.prefix(count).map { $0["params"]?["value"]?.intValue }, (0..<count).map { Int64($0) })
+        expectTrue(messages.prefix(count).allSatisfy { $0["method"] == .string("test.tick") && $0["id"] == nil })
         expectEqual(messages.last?["result"]?["value"], .int(Int64(count)))
     }
 
@@ -39,9 +39,9 @@ import Testing
             $0.overflowGoodbyeTimeout = .seconds(20)  // the stalled peer gets time to read the goodbye
         }
         let stalled = try RawBusPeer(path: bus.socketPath)
-        #expect(stalled.greet())
+        expectTrue(stalled.greet())
         let lively = try RawBusPeer(path: bus.socketPath)
-        #expect(lively.greet())
+        expectTrue(lively.greet())
         let text = String(repeating: "x", count: 1000)
         stalled.send(
             #"{"jsonrpc":"2.0","id":1,"method":"test.floodBatched","params":{"value":100000,"text":"\#(text)"}}"#)
@@ -51,10 +51,10 @@ import Testing
         }
         let messages = stalled.readToEnd()
         let ticks = messages.filter { $0["method"] == .string("test.tick") }
-        #expect(ticks.count > 10 && ticks.count < 100000)
-        #expect(ticks.map { $0["params"]?["value"]?.intValue } == (0..<ticks.count).map { Int64($0) })
+        expectTrue(ticks.count > 10 && ticks.count < 100000)
+        expectEqual(ticks.map { $0["params"]?["value"]?.intValue }, (0..<ticks.count).map { Int64($0) })
         expectEqual(messages.last?["method"], .string("bus.overflow"))
-        #expect(!messages.contains { $0["id"] == .int(1) }, "the flood's own answer was dropped with the rest")
+        expectFalse(messages.contains { $0["id"] == .int(1) }, "the flood's own answer was dropped with the rest")
     }
 
     @Test func dropsAPeerThatStopsReadingWithOverflowWhileAnotherKeepsWorking() throws {
@@ -63,9 +63,9 @@ import Testing
             $0.overflowGoodbyeTimeout = .seconds(20)  // the stalled peer gets time to read the goodbye
         }
         let stalled = try RawBusPeer(path: bus.socketPath)
-        #expect(stalled.greet())
+        expectTrue(stalled.greet())
         let lively = try RawBusPeer(path: bus.socketPath)
-        #expect(lively.greet())
+        expectTrue(lively.greet())
         let closed = Gate()
         bus.server.connections.first?.onClose { _ in closed.open() }
         // Far more than the socket buffers and the queue hold; the handler never blocks on the full queue.
@@ -77,14 +77,14 @@ import Testing
             expectEqual(lively.readMessage()?["result"]?["value"], .int(Int64(id)))
         }
         let messages = stalled.readToEnd()
-        #expect(closed.wait())
+        expectTrue(closed.wait())
         let ticks = messages.filter { $0["method"] == .string("test.tick") }
-        #expect(ticks.count > 10 && ticks.count < 100000)
-        #expect(ticks.map { $0["params"]?["value"]?.intValue } == (0..<ticks.count).map { Int64($0) })
+        expectTrue(ticks.count > 10 && ticks.count < 100000)
+        expectEqual(ticks.map { $0["params"]?["value"]?.intValue }, (0..<ticks.count).map { Int64($0) })
         let goodbye = try #require(messages.last)
         expectEqual(goodbye["method"], .string("bus.overflow"))
-        #expect((goodbye["params"]?["dropped"]?.intValue ?? 0) >= 1)
-        #expect(!messages.contains { $0["id"] == .int(1) }, "the flood's own answer was dropped with the rest")
+        expectGreaterThanOrEqual((goodbye["params"]?["dropped"]?.intValue ?? 0), 1)
+        expectFalse(messages.contains { $0["id"] == .int(1) }, "the flood's own answer was dropped with the rest")
         expectEqual(bus.server.connectionCount, 1)
     }
 
@@ -94,7 +94,7 @@ import Testing
             $0.pacingThreshold = 16 * 1024
         }
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         // 4 MB through a 64 KiB queue: 60 times what would overflow it without pacing.
         let text = String(repeating: "r", count: 1000)
         let count = 4000
@@ -106,7 +106,7 @@ import Testing
             values.append(message["params"]?["value"]?.intValue ?? -1)
             if values.count % 500 == 0 { usleep(2000) }  // a reader that is sometimes slow
         }
-        #expect(values == (0..<count).map { Int64($0) })
+        expectEqual(values, (0..<count).map { Int64($0) })
         expectEqual(peer.readMessage()?["result"]?["value"], .int(Int64(count)))
     }
 
@@ -134,13 +134,13 @@ import Testing
                     completion: { finished.append($0) })
             })
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         let text = String(repeating: "p", count: 500)
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.replay","params":{"value":\#(count),"text":"\#(text)"}}"#)
         expectEqual(peer.readMessage()?["result"]?["value"], .int(Int64(count)), "the result comes before the events")
         let values = (0..<count).compactMap { _ in peer.readMessage()?["params"]?["value"]?.intValue }
-        #expect(values == (0..<count).map { Int64($0) })
-        #expect(finished.wait(forCount: 1))
+        expectEqual(values, (0..<count).map { Int64($0) })
+        expectTrue(finished.wait(forCount: 1))
         expectEqual(finished.all, [true])
     }
 
@@ -161,11 +161,11 @@ import Testing
             })
         do {
             let peer = try RawBusPeer(path: bus.socketPath)
-            #expect(peer.greet())
+            expectTrue(peer.greet())
             peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.replay","params":{"value":1}}"#)
             expectEqual(peer.readMessage()?["id"], .int(1))
         }  // goes away without reading the events
-        #expect(outcome.wait(forCount: 1))
+        expectTrue(outcome.wait(forCount: 1))
         expectEqual(outcome.all, [false])
     }
 }

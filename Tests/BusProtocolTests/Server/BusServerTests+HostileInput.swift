@@ -9,7 +9,7 @@ import Testing
     @Test func answersNonJSONWithParseErrorAndKeepsTheConnectionOpen() throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.write(frame("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": "))
         peer.write(frame([0xFF, 0xFE, 0x7B]))
         for _ in 0..<2 {
@@ -25,7 +25,7 @@ import Testing
     func answersABatchWithInvalidRequest(batch: String) throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(batch)
         let answer = try #require(peer.readMessage())
         expectEqual(answer["id"], .null)
@@ -41,7 +41,7 @@ import Testing
     func answersMessagesThatAreNotRequestsWithInvalidRequest(message: String) throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(message)
         let answer = try #require(peer.readMessage())
         expectEqual(answer["id"], .int(1))
@@ -51,7 +51,7 @@ import Testing
     @Test func sendsOneErrorThenClosesOnAZeroLengthFrameAndProcessesNothingAfterIt() throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         // A ping before the bad header is answered; the one after it is not.
         peer.write(
             frame(#"{"jsonrpc":"2.0","id":1,"method":"bus.ping"}"#) + [0, 0, 0, 0]
@@ -61,26 +61,26 @@ import Testing
         expectEqual(messages.first?["id"], .int(1))
         expectEqual(messages.last?["id"], .null)
         expectEqual(messages.last?.errorCode, -32600)
-        #expect(peer.isClosedByServer())
+        expectTrue(peer.isClosedByServer())
     }
 
     @Test func sendsOneErrorThenClosesOnAFrameAboveTheMaximumWithoutWaitingForItsBody() throws {
         let bus = try TestBus { $0.maxFrame = 1024 }
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         // Announces 1025 bytes and sends only a few: the error must not wait for the rest.
         peer.write([0, 0, 0x04, 0x01] + Array("{\"jsonrpc\"".utf8))
         let messages = peer.readToEnd()
         expectEqual(messages.count, 1)
         expectEqual(messages.first?["id"], .null)
         expectEqual(messages.first?.errorCode, -32600)
-        #expect(peer.isClosedByServer())
+        expectTrue(peer.isClosedByServer())
     }
 
     @Test func acceptsAFrameExactlyAtTheMaximum() throws {
         let bus = try TestBus { $0.maxFrame = 200 }
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         let prefix = #"{"jsonrpc":"2.0","id":1,"method":"test.echo","params":{"value":1,"text":""#
         let padding = String(repeating: "a", count: 200 - prefix.utf8.count - 3)
         let message = prefix + padding + "\"}}"
@@ -92,7 +92,7 @@ import Testing
     @Test func handlesRequestsSplitAcrossWritesAndSeveralInOneWrite() throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         let bytes = (1...3).flatMap { frame(#"{"jsonrpc":"2.0","id":\#($0),"method":"bus.ping"}"#) }
         for byte in bytes { peer.write([byte]) }
         let ids = (0..<3).compactMap { _ in peer.readMessage()?["id"] }
@@ -103,11 +103,11 @@ import Testing
         let bus = try TestBus()
         do {
             let quitter = try RawBusPeer(path: bus.socketPath)
-            #expect(quitter.greet())
+            expectTrue(quitter.greet())
             quitter.write([0, 0, 0, 50] + Array("{\"jsonrpc".utf8))
         }  // closed here, mid-frame
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"bus.ping"}"#)
         expectEqual(peer.readMessage()?["id"], .int(1))
     }

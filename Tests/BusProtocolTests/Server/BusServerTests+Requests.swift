@@ -10,9 +10,9 @@ import Testing
     @Test func answers429BeyondTheInFlightLimitAndServesAgainOnceRequestsAnswered() throws {
         let bus = try TestBus { $0.maxInFlight = 2 }
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         for id in 1...2 { peer.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"test.wait","params":{"value":\#(id)}}"#) }
-        #expect(bus.waitsStarted.wait(for: 2))
+        expectTrue(bus.waitsStarted.wait(for: 2))
         peer.send(#"{"jsonrpc":"2.0","id":3,"method":"test.echo","params":{"value":3}}"#)
         let refusal = try #require(peer.readMessage())
         expectEqual(refusal["id"], .int(3))
@@ -31,16 +31,16 @@ import Testing
     @Test func cancelAnswers499AtOnceAndTheHandlerSeesTheCancellation() throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":"slow","method":"test.wait","params":{"value":1}}"#)
-        #expect(bus.waitsStarted.wait(for: 1))
+        expectTrue(bus.waitsStarted.wait(for: 1))
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"bus.cancel","params":{"request":"slow"}}"#)
         let first = try #require(peer.readMessage())
         let second = try #require(peer.readMessage())
         expectEqual(first["id"], .string("slow"))
         expectEqual(first.errorCode, 499)
-        #expect(second == json(#"{"jsonrpc":"2.0","id":2,"result":{}}"#))
-        #expect(bus.cancellations.wait(for: 1))
+        expectEqual(second, json(#"{"jsonrpc":"2.0","id":2,"result":{}}"#))
+        expectTrue(bus.cancellations.wait(for: 1))
         // The handler's own late answer is dropped: the next message is the ping's.
         bus.gate.open()
         peer.send(#"{"jsonrpc":"2.0","id":3,"method":"bus.ping"}"#)
@@ -50,13 +50,13 @@ import Testing
     @Test func cancellingAFinishedOrUnknownRequestOnlyAnswersTheCancel() throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.echo","params":{"value":1}}"#)
         expectEqual(peer.readMessage()?["result"]?["value"], .int(1))
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"bus.cancel","params":{"request":1}}"#)
         peer.send(#"{"jsonrpc":"2.0","id":3,"method":"bus.cancel","params":{"request":"never"}}"#)
-        #expect(peer.readMessage() == json(#"{"jsonrpc":"2.0","id":2,"result":{}}"#))
-        #expect(peer.readMessage() == json(#"{"jsonrpc":"2.0","id":3,"result":{}}"#))
+        expectEqual(peer.readMessage(), json(#"{"jsonrpc":"2.0","id":2,"result":{}}"#))
+        expectEqual(peer.readMessage(), json(#"{"jsonrpc":"2.0","id":3,"result":{}}"#))
     }
 
     @Test func cooperativeCancellationLetsARunningHandlerAnswerWithItsOwnData() throws {
@@ -71,9 +71,9 @@ import Testing
                 started.open()
             })
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.wait","params":{"value":1}}"#)
-        #expect(started.wait())
+        expectTrue(started.wait())
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"bus.cancel","params":{"request":1}}"#)
         let messages = [try #require(peer.readMessage()), try #require(peer.readMessage())]
         let cancelled = try #require(messages.first { $0["id"] == .int(1) })
@@ -92,27 +92,27 @@ import Testing
             throw CancellationError()
         }
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.wait","params":{"value":1}}"#)
-        #expect(started.wait())
+        expectTrue(started.wait())
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"bus.cancel","params":{"request":1}}"#)
-        #expect(observed.wait())
+        expectTrue(observed.wait())
         let messages = [try #require(peer.readMessage()), try #require(peer.readMessage())]
-        #expect(messages.first { $0["id"] == .int(1) }?.errorCode == 499)
+        expectEqual(messages.first { $0["id"] == .int(1) }?.errorCode, 499)
     }
 
     @Test func answersHandlerErrorsWithoutLeakingTheirDetails() throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.fail","params":{"value":0}}"#)
         let rpcFailure = try #require(peer.readMessage())
         expectEqual(rpcFailure.errorCode, 404)
         expectEqual(rpcFailure["error"]?["data"]?["id"], .int(7))
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"test.fail","params":{"value":1}}"#)
         let plainFailure = try #require(peer.readMessage())
-        #expect(plainFailure == json(#"{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"internal error"}}"#))
-        #expect(bus.handlerErrors.wait(forCount: 1))
+        expectEqual(plainFailure, json(#"{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"internal error"}}"#))
+        expectTrue(bus.handlerErrors.wait(forCount: 1))
         expectEqual(bus.handlerErrors.all.first?.contains("PlainFailure"), true, "the operator is told the details")
     }
 
@@ -120,10 +120,10 @@ import Testing
         let bus = try TestBus()
         bus.server.register(TestEcho.self, responder: { _, _, _ in })
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.echo","params":{"value":1}}"#)
         expectEqual(peer.readMessage()?.errorCode, -32603)
-        #expect(bus.handlerErrors.wait(forCount: 1))
+        expectTrue(bus.handlerErrors.wait(forCount: 1))
     }
 
     @Test func answersInternalErrorForAResultThatCannotBeEncoded() throws {
@@ -132,7 +132,7 @@ import Testing
             throw RPCError(code: .notFound, message: "nan", data: .double(.nan))
         }
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"store.history","params":{}}"#)
         expectEqual(peer.readMessage()?.errorCode, -32603)
     }
@@ -141,11 +141,11 @@ import Testing
         let bus = try TestBus()
         let count = 300
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         // A concurrent request that blocks until the ordered ones are done: if it held up the connection's
         // other requests, they would never run and the gate would never open.
         peer.send(#"{"jsonrpc":"2.0","id":"waiter","method":"test.wait","params":{"value":0}}"#)
-        #expect(bus.waitsStarted.wait(for: 1))
+        expectTrue(bus.waitsStarted.wait(for: 1))
         var pipeline: [UInt8] = []
         for value in 1...count {
             pipeline += frame(#"{"jsonrpc":"2.0","id":\#(value),"method":"test.append","params":{"value":\#(value)}}"#)
@@ -160,13 +160,13 @@ import Testing
         expectEqual(peer.readMessage()?["id"], .string("waiter"))
         let log = bus.appended.withLock { $0.values.first ?? [] }
         expectEqual(log, Array(1...count))
-        #expect(answered == (1...count).map { RPCID.number(Int64($0)) })
+        expectEqual(answered, (1...count).map { RPCID.number(Int64($0)) })
     }
 
     @Test func keepsEachConnectionsOrderSeparateAcrossConnections() throws {
         let bus = try TestBus()
         let peers = try (0..<4).map { _ in try RawBusPeer(path: bus.socketPath) }
-        for peer in peers { #expect(peer.greet()) }
+        for peer in peers { expectTrue(peer.greet()) }
         let count = 100
         for (index, peer) in peers.enumerated() {
             var pipeline: [UInt8] = []
@@ -184,7 +184,7 @@ import Testing
         expectEqual(logs.count, 4)
         for log in logs.values {
             let base = (log.first ?? 0) / 1000 * 1000
-            #expect(log == (1...count).map { base + $0 })
+            expectEqual(log, (1...count).map { base + $0 })
         }
     }
 
@@ -197,11 +197,11 @@ import Testing
                 responders.append(responder)  // hand the work on; answer later
             })
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         for id in 1...3 {
             peer.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"test.append","params":{"value":\#(id)}}"#)
         }
-        #expect(responders.wait(forCount: 3), "all three started although none has answered")
+        expectTrue(responders.wait(forCount: 3), "all three started although none has answered")
         for responder in responders.all.reversed() {
             responder.succeed(NumberParams(value: Int(responder.request.id.description) ?? -1))
         }
@@ -222,10 +222,10 @@ import Testing
                 responder.succeed(params)
             })
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.append","params":{"value":1}}"#)
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"test.append","params":{"value":2}}"#)
-        #expect(ran.wait(forCount: 1))
+        expectTrue(ran.wait(forCount: 1))
         peer.send(#"{"jsonrpc":"2.0","id":3,"method":"bus.cancel","params":{"request":2}}"#)
         let cancelled = try #require(peer.readMessage())
         expectEqual(cancelled["id"], .int(2))
@@ -249,15 +249,15 @@ import Testing
         }
         do {
             let peer = try RawBusPeer(path: bus.socketPath)
-            #expect(peer.greet())
+            expectTrue(peer.greet())
             peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.echo","params":{"value":1}}"#)
-            #expect(peer.readMessage() != nil)
+            expectNotNil(peer.readMessage())
             peer.send(#"{"jsonrpc":"2.0","id":2,"method":"test.wait","params":{"value":2}}"#)
-            #expect(bus.waitsStarted.wait(for: 1))
+            expectTrue(bus.waitsStarted.wait(for: 1))
         }  // the peer goes away with test.wait in flight
-        #expect(closed.wait())
-        #expect(lifetimeEnded.wait())
-        #expect(bus.cancellations.wait(for: 1), "the in-flight request saw its cancellation")
+        expectTrue(closed.wait())
+        expectTrue(lifetimeEnded.wait())
+        expectTrue(bus.cancellations.wait(for: 1), "the in-flight request saw its cancellation")
         bus.gate.open()
     }
 }

@@ -27,10 +27,10 @@ import Testing
     @Test func answersPingWithAnEmptyObject() throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":5,"method":"bus.ping"}"#)
         let answer = try #require(peer.readMessage())
-        #expect(answer == json(#"{"jsonrpc":"2.0","id":5,"result":{}}"#))
+        expectEqual(answer, json(#"{"jsonrpc":"2.0","id":5,"result":{}}"#))
     }
 
     @Test(arguments: ["bus.ping", "test.echo", "no.such.method", "bus.cancel"])
@@ -42,7 +42,7 @@ import Testing
         expectEqual(answer["id"], .int(1))
         expectEqual(answer.errorCode, 401)
         // The connection stays usable: hello, then the same request works (or fails for its own reasons).
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"bus.ping"}"#)
         expectEqual(peer.readMessage()?["result"], .object([:]))
     }
@@ -59,13 +59,13 @@ import Testing
         expectEqual(messages.count, 1, "one refusal, and the ping after it is not processed")
         expectEqual(messages.first?["id"], .string("hello"))
         expectEqual(messages.first?.errorCode, 403)
-        #expect(peer.isClosedByServer())
+        expectTrue(peer.isClosedByServer())
     }
 
     @Test func allowsAPeerByItsGroup() throws {
         let bus = try TestBus { $0.access = .init(allowedUserIDs: [], allowedGroupIDs: [getegid()]) }
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
     }
 
     @Test func rejectsAProtocolItDoesNotSpeakWithInvalidParamsNamingTheField() throws {
@@ -83,7 +83,7 @@ import Testing
     @Test func answersAnUnknownMethodWithMethodNotFound() throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":"x","method":"store.teleport"}"#)
         let answer = try #require(peer.readMessage())
         expectEqual(answer["id"], .string("x"))
@@ -94,7 +94,7 @@ import Testing
     @Test func answersBadParamsWithInvalidParamsNamingTheField() throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":3,"method":"test.echo","params":{"value":"seven"}}"#)
         let answer = try #require(peer.readMessage())
         expectEqual(answer.errorCode, -32602)
@@ -108,7 +108,7 @@ import Testing
         let peer = try RawBusPeer(path: bus.socketPath)
         // A notification before hello is not answered 401 either: notifications are never answered.
         peer.send(#"{"jsonrpc":"2.0","method":"test.echo","params":{"value":1}}"#)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","method":"bus.ping"}"#)
         peer.send(#"{"jsonrpc":"2.0","id":9,"method":"bus.ping"}"#)
         expectEqual(peer.readMessage()?["id"], .int(9), "the first answer is the ping's")
@@ -117,9 +117,9 @@ import Testing
     @Test func answersARequestIDAlreadyInFlightWithInvalidRequest() throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.greet())
+        expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.wait","params":{"value":1}}"#)
-        #expect(bus.waitsStarted.wait(for: 1))
+        expectTrue(bus.waitsStarted.wait(for: 1))
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"test.echo","params":{"value":2}}"#)
         let refusal = try #require(peer.readMessage())
         expectEqual(refusal.errorCode, -32600)
@@ -142,7 +142,7 @@ import Testing
         expectEqual(refusal.errorCode, 503)
         bus.gate.open()
         let messages = await offPool { peer.readToEnd() }
-        #expect(messages.map { $0["result"]?["value"] } == [.int(11)], "the in-flight request answered, then EOF")
+        expectEqual(messages.map { $0["result"]?["value"] }, [.int(11)], "the in-flight request answered, then EOF")
         await shutdown.value
     }
 
@@ -157,6 +157,6 @@ import Testing
     @Test func closesAConnectionThatDoesNotSayHelloInTime() throws {
         let bus = try TestBus { $0.helloTimeout = .milliseconds(20) }
         let peer = try RawBusPeer(path: bus.socketPath)
-        #expect(peer.isClosedByServer())
+        expectTrue(peer.isClosedByServer())
     }
 }

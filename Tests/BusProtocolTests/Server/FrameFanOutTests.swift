@@ -19,7 +19,7 @@ import Testing
         for _ in 0..<count {
             let known = Set(bus.server.connections.map(\.id))
             let peer = try RawBusPeer(path: bus.socketPath)
-            #expect(peer.greet())
+            expectTrue(peer.greet())
             let connection = try #require(bus.server.connections.first { !known.contains($0.id) })
             pairs.append((peer, connection))
         }
@@ -29,11 +29,11 @@ import Testing
     @Test func everyRecipientGetsEveryFrameWithItsOwnNumberInOrderAfterWhatWasSentBefore() throws {
         let bus = try TestBus()
         let pairs = try connect(4, to: bus)
-        #expect(Set(pairs.map { ObjectIdentifier($0.connection.loop) }).count == 2, "spread over both loops")
+        expectEqual(Set(pairs.map { ObjectIdentifier($0.connection.loop) }).count, 2, "spread over both loops")
         let refused = Recorder<Int64>()
         let fanOut = FrameFanOut(method: TickEvent.method) { for recipient in $0 { refused.append(recipient.number) } }
         for (index, pair) in pairs.enumerated() {
-            #expect(pair.connection.send(TickEvent(value: -1 - index, text: "before")))
+            expectTrue(pair.connection.send(TickEvent(value: -1 - index, text: "before")))
         }
         let recipients = FrameFanOut.Recipients(
             pairs.enumerated().map { FrameFanOut.Recipient(connection: $1.connection, number: Int64($0) * 1000) })
@@ -44,11 +44,10 @@ import Testing
             let messages = (0...frames).compactMap { _ in pair.peer.readMessage() }
             expectEqual(messages.count, frames + 1)
             expectEqual(messages.first?["params"]?["text"], .string("before"))
-            #expect(messages.dropFirst().allSatisfy { $0["params"]?["value"] == .int(Int64(index) * 1000) })
-            #expect(
-                messages.dropFirst().map { $0["params"]?["text"] } == (0..<frames).map { .string("f\($0)") })
+            expectTrue(messages.dropFirst().allSatisfy { $0["params"]?["value"] == .int(Int64(index) * 1000) })
+            expectEqual(messages.dropFirst().map { $0["params"]?["text"] }, (0..<frames).map { .string("f\($0)") })
         }
-        #expect(refused.all.isEmpty)
+        expectEmpty(refused.all)
     }
 
     @Test func aFrameLargerThanMaxFrameIsRefusedAndReportedWhileTheConnectionStaysOpen() throws {
@@ -63,11 +62,11 @@ import Testing
         for pair in pairs {
             expectEqual(pair.peer.readMessage()?["params"]?["text"], .string("small"))
         }
-        #expect(refused.wait(forCount: 2))
+        expectTrue(refused.wait(forCount: 2))
         expectEqual(Set(refused.all), [0, 1])
-        #expect(bus.handlerErrors.wait(forCount: 2))
-        #expect(bus.handlerErrors.all.allSatisfy { $0.hasPrefix("test.tick:") })
-        #expect(pairs.allSatisfy { $0.connection.isOpen })
+        expectTrue(bus.handlerErrors.wait(forCount: 2))
+        expectTrue(bus.handlerErrors.all.allSatisfy { $0.hasPrefix("test.tick:") })
+        expectTrue(pairs.allSatisfy { $0.connection.isOpen })
     }
 
     @Test func aRecipientThatStopsReadingIsDroppedWithOverflowWhileTheOthersGetEveryFrame() throws {
@@ -93,14 +92,14 @@ import Testing
                 if message == nil { return }
             }
         }
-        #expect(refused.wait(forCount: 1))
-        #expect(refused.all.allSatisfy { $0 == 0 }, "only the stalled recipient is refused")
+        expectTrue(refused.wait(forCount: 1))
+        expectTrue(refused.all.allSatisfy { $0 == 0 }, "only the stalled recipient is refused")
         let messages = stalled.peer.readToEnd()
         let ticks = messages.filter { $0["method"] == .string("test.tick") }
-        #expect(ticks.count > 10 && ticks.count < frames)
-        #expect(ticks.map { $0["params"]?["text"] } == (0..<ticks.count).map { .string("\($0) \(text)") })
+        expectTrue(ticks.count > 10 && ticks.count < frames)
+        expectEqual(ticks.map { $0["params"]?["text"] }, (0..<ticks.count).map { .string("\($0) \(text)") })
         expectEqual(messages.last?["method"], .string("bus.overflow"))
-        #expect(pairs.dropFirst().allSatisfy { $0.connection.isOpen })
+        expectTrue(pairs.dropFirst().allSatisfy { $0.connection.isOpen })
     }
 
     @Test func framesForAConnectionThatClosedAreRefused() throws {
@@ -109,13 +108,13 @@ import Testing
         let closed = Gate()
         pairs[0].connection.onClose { _ in closed.open() }
         pairs[0].connection.close()
-        #expect(closed.wait())
+        expectTrue(closed.wait())
         let refused = Recorder<Int64>()
         let fanOut = FrameFanOut(method: TickEvent.method) { for recipient in $0 { refused.append(recipient.number) } }
         fanOut.send(
             tickFrame(), to: FrameFanOut.Recipients([FrameFanOut.Recipient(connection: pairs[0].connection, number: 7)])
         )
-        #expect(refused.wait(forCount: 1))
+        expectTrue(refused.wait(forCount: 1))
         expectEqual(refused.all, [7])
     }
 }

@@ -62,8 +62,8 @@ import Testing
             other.send(echo(id: 7))
             return (isHeld, true, other.readMessage())
         }
-        #expect(answers.0, "the large frame was not parsed off the loop")
-        #expect(answers.1, "the other connection's hello was not answered while the large frame was parsed")
+        expectTrue(answers.0, "the large frame was not parsed off the loop")
+        expectTrue(answers.1, "the other connection's hello was not answered while the large frame was parsed")
         expectEqual(answers.2?["result"]?["value"], .int(7))
         server.gate.open()
         let answer = await offPool { large.readMessage() }
@@ -133,7 +133,7 @@ import Testing
         expectEqual(result.0[0]["result"], .object([:]))
         expectEqual(result.0[1].errorCode, -32600)
         expectEqual(result.0[1]["id"], .null)
-        #expect(result.1, "the connection stayed open after a framing error")
+        expectTrue(result.1, "the connection stayed open after a framing error")
         await server.shutDown()
     }
 
@@ -145,7 +145,7 @@ import Testing
             leaving.send(echo(id: 1, padded: true))
             return server.parses.wait(forCount: 1)
         }
-        #expect(isHeld)
+        expectTrue(isHeld)
         shutdown(leaving.descriptor, Int32(SHUT_RDWR))
         // The server notices the hang-up although the connection's reads are paused.
         let closed = await offPool { () -> Bool in
@@ -153,7 +153,7 @@ import Testing
             while server.bus.server.connectionCount > 0, Date() < deadline { usleep(1_000) }
             return server.bus.server.connectionCount == 0
         }
-        #expect(closed, "a connection whose peer hung up during a held parse stayed open")
+        expectTrue(closed, "a connection whose peer hung up during a held parse stayed open")
         server.gate.open()
         let other = try RawBusPeer(path: server.bus.socketPath)
         let answer = await offPool { () -> JSONValue? in

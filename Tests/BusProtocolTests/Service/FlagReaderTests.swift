@@ -10,7 +10,7 @@ import Testing
         try expectEqual(flags.next(), "--database")
         try expectEqual(flags.value(), "/tmp/b=c")
         try expectEqual(flags.next(), "--help")
-        #expect(try flags.next() == nil)
+        expectNil(try flags.next())
     }
 
     @Test func aFlagWithoutItsValueIsNamedInTheError() throws {

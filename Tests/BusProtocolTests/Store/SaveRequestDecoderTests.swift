@@ -50,7 +50,7 @@ import Testing
               {"entity":"Reading","values":{"device":"Device/7"}}]}
             """)
         let device = ObjectID(entity: "Device", temporaryReference: "d")
-        for i in 1...3 { #expect(decoded.request.inserts[i].values["device"] == .reference(device)) }
+        for i in 1...3 { expectEqual(decoded.request.inserts[i].values["device"], .reference(device)) }
         expectEqual(decoded.request.inserts[4].values["device"], .reference(ObjectID(entity: "Device", number: 7)))
     }
 

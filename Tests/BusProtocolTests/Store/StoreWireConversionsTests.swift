@@ -86,7 +86,7 @@ import Testing
         expectEqual(back.predicate, request.predicate)
         expectEqual(back.arguments, ["prefix": .json(.string("th"))])
         expectEqual(back.sortDescriptors, request.sortDescriptors)
-        #expect(back.fetchLimit == 10 && back.fetchOffset == 5 && back.resultType == .ids)
+        expectTrue(back.fetchLimit == 10 && back.fetchOffset == 5 && back.resultType == .ids)
     }
 
     @Test func storeErrorsSurviveTheWireWithTheirDetails() {

@@ -2,6 +2,7 @@ import BusProtocol
 import Dispatch
 @preconcurrency import Glibc
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct EventLoopTests {
@@ -9,13 +10,13 @@ import Testing
         try withLoop { loop in
             let ranOnLoop = Locked<Bool?>(nil)
             let done = Occurrence()
-            #expect(!loop.inEventLoop)
+            expectFalse(loop.inEventLoop)
             loop.execute {
                 ranOnLoop.withLock { $0 = loop.inEventLoop }
                 done.fire()
             }
-            #expect(done.wait())
-            #expect(ranOnLoop.withLock { $0 } == true)
+            expectTrue(done.wait())
+            expectEqual(ranOnLoop.withLock { $0 }, true)
         }
     }
 
@@ -36,8 +37,8 @@ import Testing
                     }
                 }
             }
-            #expect(done.wait())
-            for thread in 0..<threads { #expect(seen.withLock { $0[thread] } == Array(0..<perThread)) }
+            expectTrue(done.wait())
+            for thread in 0..<threads { expectEqual(seen.withLock { $0[thread] }, Array(0..<perThread)) }
         }
     }
 
@@ -53,8 +54,8 @@ import Testing
             loop.schedule(at: base + .milliseconds(1)) { order.withLock { $0.append(1) } }
             loop.schedule(at: base + .milliseconds(15)) { order.withLock { $0.append(2) } }
             loop.schedule(at: base + .milliseconds(15)) { order.withLock { $0.append(22) } }
-            #expect(done.wait())
-            #expect(order.withLock { $0 } == [1, 2, 22, 3])
+            expectTrue(done.wait())
+            expectEqual(order.withLock { $0 }, [1, 2, 22, 3])
         }
     }
 
@@ -67,9 +68,9 @@ import Testing
                 elapsed.withLock { $0 = ContinuousClock.now - start }
                 done.fire()
             }
-            #expect(done.wait())
+            expectTrue(done.wait())
             let measured = try #require(elapsed.withLock { $0 })
-            #expect(measured >= .milliseconds(25))
+            expectGreaterThanOrEqual(measured, .milliseconds(25))
         }
     }
 
@@ -85,9 +86,9 @@ import Testing
                 loop.schedule(at: base + .milliseconds(20)) { done.fire() }
                 wasPending.withLock { $0 = cancelled.cancel() }
             }
-            #expect(done.wait())
-            #expect(wasPending.withLock { $0 } == true)
-            #expect(!cancelledRan.withLock { $0 })
+            expectTrue(done.wait())
+            expectEqual(wasPending.withLock { $0 }, true)
+            expectFalse(cancelledRan.withLock { $0 })
         }
     }
 
@@ -95,8 +96,8 @@ import Testing
         try withLoop { loop in
             let done = Occurrence()
             let work = loop.schedule(after: .zero) { done.fire() }
-            #expect(done.wait())
-            #expect(!work.cancel())
+            expectTrue(done.wait())
+            expectFalse(work.cancel())
         }
     }
 
@@ -108,7 +109,7 @@ import Testing
                 if readiness.contains(.readable) { readable.fire() }
             }
             RawPeer.write(peer, [1])
-            #expect(readable.wait())
+            expectTrue(readable.wait())
             registration.cancel()
         }
     }
@@ -121,7 +122,7 @@ import Testing
                 if readiness.contains(.hangup) { hungUp.fire() }
             }
             peer.close()
-            #expect(hungUp.wait())
+            expectTrue(hungUp.wait())
             registration.cancel()
         }
     }
@@ -136,8 +137,8 @@ import Testing
         }
         loop.shutdown()
         // shutdown() returned, so the thread was joined after the callback ran.
-        #expect(toldOnLoop.withLock { $0 } == true)
-        #expect(watched.isClosed)
+        expectEqual(toldOnLoop.withLock { $0 }, true)
+        expectTrue(watched.isClosed)
     }
 
     @Test func runsWorkSubmittedBeforeShutdownAndDropsWorkAfter() throws {
@@ -146,7 +147,7 @@ import Testing
         loop.execute { ran.withLock { $0.append("before") } }
         loop.shutdown()
         loop.execute { ran.withLock { $0.append("after") } }
-        #expect(ran.withLock { $0 } == ["before"])
+        expectEqual(ran.withLock { $0 }, ["before"])
     }
 
     @Test func refusesRegistrationsAfterShutdown() throws {
@@ -163,7 +164,7 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: 2) { _ in loop.shutdown() }
         let ran = Locked(false)
         loop.execute { ran.withLock { $0 = true } }
-        #expect(!ran.withLock { $0 })
+        expectFalse(ran.withLock { $0 })
     }
 }
 
@@ -171,9 +172,9 @@ import Testing
     @Test func handsOutLoopsRoundRobin() throws {
         try withGroup(loops: 2) { group in
             let picked = (0..<4).map { _ in group.next() }
-            #expect(picked[0] === picked[2])
-            #expect(picked[1] === picked[3])
-            #expect(picked[0] !== picked[1])
+            expectTrue(picked[0] === picked[2])
+            expectTrue(picked[1] === picked[3])
+            expectTrue(picked[0] !== picked[1])
         }
     }
 
@@ -185,8 +186,8 @@ import Testing
                 onOther.withLock { $0 = group.loops[1].inEventLoop }
                 done.fire()
             }
-            #expect(done.wait())
-            #expect(onOther.withLock { $0 } == false)
+            expectTrue(done.wait())
+            expectEqual(onOther.withLock { $0 }, false)
         }
     }
 }

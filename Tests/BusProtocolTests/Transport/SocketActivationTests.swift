@@ -31,13 +31,13 @@ func activation(descriptor: Int32, pid: Int32 = getpid()) -> SocketActivation {
         try withGroup { group in
             let options = UnixListener.Options(socketActivation: activation(descriptor: inherited))
             let listener = try startEchoServer(at: configuredPath, group: group, options: options)
-            #expect(listener.isSocketActivated)
-            #expect(fileType(configuredPath.path) == nil, "nothing is bound at the configured path")
+            expectTrue(listener.isSocketActivated)
+            expectNil(fileType(configuredPath.path), "nothing is bound at the configured path")
             let client = try SocketConnection.connect(to: systemdPath, on: group.loops[0])
             let probe = ConnectionProbe()
             client.start(probe.handlers)
             client.write([4, 2])
-            #expect(probe.wait { $0.bytes == [4, 2] })
+            expectTrue(probe.wait { $0.bytes == [4, 2] })
             client.close()
             listener.close()
             expectEqual(fileType(systemdPath.path), UInt32(S_IFSOCK), "systemd's socket file is not removed")
@@ -54,7 +54,7 @@ func activation(descriptor: Int32, pid: Int32 = getpid()) -> SocketActivation {
             let options = UnixListener.Options(socketActivation: activation(descriptor: inherited, pid: getpid() + 1))
             let listener = try startEchoServer(at: address, group: group, options: options)
             defer { listener.close() }
-            #expect(!listener.isSocketActivated)
+            expectFalse(listener.isSocketActivated)
             expectEqual(fileType(address.path), UInt32(S_IFSOCK))
         }
     }

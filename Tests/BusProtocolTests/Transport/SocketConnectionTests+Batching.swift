@@ -13,13 +13,13 @@ import Testing
             let (connection, probe, peer) = try makeConnectedPair(on: loop)
             let frames = (0..<40).map { patternBytes(count: 100 + $0 * 37, seed: UInt32($0) + 1) }
             try whileHolding(loop) {
-                for frame in frames { #expect(connection.writeBatched(frame)) }
-                #expect(connection.outboundByteCount == frames.reduce(0) { $0 + $1.count })
+                for frame in frames { expectTrue(connection.writeBatched(frame)) }
+                expectEqual(connection.outboundByteCount, frames.reduce(0) { $0 + $1.count })
                 expectEqual(RawPeer.availableBytes(peer), 0, "nothing is sent from the calling thread")
             }
             let expected = frames.flatMap { $0 }
             expectEqual(RawPeer.read(peer, count: expected.count), expected)
-            #expect(probe.wait { $0.drains >= 1 }, "the loop's send drains the queue and says so")
+            expectTrue(probe.wait { $0.drains >= 1 }, "the loop's send drains the queue and says so")
             expectEqual(connection.outboundByteCount, 0)
             connection.close()
         }
@@ -31,7 +31,7 @@ import Testing
             let pieces = (0..<6).map { patternBytes(count: 500 + $0, seed: UInt32($0) + 11) }
             try whileHolding(loop) {
                 for (index, piece) in pieces.enumerated() {
-                    #expect(index.isMultiple(of: 2) ? connection.writeBatched(piece) : connection.write(piece))
+                    expectTrue(index.isMultiple(of: 2) ? connection.writeBatched(piece) : connection.write(piece))
                 }
                 expectEqual(RawPeer.availableBytes(peer), 0, "a direct write waits behind the batched bytes")
             }
@@ -46,12 +46,12 @@ import Testing
             let size = 8 << 20
             let (connection, probe, peer) = try makeConnectedPair(on: loop, options: .init(maxOutboundBytes: 16 << 20))
             let payload = patternBytes(count: size, seed: 5)
-            #expect(connection.writeBatched(payload))
+            expectTrue(connection.writeBatched(payload))
             // The loop's send fills the socket buffer; the rest must wait for EPOLLOUT, in small reads.
             let received = RawPeer.read(peer, count: size, chunk: 4096)
             expectEqual(received.count, size)
             expectEqual(received, payload)
-            #expect(probe.wait { $0.drains >= 1 })
+            expectTrue(probe.wait { $0.drains >= 1 })
             expectEqual(connection.outboundByteCount, 0)
             connection.close()
         }
@@ -65,16 +65,16 @@ import Testing
             var accepted = 0
             while connection.writeBatched(chunk) {
                 accepted += 1
-                #expect(accepted < 10_000, "the queue must stop growing")
+                expectLessThan(accepted, 10_000, "the queue must stop growing")
                 if accepted >= 10_000 { return }
             }
-            #expect(probe.wait { !$0.overflows.isEmpty })
+            expectTrue(probe.wait { !$0.overflows.isEmpty })
             let overflow = try #require(probe.overflows.first)
             expectEqual(overflow.limit, limit)
             expectEqual(overflow.refusedBytes, chunk.count)
-            #expect(connection.outboundByteCount <= limit)
-            #expect(!connection.writeBatched([1]), "after an overflow nothing more is accepted")
-            #expect(!connection.write([1]))
+            expectLessThanOrEqual(connection.outboundByteCount, limit)
+            expectFalse(connection.writeBatched([1]), "after an overflow nothing more is accepted")
+            expectFalse(connection.write([1]))
             connection.close()
             expectEqual(probe.waitForClose(), .localClose)
             expectEqual(probe.overflows.count, 1)
@@ -89,12 +89,12 @@ import Testing
             let (connection, probe, peer) = try makeConnectedPair(on: loop, options: .init(maxOutboundBytes: limit))
             let frames = (0..<12).map { patternBytes(count: 8 * 1024, seed: UInt32($0) + 31) }
             try whileHolding(loop) {
-                for frame in frames { #expect(connection.writeBatched(frame)) }
-                #expect(connection.outboundByteCount <= limit)
+                for frame in frames { expectTrue(connection.writeBatched(frame)) }
+                expectLessThanOrEqual(connection.outboundByteCount, limit)
             }
             let expected = frames.flatMap { $0 }
             expectEqual(RawPeer.read(peer, count: expected.count), expected)
-            #expect(probe.overflows.isEmpty)
+            expectEmpty(probe.overflows)
             connection.close()
         }
     }
@@ -103,9 +103,9 @@ import Testing
         try withLoop { loop in
             let (connection, probe, peer) = try makeConnectedPair(on: loop)
             connection.close()
-            #expect(!connection.writeBatched([1, 2, 3]))
+            expectFalse(connection.writeBatched([1, 2, 3]))
             expectEqual(probe.waitForClose(), .localClose)
-            #expect(RawPeer.readToEnd(peer).isEmpty)
+            expectEmpty(RawPeer.readToEnd(peer))
         }
     }
 
@@ -115,9 +115,9 @@ import Testing
             let payload = patternBytes(count: 10_000, seed: 21)
             let goodbye = Array("goodbye".utf8)
             try whileHolding(loop) {
-                #expect(connection.writeBatched(payload))
+                expectTrue(connection.writeBatched(payload))
                 connection.closeAfterFlushing(goodbye, timeout: .seconds(30))
-                #expect(!connection.writeBatched([0]), "no writes while draining")
+                expectFalse(connection.writeBatched([0]), "no writes while draining")
             }
             expectEqual(RawPeer.readToEnd(peer), payload + goodbye)
             expectEqual(probe.waitForClose(), .localClose)

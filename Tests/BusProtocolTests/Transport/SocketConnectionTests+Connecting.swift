@@ -37,7 +37,7 @@ func makeListenerThatNeverAccepts(at address: UnixSocketAddress) -> Int32 {
                     break
                 }
             }
-            #expect(!pending.isEmpty, "the first connection waits in the backlog")
+            expectFalse(pending.isEmpty, "the first connection waits in the backlog")
             expectEqual(failure, .listenerBusy(path: address.path))
             for connection in pending { connection.close() }
         }
@@ -62,7 +62,7 @@ func makeListenerThatNeverAccepts(at address: UnixSocketAddress) -> Int32 {
                 outcome.withLock { $0 = result }
                 done.fire()
             }
-            #expect(done.wait())
+            expectTrue(done.wait())
             #expect(throws: ConnectError.listenerBusy(path: address.path)) {
                 try outcome.withLock { $0 }?.get()
             }

@@ -12,13 +12,13 @@ import Testing
             let size = 32 << 20
             let (connection, probe, peer) = try makeConnectedPair(on: loop, options: .init(maxOutboundBytes: 64 << 20))
             let payload = patternBytes(count: size, seed: 7)
-            #expect(connection.write(payload))
-            #expect(connection.outboundByteCount > size / 2, "the socket took only part at once")
+            expectTrue(connection.write(payload))
+            expectTrue(connection.outboundByteCount > size / 2, "the socket took only part at once")
             // Read in small pieces, so the loop meets EAGAIN and waits for EPOLLOUT many times.
             let received = RawPeer.read(peer, count: size, chunk: 4096)
             expectEqual(received.count, size)
             expectEqual(received, payload)
-            #expect(probe.wait { $0.drains >= 1 })
+            expectTrue(probe.wait { $0.drains >= 1 })
             expectEqual(connection.outboundByteCount, 0)
             connection.close()
         }
@@ -28,7 +28,7 @@ import Testing
         try withLoop { loop in
             let (connection, _, peer) = try makeConnectedPair(on: loop, options: .init(maxOutboundBytes: 64 << 20))
             let pieces = (0..<64).map { patternBytes(count: 50_000 + $0, seed: UInt32($0) + 1) }
-            for piece in pieces { #expect(connection.write(piece)) }
+            for piece in pieces { expectTrue(connection.write(piece)) }
             let expected = pieces.flatMap { $0 }
             expectEqual(RawPeer.read(peer, count: expected.count), expected)
             connection.close()
@@ -59,7 +59,7 @@ import Testing
             DispatchQueue.concurrentPerform(iterations: threads) { thread in
                 for sequence in 0..<perThread { connection.write(record(thread: thread, sequence: sequence)) }
             }
-            #expect(readDone.wait())
+            expectTrue(readDone.wait())
             let bytes = reader.withLock { $0 }
             expectEqual(bytes.count, expectedCount)
             var nextSequence = [Int](repeating: 0, count: threads)
@@ -92,22 +92,22 @@ import Testing
             var accepted = 0
             while stuck.write(chunk) {
                 accepted += 1
-                #expect(accepted < 10_000, "the queue must stop growing")
+                expectLessThan(accepted, 10_000, "the queue must stop growing")
                 if accepted >= 10_000 { return }
             }
-            #expect(stuckProbe.wait { !$0.overflows.isEmpty })
+            expectTrue(stuckProbe.wait { !$0.overflows.isEmpty })
             let overflow = try #require(stuckProbe.overflows.first)
             expectEqual(overflow.limit, limit)
             expectEqual(overflow.refusedBytes, chunk.count)
-            #expect(overflow.queuedBytes + chunk.count > limit)
-            #expect(stuck.outboundByteCount <= limit)
-            #expect(!stuck.write([1]), "after an overflow nothing more is accepted")
+            expectTrue(overflow.queuedBytes + chunk.count > limit)
+            expectLessThanOrEqual(stuck.outboundByteCount, limit)
+            expectFalse(stuck.write([1]), "after an overflow nothing more is accepted")
 
             // The same loop still serves another connection.
             let (busy, busyProbe, busyPeer) = try makeConnectedPair(on: loop)
             RawPeer.write(busyPeer, [1, 2, 3])
-            #expect(busyProbe.wait { $0.bytes == [1, 2, 3] })
-            #expect(busy.write([4, 5, 6]))
+            expectTrue(busyProbe.wait { $0.bytes == [1, 2, 3] })
+            expectTrue(busy.write([4, 5, 6]))
             expectEqual(RawPeer.read(busyPeer, count: 3), [4, 5, 6])
 
             // Best-effort goodbye, then close: the peer never reads, so the timeout closes it.
@@ -144,14 +144,14 @@ import Testing
                 for _ in 0..<12 {
                     let frame = nextFrame()
                     let isAccepted = connection.write(frame)
-                    #expect(isAccepted, "the socket has room for the queue and this frame")
+                    expectTrue(isAccepted, "the socket has room for the queue and this frame")
                     if isAccepted { written += frame }
                 }
             }
             received += RawPeer.read(peer, count: written.count - received.count)
             expectEqual(received, written)
-            #expect(probe.overflows.isEmpty)
-            #expect(probe.wait { $0.drains >= 1 }, "the drain is reported even when a write sent the queue itself")
+            expectEmpty(probe.overflows)
+            expectTrue(probe.wait { $0.drains >= 1 }, "the drain is reported even when a write sent the queue itself")
             expectEqual(connection.outboundByteCount, 0)
             connection.close()
         }
@@ -161,10 +161,10 @@ import Testing
         try withLoop { loop in
             let (connection, probe, peer) = try makeConnectedPair(on: loop, options: .init(maxOutboundBytes: 8 << 20))
             let payload = patternBytes(count: 2 << 20, seed: 3)
-            #expect(connection.write(payload))
+            expectTrue(connection.write(payload))
             let goodbye = Array("goodbye".utf8)
             connection.closeAfterFlushing(goodbye, timeout: .seconds(30))
-            #expect(!connection.write([0]), "no writes while draining")
+            expectFalse(connection.write([0]), "no writes while draining")
             expectEqual(RawPeer.readToEnd(peer), payload + goodbye)
             expectEqual(probe.waitForClose(), .localClose)
         }
@@ -188,18 +188,18 @@ import Testing
             }
             while written.withLock({ $0 }) < 200 { sched_yield() }
             connection.close()
-            #expect(writerDone.wait(), "writes are refused after close")
-            #expect(readerDone.wait(), "the peer sees end of file")
+            expectTrue(writerDone.wait(), "writes are refused after close")
+            expectTrue(readerDone.wait(), "the peer sees end of file")
             expectEqual(probe.waitForClose(), .localClose)
             // What arrived is a prefix of the concatenated accepted writes: nothing reordered or invented.
             let bytes = received.withLock { $0 }
-            #expect(bytes.count <= written.withLock { $0 } * record.count)
+            expectTrue(bytes.count <= written.withLock { $0 } * record.count)
             var matches = true
             for (index, byte) in bytes.enumerated() where byte != record[index % record.count] {
                 matches = false
                 break
             }
-            #expect(matches)
+            expectTrue(matches)
         }
     }
 }

@@ -22,7 +22,7 @@ func makeConnectedPair(
             let (connection, probe, peer) = try makeConnectedPair(on: loop)
             let payload = patternBytes(count: 300_000)
             RawPeer.write(peer, payload)
-            #expect(probe.wait { $0.bytes.count >= payload.count })
+            expectTrue(probe.wait { $0.bytes.count >= payload.count })
             expectEqual(probe.bytes, payload)
             connection.close()
         }
@@ -66,19 +66,19 @@ func makeConnectedPair(
             // A later event cannot produce a second call: flush the loop, then look again.
             let flushed = Occurrence()
             loop.execute { flushed.fire() }
-            #expect(flushed.wait())
+            expectTrue(flushed.wait())
             expectEqual(probe.closeReasons, [.localClose])
-            #expect(RawPeer.readToEnd(peer).isEmpty, "the peer sees end of file")
+            expectEmpty(RawPeer.readToEnd(peer), "the peer sees end of file")
         }
     }
 
     @Test func refusesWritesAfterClose() throws {
         try withLoop { loop in
             let (connection, probe, peer) = try makeConnectedPair(on: loop)
-            #expect(connection.write([1, 2, 3]))
+            expectTrue(connection.write([1, 2, 3]))
             connection.close()
-            #expect(!connection.write([4]))
-            #expect(!connection.isOpen)
+            expectFalse(connection.write([4]))
+            expectFalse(connection.isOpen)
             expectEqual(probe.waitForClose(), .localClose)
             expectEqual(RawPeer.readToEnd(peer), [1, 2, 3])
         }
@@ -89,7 +89,7 @@ func makeConnectedPair(
         let (_, probe, peer) = try makeConnectedPair(on: loop)
         loop.shutdown()
         expectEqual(probe.closeReasons, [.loopShutdown])
-        #expect(RawPeer.readToEnd(peer).isEmpty)
+        expectEmpty(RawPeer.readToEnd(peer))
     }
 
     @Test func reportsCloseForAConnectionStartedAfterItClosed() throws {
@@ -112,16 +112,16 @@ func makeConnectedPair(
             // The loop runs the close's work (closing the descriptor) before `start` installs the handlers.
             let flushed = Occurrence()
             loop.execute { flushed.fire() }
-            #expect(flushed.wait())
+            expectTrue(flushed.wait())
             let probe = ConnectionProbe()
             connection.start(probe.handlers)
             expectEqual(probe.waitForClose(), .localClose)
             // Exactly once: flush the loop again and look.
             let flushedAgain = Occurrence()
             loop.execute { flushedAgain.fire() }
-            #expect(flushedAgain.wait())
+            expectTrue(flushedAgain.wait())
             expectEqual(probe.closeReasons, [.localClose])
-            #expect(RawPeer.readToEnd(peer).isEmpty, "the peer sees end of file")
+            expectEmpty(RawPeer.readToEnd(peer), "the peer sees end of file")
         }
     }
 
@@ -129,8 +129,8 @@ func makeConnectedPair(
         try withLoop { loop in
             let (connection, probe, peer) = try makeConnectedPair(
                 on: loop, options: .init(maxOutboundBytes: 16 << 20))
-            #expect(connection.write(patternBytes(count: 8 << 20)))
-            #expect(connection.outboundByteCount > 0, "more than a socket buffer, so part of it is queued")
+            expectTrue(connection.write(patternBytes(count: 8 << 20)))
+            expectGreaterThan(connection.outboundByteCount, 0, "more than a socket buffer, so part of it is queued")
             _ = RawPeer.read(peer, count: 1000)
             peer.close()
             // The process is still alive (MSG_NOSIGNAL) and the connection reports why it closed.
@@ -139,7 +139,7 @@ func makeConnectedPair(
                 Issue.record("expected an error close, got \(reason)")
                 return
             }
-            #expect([EPIPE, ECONNRESET].contains(error.errno))
+            expectTrue([EPIPE, ECONNRESET].contains(error.errno))
             expectEqual(connection.outboundByteCount, 0, "the queue is released")
         }
     }

@@ -55,7 +55,7 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
                 _ = connections[index].write(messages[index])
             }
             for index in 0..<clients {
-                #expect(probes[index].wait { $0.bytes.count >= messages[index].count })
+                expectTrue(probes[index].wait { $0.bytes.count >= messages[index].count })
                 expectEqual(probes[index].bytes, messages[index], "client \(index) got its own bytes back")
             }
             for connection in connections { connection.close() }
@@ -73,14 +73,14 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
                 connection in
                 let onItsLoop = connection.loop.inEventLoop
                 loopsSeen.withLock { $0.append(ObjectIdentifier(connection.loop)) }
-                #expect(onItsLoop, "onAccept runs on the connection's own loop")
+                expectTrue(onItsLoop, "onAccept runs on the connection's own loop")
                 connection.close()
                 accepted.signal()
             }
             defer { listener.close() }
             let clients = try (0..<4).map { _ in try SocketConnection.connect(to: address, on: group.loops[0]) }
-            for _ in clients { #expect(accepted.wait(timeout: .now() + patience) == .success) }
-            #expect(Set(loopsSeen.withLock { $0 }).count == 2)
+            for _ in clients { expectEqual(accepted.wait(timeout: .now() + patience), .success) }
+            expectEqual(Set(loopsSeen.withLock { $0 }).count, 2)
         }
     }
 
@@ -99,8 +99,10 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
             }
             defer { listener.close() }
             let client = try SocketConnection.connect(to: address, on: group.loops[0])
-            #expect(accepted.wait())
-            #expect(credentials.withLock { $0 } == PeerCredentials(uid: getuid(), gid: getgid(), pid: getpid()))
+            expectTrue(accepted.wait())
+            expectEqual(
+                credentials.withLock { $0 },
+                PeerCredentials?(PeerCredentials(uid: getuid(), gid: getgid(), pid: getpid())))
             try expectEqual(client.peerCredentials(), PeerCredentials(uid: getuid(), gid: getgid(), pid: getpid()))
             client.close()
         }
@@ -157,7 +159,7 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
             let probe = ConnectionProbe()
             client.start(probe.handlers)
             client.write([7, 7])
-            #expect(probe.wait { $0.bytes == [7, 7] })
+            expectTrue(probe.wait { $0.bytes == [7, 7] })
             client.close()
         }
     }
@@ -183,7 +185,7 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
         defer { directory.remove() }
         let address = try directory.address()
         let contents = Data("precious".utf8)
-        #expect(FileManager.default.createFile(atPath: address.path, contents: contents))
+        expectTrue(FileManager.default.createFile(atPath: address.path, contents: contents))
         try withGroup { group in
             #expect(throws: ListenerError.pathOccupied(path: address.path, kind: "a file of another kind")) {
                 try startEchoServer(at: address, group: group)
@@ -208,7 +210,7 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
     @Test func refusesAParentThatIsNotADirectory() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        #expect(FileManager.default.createFile(atPath: directory.path + "/file", contents: Data()))
+        expectTrue(FileManager.default.createFile(atPath: directory.path + "/file", contents: Data()))
         let address = try UnixSocketAddress(path: directory.path + "/file/bus.sock")
         try withGroup { group in
             #expect(throws: ListenerError.parentNotDirectory(path: directory.path + "/file")) {
@@ -225,7 +227,7 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
             let listener = try startEchoServer(at: address, group: group)
             expectEqual(fileType(address.path), UInt32(S_IFSOCK))
             listener.close()
-            #expect(fileType(address.path) == nil)
+            expectNil(fileType(address.path))
             listener.close()  // idempotent
             #expect(throws: ConnectError.noSuchSocket(path: address.path)) {
                 try SocketConnection.connect(to: address, on: group.loops[0])
@@ -258,6 +260,6 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
                 try SocketConnection.connect(to: address, on: loop)
             }
         }
-        #expect(ConnectError.noSuchSocket(path: address.path).description.contains(address.path))
+        expectTrue(ConnectError.noSuchSocket(path: address.path).description.contains(address.path))
     }
 }

@@ -27,7 +27,7 @@ import Testing
                 }
             }
         }
-        #expect(failures.all.isEmpty)
+        expectEmpty(failures.all)
         try expectEqual(fixture.store.all("Device").count, workers * savesEach * 5)
         expectEqual(fixture.store.lastTransaction, Int64(workers * savesEach))
         let check = fixture.makeContext("check")
@@ -54,7 +54,7 @@ import Testing
                 failures.append("\(error)")
             }
         }
-        #expect(failures.all.isEmpty)
+        expectEmpty(failures.all)
         try root.performAndWait {
             expectEqual(root.insertedObjects.count, 8)
             try expectEqual(root.count(for: FetchRequest(entity: "Reading")), 8)
@@ -91,6 +91,6 @@ import Testing
         expectEqual(committed.all.count + conflicts.all.count, 6)
         let snapshot = try #require(try fixture.store.snapshot(id))
         expectEqual(snapshot.version, Int64(1 + committed.all.count))
-        #expect(committed.all.contains(snapshot.values["name"].flatMap { String(propertyValue: $0) } ?? ""))
+        expectTrue(committed.all.contains(snapshot.values["name"].flatMap { String(propertyValue: $0) } ?? ""))
     }
 }

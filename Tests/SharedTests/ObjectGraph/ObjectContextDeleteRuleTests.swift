@@ -14,14 +14,14 @@ import Testing
             let readings = device.relatedObjects(forKey: "readings")
             expectEqual(readings.count, 3)
             context.delete(device)
-            #expect(readings.allSatisfy { $0.isDeleted })
+            expectTrue(readings.allSatisfy { $0.isDeleted })
             expectEqual(context.deletedObjects.count, 4)
             try expectEqual(context.count(for: FetchRequest(entity: "Reading")), 0)
             try context.save()
-            #expect(device.managedObjectContext == nil)
+            expectNil(device.managedObjectContext)
         }
-        #expect(try fixture.store.all("Reading").isEmpty)
-        #expect(try fixture.store.all("Device").isEmpty)
+        expectTrue(try fixture.store.all("Reading").isEmpty)
+        expectTrue(try fixture.store.all("Device").isEmpty)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -34,7 +34,7 @@ import Testing
             let doomed = device.relatedObjects(forKey: "readings")[0]
             context.delete(doomed)
             expectEqual(device.relatedObjects(forKey: "readings").count, 1)
-            #expect(!device.isDeleted)
+            expectFalse(device.isDeleted)
             try context.save()
         }
         try expectEqual(fixture.store.snapshot(deviceID)?.values["readings"]?.referencedIDCount, 1)
@@ -68,13 +68,13 @@ import Testing
             expectEqual(failures.first?.id, shelfID)
             expectEqual(failures.first?.key, "books")
             expectEqual(failures.first?.reason.contains("deny"), true)
-            #expect(shelf.isDeleted)  // nothing was undone
+            expectTrue(shelf.isDeleted)  // nothing was undone
             expectEqual(fixture.store.lastTransaction, before)
 
             context.delete(book)
             try context.save()
         }
-        #expect(try fixture.store.all("Shelf").isEmpty)
+        expectTrue(try fixture.store.all("Shelf").isEmpty)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -88,9 +88,9 @@ import Testing
             portrait.setRelatedObject(author, forKey: "author")
             try context.save()
             context.delete(author)
-            #expect(portrait.isDeleted)
+            expectTrue(portrait.isDeleted)
             try context.save()
         }
-        #expect(try fixture.store.all("Portrait").isEmpty)
+        expectTrue(try fixture.store.all("Portrait").isEmpty)
     }
 }

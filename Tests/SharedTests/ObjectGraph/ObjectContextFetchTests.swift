@@ -21,11 +21,11 @@ import Testing
             var window = request
             window.fetchOffset = 1
             window.fetchLimit = 2
-            #expect(try context.fetch(window).map { $0.string("name") } == ["d0", "d3"])
+            expectEqual(try context.fetch(window).map { $0.string("name") }, ["d0", "d3"])
             try expectEqual(context.count(for: window), 2)
             let descending = FetchRequest(
                 entity: "Device", sortDescriptors: [.init("name", ascending: false)], fetchLimit: 1)
-            #expect(try context.fetch(descending).map { $0.string("name") } == ["zz"])
+            expectEqual(try context.fetch(descending).map { $0.string("name") }, ["zz"])
         }
     }
 
@@ -40,7 +40,7 @@ import Testing
                 arguments: ["prefix": .string("d")], sortDescriptors: [.init("name")])
             context.object(with: ids[0])["name", as: String.self] = "x0"  // leaves the set
             context.makeDevice("d9")  // enters it
-            #expect(try context.fetch(request).map { $0.string("name") } == ["d1", "d2", "d9"])
+            expectEqual(try context.fetch(request).map { $0.string("name") }, ["d1", "d2", "d9"])
             try expectEqual(context.count(for: request), 3)
         }
     }
@@ -76,8 +76,8 @@ import Testing
             child.object(with: ids[1])["name", as: String.self] = "child-renamed"
             child.makeDevice("child-new")
             let request = FetchRequest(entity: "Device", sortDescriptors: [.init("name")])
-            #expect(
-                try child.fetch(request).map { $0.string("name") } == ["child-new", "child-renamed", "d2", "root-new"])
+            expectEqual(
+                try child.fetch(request).map { $0.string("name") }, ["child-new", "child-renamed", "d2", "root-new"])
             try expectEqual(child.count(for: request), 4)
         }
     }
@@ -108,8 +108,8 @@ import Testing
             try context.performAndWait {
                 for (request, expected) in zip(requests, before) {
                     let objects = try context.fetch(request)
-                    #expect(
-                        objects.map(ObjectIdentifier.init) == expected.0.map(ObjectIdentifier.init),
+                    expectEqual(
+                        objects.map(ObjectIdentifier.init), expected.0.map(ObjectIdentifier.init),
                         "round \(round): \(request)")
                     try expectEqual(context.count(for: request), expected.1, "round \(round): \(request)")
                     // The store alone, through a fresh context, agrees.
@@ -126,9 +126,9 @@ import Testing
         let fixture = try ContextFixture(factory)
         let context = fixture.makeContext()
         context.performAndWait {
-            #expect(
-                storeError { _ = try context.fetch(FetchRequest(entity: "Nope")) }
-                    == .invalidRequest(field: "entity", message: "the model has no entity 'Nope'"))
+            expectEqual(
+                storeError { _ = try context.fetch(FetchRequest(entity: "Nope")) },
+                .invalidRequest(field: "entity", message: "the model has no entity 'Nope'"))
             guard
                 case .invalidRequest(field: "sort", _)? = storeError({
                     _ = try context.fetch(FetchRequest(entity: "Device", sortDescriptors: [.init("readings.value")]))

@@ -47,20 +47,20 @@ import Testing
             expectEqual(conflicts.first?.currentValues["name"], .string("A"))
             expectEqual(stored.values["name"], .string("A"))
             b.performAndWait {
-                #expect(b.hasChanges)
+                expectTrue(b.hasChanges)
                 expectEqual(deviceB.string("name"), "B")
             }
         case .objectTrump, .overwrite:
-            #expect(error == nil)
+            expectNil(error)
             expectEqual(stored.values["name"], .string("B"))
             expectEqual(stored.values["address"], .string("B-addr"))
             b.performAndWait {
-                #expect(!b.hasChanges)
+                expectFalse(b.hasChanges)
                 expectEqual(deviceB.version, 3)
                 expectEqual(deviceB.string("name"), "B")
             }
         case .storeTrump:
-            #expect(error == nil)
+            expectNil(error)
             expectEqual(stored.values["name"], .string("A"))
             expectEqual(stored.values["address"], .string("B-addr"))
             b.performAndWait {
@@ -69,12 +69,12 @@ import Testing
                 expectEqual(deviceB.version, 3)
             }
         case .rollback:
-            #expect(error == nil)
+            expectNil(error)
             expectEqual(stored.values["name"], .string("A"))
             expectEqual(stored.values["address"], .string("AA:d0"))
             expectEqual(stored.version, 2)
             b.performAndWait {
-                #expect(!b.hasChanges)
+                expectFalse(b.hasChanges)
                 expectEqual(deviceB.string("name"), "A")
                 expectEqual(deviceB.version, 2)
             }
@@ -124,7 +124,7 @@ import Testing
         expectEqual(received.all.count, 1)
         expectEqual(received.all.first?.txn, 0)
         expectEqual(received.all.first?.inserted.map(\.id), [id])
-        #expect(id.isTemporary)
+        expectTrue(id.isTemporary)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -156,8 +156,8 @@ import Testing
             expectEqual(device.string("address"), "new-addr")
             expectEqual(device.string("name"), "mine")
             expectEqual(device.version, 2)
-            #expect(gone.isDeleted)
-            #expect(reader.registeredObject(for: ids[1]) == nil)
+            expectTrue(gone.isDeleted)
+            expectNil(reader.registeredObject(for: ids[1]))
             try reader.save()  // no conflict: the merge moved the version on
             expectEqual(device.version, 3)
         }
@@ -186,7 +186,7 @@ import Testing
         follower.performAndWait {
             expectEqual(device.string("name"), "pushed")
             expectEqual(device.version, 2)
-            #expect(!device.hasChanges)
+            expectFalse(device.hasChanges)
         }
     }
 
@@ -220,9 +220,9 @@ import Testing
         drain(main)
         main.performAndWait {
             expectEqual(device.version, 2)
-            #expect(!fresh.objectID.isTemporary)
+            expectFalse(fresh.objectID.isTemporary)
             expectEqual(fresh.version, 1)
-            #expect(main.object(with: fresh.objectID) === fresh)
+            expectTrue(main.object(with: fresh.objectID) === fresh)
         }
     }
 
@@ -248,7 +248,7 @@ import Testing
         expectEqual(merged.semaphore.wait(timeout: .now() + 10), .success)
         merged.observation.cancel()
         drain(main)
-        main.performAndWait { #expect(device.string("name") == "elsewhere") }
+        main.performAndWait { expectEqual(device.string("name"), "elsewhere") }
     }
 
     /// Signals once `context` has handled the next change set `store` commits: the context's

@@ -13,29 +13,29 @@ import Testing
             let device = child.makeDevice("kid")
             child.makeReading(device: device)
             try child.save()
-            #expect(!child.hasChanges)
-            #expect(!device.isInserted)
-            #expect(device.objectID.isTemporary)  // temporary until the top-level context saves
+            expectFalse(child.hasChanges)
+            expectFalse(device.isInserted)
+            expectTrue(device.objectID.isTemporary)  // temporary until the top-level context saves
             return device.objectID
         }
         expectEqual(fixture.store.lastTransaction, 0)
         let permanentID = try root.performAndWait {
-            #expect(root.hasChanges)
+            expectTrue(root.hasChanges)
             expectEqual(root.insertedObjects.count, 2)
             let device = try #require(root.registeredObject(for: temporaryID))
-            #expect(device.isInserted)
+            expectTrue(device.isInserted)
             expectEqual(device.string("name"), "kid")
             expectEqual(device.relatedObjects(forKey: "readings").count, 1)
             try root.save()
             return device.objectID
         }
-        #expect(!permanentID.isTemporary)
+        expectFalse(permanentID.isTemporary)
         try expectEqual(fixture.store.snapshot(permanentID)?.values["name"], .string("kid"))
         child.performAndWait {
             // The child learns the permanent ID: both IDs reach the same object.
             let byPermanent = child.object(with: permanentID)
             expectEqual(byPermanent.objectID, permanentID)
-            #expect(child.object(with: temporaryID) === byPermanent)
+            expectTrue(child.object(with: temporaryID) === byPermanent)
             expectEqual(byPermanent.string("name"), "kid")
         }
     }
@@ -53,7 +53,7 @@ import Testing
         let child = ObjectContext(parent: root, name: "child")
         try child.performAndWait {
             expectEqual(child.object(with: ids[0]).string("name"), "pending")
-            #expect(storeError { _ = try child.existingObject(with: ids[1]) } == .notFound(ids[1]))
+            expectEqual(storeError { _ = try child.existingObject(with: ids[1]) }, .notFound(ids[1]))
             expectEqual(child.object(with: newID).string("name"), "fresh")
             let names = try child.fetch(FetchRequest(entity: "Device", sortDescriptors: [.init("name")]))
                 .map { $0.string("name") }
@@ -77,14 +77,14 @@ import Testing
         }
         try root.performAndWait {
             let device = try #require(root.registeredObject(for: id))
-            #expect(device.isUpdated)
+            expectTrue(device.isUpdated)
             expectEqual(device.version, 1)
             expectEqual(device.changedValues()["name"], .string("from child"))
             expectEqual(root.deletedObjects.count, 1)
             try root.save()
             expectEqual(device.version, 2)
         }
-        #expect(try fixture.store.all("Reading").isEmpty)
+        expectTrue(try fixture.store.all("Reading").isEmpty)
         try expectEqual(fixture.store.snapshot(id)?.values["name"], .string("from child"))
     }
 
@@ -98,15 +98,15 @@ import Testing
             leaf.makeDevice("deep")
             try leaf.save()
         }
-        #expect(root.performAndWait { root.hasChanges } == false)
+        expectEqual(root.performAndWait { root.hasChanges }, false)
         try middle.performAndWait { try middle.save() }
         try root.performAndWait { try root.save() }
-        #expect(try fixture.store.all("Device").map { $0.values["name"] } == [.string("deep")])
+        expectEqual(try fixture.store.all("Device").map { $0.values["name"] }, [.string("deep")])
         try leaf.performAndWait {
             try expectEqual(leaf.count(for: FetchRequest(entity: "Device")), 1)
             let ids = try leaf.fetchIDs(FetchRequest(entity: "Device"))
-            #expect(ids.allSatisfy { !$0.isTemporary })
-            #expect(leaf.registeredObjects.count == 1)  // the temporary object was re-keyed, not duplicated
+            expectTrue(ids.allSatisfy { !$0.isTemporary })
+            expectEqual(leaf.registeredObjects.count, 1)  // the temporary object was re-keyed, not duplicated
         }
     }
 
@@ -117,11 +117,11 @@ import Testing
         let child = ObjectContext(parent: root, name: "child")
         child.performAndWait {
             let device = child.insert(entity: "Device")  // no address: required
-            #expect(storeError { try child.save() } != nil)
-            #expect(device.isInserted)
-            #expect(child.hasChanges)
+            expectNotNil(storeError { try child.save() })
+            expectTrue(device.isInserted)
+            expectTrue(child.hasChanges)
         }
-        #expect(root.performAndWait { root.hasChanges } == false)
+        expectEqual(root.performAndWait { root.hasChanges }, false)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -134,7 +134,7 @@ import Testing
             scratch.performAndWait { scratch.object(with: id)["name", as: String.self] = "abandoned" }
         }
         root.performAndWait {
-            #expect(!root.hasChanges)
+            expectFalse(root.hasChanges)
             expectEqual(root.object(with: id).string("name"), "d0")
         }
     }

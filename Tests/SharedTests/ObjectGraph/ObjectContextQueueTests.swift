@@ -11,14 +11,14 @@ import Testing
         let fixture = try ContextFixture(.inMemory)
         let context = fixture.makeContext()
         let value = context.performAndWait {
-            #expect(context.isOnQueue)
+            expectTrue(context.isOnQueue)
             let device = context.makeDevice("outer")
             return context.performAndWait {
                 context.performAndWait { device.string("name") }
             }
         }
         expectEqual(value, "outer")
-        #expect(!context.isOnQueue)
+        expectFalse(context.isOnQueue)
     }
 
     @Test func performAndWaitRethrowsTheBodysError() throws {
@@ -39,7 +39,7 @@ import Testing
         let seen = Collected<Int>()
         for i in 0..<50 {
             context.perform {
-                #expect(context.isOnQueue)
+                expectTrue(context.isOnQueue)
                 seen.append(i)
             }
         }
@@ -55,7 +55,7 @@ import Testing
             try context.save()
             return device.objectID
         }
-        #expect(!id.isTemporary)
+        expectFalse(id.isTemporary)
         await #expect(throws: Boom.self) {
             try await context.perform { () throws -> Int in throw Boom() }
         }
@@ -65,14 +65,14 @@ import Testing
         _ = testMainQueue
         let fixture = try ContextFixture(.inMemory)
         let context = ObjectContext(store: fixture.store, concurrency: .mainQueue, name: "main")
-        #expect(context.queue === testMainQueue)
+        expectTrue(context.queue === testMainQueue)
         let ranOnMain = context.performAndWait {
             context.makeDevice("ui")
             return true
         }
-        #expect(ranOnMain)
+        expectTrue(ranOnMain)
         let onMain = testMainQueue.sync { context.isOnQueue }
-        #expect(onMain)
+        expectTrue(onMain)
     }
 
     @Test func touchingAnObjectOffItsQueueTrapsInDebugBuilds() async {

@@ -11,12 +11,12 @@ import Testing
         let context = fixture.makeContext()
         context.performAndWait {
             let device = context.insert(entity: "Device")
-            #expect(device.objectID.isTemporary)
-            #expect(device.isInserted && device.hasChanges && !device.isFault)
+            expectTrue(device.objectID.isTemporary)
+            expectTrue(device.isInserted && device.hasChanges && !device.isFault)
             expectEqual(device.bool("connected"), false)
             expectEqual(device["name"], .null)
             expectEqual(device.version, 0)
-            #expect(context.hasChanges)
+            expectTrue(context.hasChanges)
             expectEqual(context.insertedObjects, [device])
         }
     }
@@ -28,9 +28,9 @@ import Testing
         let id = try context.performAndWait {
             let device = context.makeDevice("thermo")
             try context.save()
-            #expect(!device.objectID.isTemporary)
+            expectFalse(device.objectID.isTemporary)
             expectEqual(device.version, 1)
-            #expect(!device.isInserted && !device.hasChanges && !context.hasChanges)
+            expectTrue(!device.isInserted && !device.hasChanges && !context.hasChanges)
             expectEqual(device.string("name"), "thermo")
             return device.objectID
         }
@@ -52,13 +52,13 @@ import Testing
         try context.performAndWait {
             let device = try context.existingObject(with: id)
             device["name", as: String.self] = "renamed"
-            #expect(device.isUpdated)
+            expectTrue(device.isUpdated)
             expectEqual(device.changedValues(), ["name": .string("renamed")])
             expectEqual(device.committedValues(forKeys: ["name"]), ["name": .string("d0")])
             expectEqual(context.updatedObjects, [device])
             try context.save()
             expectEqual(device.version, 2)
-            #expect(!device.isUpdated)
+            expectFalse(device.isUpdated)
             expectEqual(device.committedValues(forKeys: ["name"]), ["name": .string("renamed")])
         }
         try expectEqual(fixture.store.snapshot(id)?.version, 2)
@@ -74,8 +74,8 @@ import Testing
             let device = context.object(with: id)
             device["name", as: String.self] = "x"
             device["name", as: String.self] = "d0"
-            #expect(!device.hasChanges)
-            #expect(!context.hasChanges)
+            expectFalse(device.hasChanges)
+            expectFalse(context.hasChanges)
             try context.save()
         }
         expectEqual(fixture.store.lastTransaction, before)
@@ -95,10 +95,10 @@ import Testing
             try writer.save()
         }
         context.performAndWait {
-            #expect(fault.isFault)
-            #expect(context.object(with: id) === fault)
+            expectTrue(fault.isFault)
+            expectTrue(context.object(with: id) === fault)
             expectEqual(fault.string("name"), "later")
-            #expect(!fault.isFault)
+            expectFalse(fault.isFault)
             expectEqual(fault.version, 2)
         }
     }
@@ -112,8 +112,8 @@ import Testing
             let fetched = try context.fetchIDs(FetchRequest(entity: "Device", sortDescriptors: [.init("name")]))
             expectEqual(fetched, ids)
             let objects = fetched.map { context.object(with: $0) }
-            #expect(objects.allSatisfy { $0.isFault })
-            #expect(objects.map { $0.string("name") } == ["d0", "d1", "d2"])
+            expectTrue(objects.allSatisfy { $0.isFault })
+            expectEqual(objects.map { $0.string("name") }, ["d0", "d1", "d2"])
             try expectEqual(context.count(for: FetchRequest(entity: "Device")), 3)
         }
     }
@@ -129,13 +129,13 @@ import Testing
             first["name", as: String.self] = "changed"
             context.delete(second)
             let inserted = context.makeDevice("new")
-            #expect(context.hasChanges)
+            expectTrue(context.hasChanges)
             context.rollback()
-            #expect(!context.hasChanges)
+            expectFalse(context.hasChanges)
             expectEqual(first.string("name"), "d0")
-            #expect(!second.isDeleted)
-            #expect(inserted.managedObjectContext == nil)
-            #expect(context.registeredObject(for: inserted.objectID) == nil)
+            expectFalse(second.isDeleted)
+            expectNil(inserted.managedObjectContext)
+            expectNil(context.registeredObject(for: inserted.objectID))
         }
     }
 
@@ -148,10 +148,10 @@ import Testing
             let device = context.object(with: id)
             device["name", as: String.self] = "changed"
             context.reset()
-            #expect(!context.hasChanges)
-            #expect(context.registeredObjects.isEmpty)
+            expectFalse(context.hasChanges)
+            expectEmpty(context.registeredObjects)
             let again = context.object(with: id)
-            #expect(again !== device)
+            expectTrue(again !== device)
             expectEqual(again.string("name"), "d0")
         }
     }
@@ -170,8 +170,8 @@ import Testing
                 try writer.save()
             }
             context.refresh(device, mergeChanges: false)
-            #expect(device.isFault)
-            #expect(!device.hasChanges)
+            expectTrue(device.isFault)
+            expectFalse(device.hasChanges)
             expectEqual(device.string("name"), "d0")
             expectEqual(device.string("address"), "theirs")
         }
@@ -210,12 +210,12 @@ import Testing
         }
         let context = fixture.makeContext()
         context.performAndWait {
-            #expect(storeError { _ = try context.existingObject(with: id) } == .notFound(id))
+            expectEqual(storeError { _ = try context.existingObject(with: id) }, .notFound(id))
             let never = ObjectID(entity: "Device", number: 999)
-            #expect(storeError { _ = try context.existingObject(with: never) } == .notFound(never))
+            expectEqual(storeError { _ = try context.existingObject(with: never) }, .notFound(never))
             let deletedHere = context.insert(entity: "Device")
             context.delete(deletedHere)
-            #expect(storeError { _ = try context.existingObject(with: deletedHere.objectID) } != nil)
+            expectNotNil(storeError { _ = try context.existingObject(with: deletedHere.objectID) })
         }
     }
 
@@ -228,10 +228,10 @@ import Testing
             let reading = context.makeReading(device: device)
             try context.obtainPermanentIDs(for: [device, reading])
             let deviceID = device.objectID
-            #expect(!deviceID.isTemporary && !reading.objectID.isTemporary)
-            #expect(device.isInserted)
+            expectTrue(!deviceID.isTemporary && !reading.objectID.isTemporary)
+            expectTrue(device.isInserted)
             expectEqual(reading.value(forKey: "device"), .reference(deviceID))
-            #expect(context.object(with: deviceID) === device)
+            expectTrue(context.object(with: deviceID) === device)
             try context.save()
             expectEqual(device.objectID, deviceID)
             try expectEqual(fixture.store.snapshot(deviceID)?.values["readings"], .references([reading.objectID]))
@@ -254,14 +254,14 @@ import Testing
                 Issue.record("expected a validation error, got \(String(describing: error))")
                 return
             }
-            #expect(failures.contains { $0.id == id && $0.key == "connected" && $0.reason.contains("bool") })
-            #expect(
+            expectTrue(failures.contains { $0.id == id && $0.key == "connected" && $0.reason.contains("bool") })
+            expectTrue(
                 failures.contains { $0.id == missing.objectID && $0.key == "address" && $0.reason.contains("required") }
             )
             expectEqual(failures.count, 2)
-            #expect(context.hasChanges)
+            expectTrue(context.hasChanges)
             expectEqual(device.string("name"), "fine")
-            #expect(missing.isInserted)
+            expectTrue(missing.isInserted)
         }
         expectEqual(fixture.store.lastTransaction, before)
         try expectEqual(fixture.store.snapshot(id)?.values["name"], .string("d0"))
@@ -274,8 +274,8 @@ import Testing
         try context.performAndWait {
             let device = context.makeDevice("gone")
             context.delete(device)
-            #expect(!context.hasChanges)
-            #expect(context.deletedObjects.isEmpty && context.insertedObjects.isEmpty)
+            expectFalse(context.hasChanges)
+            expectTrue(context.deletedObjects.isEmpty && context.insertedObjects.isEmpty)
             try context.save()
         }
         expectEqual(fixture.store.lastTransaction, 0)

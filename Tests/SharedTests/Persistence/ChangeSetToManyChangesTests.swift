@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 /// `ChangeSet.toManyChanges(model:)`: the members each transaction added to and removed from to-many sets, read
@@ -16,20 +17,23 @@ import Testing
         ]
         let inserted = try store.save(SaveRequest(inserts: [.init(id: tmp("Reading", "r"), values: reading)]))
         let id = try #require(inserted.ids[tmp("Reading", "r")])
-        #expect(
-            inserted.changes.toManyChanges(model: store.model) == [
+        expectEqual(
+            inserted.changes.toManyChanges(model: store.model),
+            [
                 devices[0]: ["readings": ToManyChange(added: [id])]
             ])
         let moved = try store.save(
             SaveRequest(updates: [.init(id: id, version: nil, values: ["device": .reference(devices[1])])]))
-        #expect(
-            moved.changes.toManyChanges(model: store.model) == [
+        expectEqual(
+            moved.changes.toManyChanges(model: store.model),
+            [
                 devices[0]: ["readings": ToManyChange(removed: [id])],
                 devices[1]: ["readings": ToManyChange(added: [id])],
             ])
         let deleted = try store.save(SaveRequest(deletes: [.init(id: id, version: nil)]))
-        #expect(
-            deleted.changes.toManyChanges(model: store.model) == [
+        expectEqual(
+            deleted.changes.toManyChanges(model: store.model),
+            [
                 devices[1]: ["readings": ToManyChange(removed: [id])]
             ])
     }

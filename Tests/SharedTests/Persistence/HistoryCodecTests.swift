@@ -50,7 +50,7 @@ import Testing
         expectEqual(decoded, changes)
         expectEqual(occurrences(of: "\"characteristic\"", in: text), 1)
         expectEqual(occurrences(of: "\"Reading\"", in: text), 1)
-        #expect(
+        expectTrue(
             text.hasPrefix(
                 "{\"i\":[{\"e\":\"Reading\",\"k\":[\"characteristic\",\"value\",\"time\",\"chain\",\"device\"]"))
     }
@@ -59,7 +59,7 @@ import Testing
         let changes = changeSet(inserted: [reading(1), reading(2), device(3), device(4), reading(5)])
         let (text, decoded) = try roundTrip(changes)
         expectEqual(decoded, changes)
-        #expect(occurrences(of: "{\"e\":", in: text) == 3)
+        expectEqual(occurrences(of: "{\"e\":", in: text), 3)
     }
 
     @Test func anInsertNotNamingEveryPropertyIsWrittenAsAnObjectBetweenRuns() throws {
@@ -71,7 +71,7 @@ import Testing
         let (text, decoded) = try roundTrip(changes)
         foreign.values["unknown"] = nil
         expectEqual(decoded, changeSet(inserted: [reading(1), partial, foreign, reading(4)]))
-        #expect(occurrences(of: "{\"e\":", in: text) == 2)
+        expectEqual(occurrences(of: "{\"e\":", in: text), 2)
         expectEqual(occurrences(of: "[\"Reading\",", in: text), 2)
     }
 
@@ -146,8 +146,9 @@ import Testing
             {"i":[{"e":"Reading","k":["gone","characteristic"],"r":[[4,2,"x","2a"]]}],"u":[],"d":[]}
             """
         let decoded = try codec.decode(text, txn: 1, time: Date(timeIntervalSinceReferenceDate: 0), author: nil)
-        #expect(
-            decoded.inserted == [
+        expectEqual(
+            decoded.inserted,
+            [
                 ObjectSnapshot(
                     id: ObjectID(entity: "Reading", number: 4), version: 2, values: ["characteristic": .string("2a")])
             ])

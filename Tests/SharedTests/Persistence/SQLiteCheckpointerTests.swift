@@ -72,9 +72,9 @@ import Testing
         try expectEqual(connection.integer("PRAGMA wal_autocheckpoint"), 0)
         try connection.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)")
         expectEqual(checkpointer.commitsSeen.load(ordering: .relaxed), 3)
-        #expect(
-            try connection.integer("PRAGMA journal_size_limit")
-                == SQLiteCheckpointer.journalSizeLimit(1_000, pageSize: 4_096))
+        expectEqual(
+            try connection.integer("PRAGMA journal_size_limit"),
+            SQLiteCheckpointer.journalSizeLimit(1_000, pageSize: 4_096))
     }
 
     @Test func aStoreWhoseWALStaysBelowTheThresholdStartsNoThreadUntilItPassesIt() async throws {
@@ -83,12 +83,12 @@ import Testing
         let store = try makeStore(directory)
         defer { store.close() }
         try await offPool { for n in 0..<3 { _ = try store.save(insert("few-\(n)")) } }
-        #expect(store.checkpointer.lastWALPages.load(ordering: .relaxed) < Self.threshold)
-        #expect(!store.checkpointer.isThreadRunning)
+        expectLessThan(store.checkpointer.lastWALPages.load(ordering: .relaxed), Self.threshold)
+        expectFalse(store.checkpointer.isThreadRunning)
         try await offPool { for n in 0..<60 { _ = try store.save(insert("many-\(n)")) } }
-        #expect(store.checkpointer.isThreadRunning)
+        expectTrue(store.checkpointer.isThreadRunning)
         try await waitUntil { store.checkpointStatistics.checkpoints > 0 }
-        #expect(store.checkpointStatistics.checkpoints > 0)
+        expectGreaterThan(store.checkpointStatistics.checkpoints, 0)
     }
 
     @Test func manySmallSavesAreCheckpointedByTheCheckpointerAndTheWALStaysBounded() async throws {
@@ -103,18 +103,18 @@ import Testing
         for round in 0..<6 {
             try await offPool { for n in 0..<60 { _ = try store.save(insert("R\(round)-\(n)")) } }
             try await waitUntil { isCaughtUp(store) }
-            #expect(isCaughtUp(store))
+            expectTrue(isCaughtUp(store))
         }
         // This save restarts a WAL that was copied whole, and the restart cuts the file back to the limit.
         _ = try await offPool { try store.save(insert("last")) }
         let statistics = store.checkpointStatistics
-        #expect(statistics.checkpoints >= 6)
-        #expect(statistics.framesCheckpointed >= 6 * Self.threshold)
+        expectGreaterThanOrEqual(statistics.checkpoints, 6)
+        expectTrue(statistics.framesCheckpointed >= 6 * Self.threshold)
         expectEqual(statistics.failures, 0)
-        #expect(store.checkpointer.commitsSeen.load(ordering: .relaxed) >= 361)
-        #expect(statistics.walRestarts >= 1)
+        expectGreaterThanOrEqual(store.checkpointer.commitsSeen.load(ordering: .relaxed), 361)
+        expectGreaterThanOrEqual(statistics.walRestarts, 1)
         // Restarted after a complete checkpoint, and cut back to the limit: bounded by it.
-        #expect(walSize(directory) <= limit)
+        expectLessThanOrEqual(walSize(directory), limit)
     }
 
     @Test func aCommitPastTheThresholdWakesTheCheckpointerAndTheIdleWriterThenLetsTheWALRestart() async throws {
@@ -130,7 +130,7 @@ import Testing
                 n += 1
             }
         }
-        #expect(checkpointer.lastWALPages.load(ordering: .relaxed) >= Self.threshold)
+        expectGreaterThanOrEqual(checkpointer.lastWALPages.load(ordering: .relaxed), Self.threshold)
         // The thread's pass copied the WAL (nothing was appended meanwhile), then the idle writer checkpointed
         // between its transactions, with nothing left to copy, so that its next one restarts the WAL.
         try await waitUntil { store.checkpointStatistics.completeWriterCheckpoints > 0 }
@@ -143,7 +143,7 @@ import Testing
         statistics = store.checkpointStatistics
         expectEqual(statistics.walRestarts, 1)
         expectEqual(statistics.checkpointsInsideCommits, 0)
-        #expect(checkpointer.lastWALPages.load(ordering: .relaxed) < Self.threshold)
+        expectLessThan(checkpointer.lastWALPages.load(ordering: .relaxed), Self.threshold)
     }
 
     @Test func aWriterThatOutrunsTheCheckpointerCheckpointsItselfAtTheFallbackSize() async throws {
@@ -166,11 +166,11 @@ import Testing
         }
         expectEqual(store.checkpointStatistics.writerCheckpoints, 1)
         expectEqual(store.checkpointStatistics.checkpointsInsideCommits, 0)
-        #expect(largest >= SQLiteCheckpointer.writerFallbackFactor * Self.threshold)
-        #expect(largest < (SQLiteCheckpointer.writerFallbackFactor + 1) * Self.threshold)
+        expectTrue(largest >= SQLiteCheckpointer.writerFallbackFactor * Self.threshold)
+        expectTrue(largest < (SQLiteCheckpointer.writerFallbackFactor + 1) * Self.threshold)
         // The fallback copied the whole WAL: the next commit restarts it.
         _ = try await offPool { try store.save(insert("after")) }
-        #expect(checkpointer.lastWALPages.load(ordering: .relaxed) < Self.threshold)
+        expectLessThan(checkpointer.lastWALPages.load(ordering: .relaxed), Self.threshold)
     }
 
     @Test func withoutTheCheckpointerTheSameSavesGrowTheWALPastTheLimit() async throws {
@@ -181,7 +181,7 @@ import Testing
         defer { store.close() }
         try await offPool { for n in 0..<361 { _ = try store.save(insert("N\(n)")) } }
         expectEqual(store.checkpointStatistics.checkpoints, 0)
-        #expect(walSize(directory) > SQLiteCheckpointer.journalSizeLimit(Self.threshold, pageSize: 4_096))
+        expectGreaterThan(walSize(directory), SQLiteCheckpointer.journalSizeLimit(Self.threshold, pageSize: 4_096))
     }
 
     @Test func readersKeepReadingWhileCheckpointsRun() async throws {
@@ -213,9 +213,9 @@ import Testing
         stop.store(true, ordering: .releasing)
         await withCheckedContinuation { continuation in reads.notify(queue: .global()) { continuation.resume() } }
         let result = outcomes.withLock { $0 }
-        #expect(store.checkpointStatistics.checkpoints > 0)
-        #expect(result.reads > 0)
-        #expect(result.failures.isEmpty)
+        expectGreaterThan(store.checkpointStatistics.checkpoints, 0)
+        expectGreaterThan(result.reads, 0)
+        expectEmpty(result.failures)
     }
 
     @Test func theDatabaseFileGrowsInChunksSoThatCheckpointsRarelyChangeItsSize() async throws {
@@ -226,7 +226,7 @@ import Testing
         store.close()
         let path = directory.appendingPathComponent("store.sqlite").path
         let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
-        #expect(size > 0)
+        expectGreaterThan(size, 0)
         expectEqual(size % Int64(SQLiteCheckpointer.chunkBytes), 0)
     }
 
@@ -237,13 +237,13 @@ import Testing
         let ids = try await offPool { try (0..<200).map { Array(try store.save(insert("K\($0)")).ids.values) } }
             .flatMap { $0 }
         try await waitUntil { store.checkpointStatistics.checkpoints > 0 }
-        #expect(store.checkpointStatistics.checkpoints > 0)
+        expectGreaterThan(store.checkpointStatistics.checkpoints, 0)
         store.close()
         expectEqual(walSize(directory), 0)
         let reopened = try makeStore(directory)
         defer { reopened.close() }
         let result = try reopened.objects(with: ids)
         expectEqual(result.objects.count, 200)
-        #expect(result.missing.isEmpty)
+        expectEmpty(result.missing)
     }
 }

@@ -51,18 +51,18 @@ import Testing
         let moments = recordWriterCheckpoints(of: store, chain: chain)
         let outcome = await chain.run()
         let statistics = store.checkpointStatistics
-        #expect(outcome.failures.isEmpty)
-        #expect(statistics.walRestarts >= 3)
-        #expect(statistics.writerCheckpoints >= 3)
+        expectEmpty(outcome.failures)
+        expectGreaterThanOrEqual(statistics.walRestarts, 3)
+        expectGreaterThanOrEqual(statistics.writerCheckpoints, 3)
         expectEqual(statistics.checkpointsInsideCommits, 0)
         expectEqual(statistics.checkpoints, 0)
         // Completed at two thresholds, after the group that took it there: one save more at most.
-        #expect(statistics.largestWALPages >= SQLiteCheckpointer.writerFallbackFactor * threshold)
-        #expect(statistics.largestWALPages < (SQLiteCheckpointer.writerFallbackFactor + 1) * threshold)
+        expectTrue(statistics.largestWALPages >= SQLiteCheckpointer.writerFallbackFactor * threshold)
+        expectTrue(statistics.largestWALPages < (SQLiteCheckpointer.writerFallbackFactor + 1) * threshold)
         // Each one-save group's answer was handed off before the writer checkpointed: as many answers as commits
         // (inside the commit, the commit would be counted and its save not yet answered).
         let recorded = moments.withLock { $0 }
-        #expect(recorded.count >= 3)
+        expectGreaterThanOrEqual(recorded.count, 3)
         for moment in recorded { expectEqual(moment.answered, moment.commits) }
     }
 
@@ -74,9 +74,9 @@ import Testing
         let moments = recordWriterCheckpoints(of: store, chain: chain)
         let outcome = await chain.run()
         let statistics = store.checkpointStatistics
-        #expect(outcome.failures.isEmpty)
-        #expect(statistics.walRestarts >= 3)
-        #expect(statistics.checkpoints > 0)
+        expectEmpty(outcome.failures)
+        expectGreaterThanOrEqual(statistics.walRestarts, 3)
+        expectGreaterThan(statistics.checkpoints, 0)
         expectEqual(statistics.failures, 0)
         for moment in moments.withLock({ $0 }) { expectEqual(moment.answered, moment.commits) }
         store.close()
@@ -84,7 +84,7 @@ import Testing
         defer { reopened.close() }
         let result = try reopened.objects(with: outcome.ids)
         expectEqual(result.objects.count, outcome.ids.count)
-        #expect(result.missing.isEmpty)
+        expectEmpty(result.missing)
     }
 
     @Test func aPassALongReadLeftUnfinishedIsCompletedByTheIdleWriterOnceTheReadEnds() async throws {
@@ -119,7 +119,7 @@ import Testing
         expectEqual(statistics.writerCheckpoints, 1)
         expectEqual(statistics.completeWriterCheckpoints, 0)
         let isWanted = checkpointer.isCompletionWanted.load(ordering: .relaxed)
-        #expect(isWanted)
+        expectTrue(isWanted)
         try reader.execute("COMMIT")
         // After this save's answer, with no save waiting, the writer copies the rest; the next save restarts.
         _ = try await support.offPool { try store.save(support.insert("after-read")) }
@@ -132,7 +132,7 @@ import Testing
         statistics = store.checkpointStatistics
         expectEqual(statistics.walRestarts, 1)
         expectEqual(statistics.checkpointsInsideCommits, 0)
-        #expect(checkpointer.lastWALPages.load(ordering: .relaxed) < SQLiteCheckpointerTests.threshold)
+        expectLessThan(checkpointer.lastWALPages.load(ordering: .relaxed), SQLiteCheckpointerTests.threshold)
     }
 
     @Test func theWriterCompletesOnlyWithNoSaveWaitingOrAtTheFallbackSizeAndOnlyOnceAWALIsCopied() throws {
@@ -148,19 +148,19 @@ import Testing
         defer { writer.close() }
         // A connection opens the WAL with its first read; a checkpoint before that reports nothing.
         _ = try writer.integer("SELECT count(*) FROM sqlite_master")
-        #expect(!checkpointer.completeOnTheWriter(writer.handle, savesWaiting: true))
+        expectFalse(checkpointer.completeOnTheWriter(writer.handle, savesWaiting: true))
         // At the fallback size the writer completes even with saves waiting.
         checkpointer.lastWALPages.store(SQLiteCheckpointer.writerFallbackFactor * threshold, ordering: .relaxed)
-        #expect(checkpointer.completeOnTheWriter(writer.handle, savesWaiting: true))
+        expectTrue(checkpointer.completeOnTheWriter(writer.handle, savesWaiting: true))
         // That one copied the whole WAL: nothing is due until a commit appends to it again.
         let isCopied = checkpointer.isWALCopied.load(ordering: .relaxed)
-        #expect(isCopied)
-        #expect(!checkpointer.completeOnTheWriter(writer.handle, savesWaiting: false))
+        expectTrue(isCopied)
+        expectFalse(checkpointer.completeOnTheWriter(writer.handle, savesWaiting: false))
         // Below the threshold (a WAL restarted since) nothing is due, whatever was asked.
         checkpointer.isWALCopied.store(false, ordering: .relaxed)
         checkpointer.lastWALPages.store(threshold - 1, ordering: .relaxed)
         checkpointer.isCompletionWanted.store(true, ordering: .relaxed)
-        #expect(!checkpointer.completeOnTheWriter(writer.handle, savesWaiting: false))
+        expectFalse(checkpointer.completeOnTheWriter(writer.handle, savesWaiting: false))
         expectEqual(store.checkpointStatistics.writerCheckpoints, 1)
     }
 }

@@ -21,7 +21,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let connection = try makeConnection(in: directory)
         defer { connection.close() }
-        #expect(try connection.integer("SELECT MIN(x) FROM t") == nil)
+        expectNil(try connection.integer("SELECT MIN(x) FROM t"))
         expectEqual(connection.runningStatementCount, 0)
         try connection.execute("INSERT INTO t VALUES (7, 'seven')")
         try expectEqual(connection.integer("SELECT MIN(x) FROM t"), 7)
@@ -33,9 +33,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let connection = try makeConnection(in: directory)
         defer { connection.close() }
-        #expect(try connection.text("SELECT MAX(y) FROM t") == nil)
+        expectNil(try connection.text("SELECT MAX(y) FROM t"))
         expectEqual(connection.runningStatementCount, 0)
-        #expect(try connection.text("SELECT y FROM t WHERE x = ?", [.int(1)]) == nil)
+        expectNil(try connection.text("SELECT y FROM t WHERE x = ?", [.int(1)]))
         expectEqual(connection.runningStatementCount, 0)
     }
 
@@ -45,7 +45,7 @@ import Testing
         let connection = try makeConnection(in: directory)
         defer { connection.close() }
         let statement = try connection.statement("SELECT MIN(x) FROM t")
-        #expect(try statement.step())
+        expectTrue(try statement.step())
         expectEqual(connection.runningStatementCount, 1)
         statement.reset()
         expectEqual(connection.runningStatementCount, 0)

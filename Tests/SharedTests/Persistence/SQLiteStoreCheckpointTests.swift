@@ -31,7 +31,7 @@ import Testing
             _ = try store.history(since: 0, limit: 5)
         }
         let result = try checkpoint(url)
-        #expect(result.log > 0)
+        expectGreaterThan(result.log, 0)
         expectEqual(result.checkpointed, result.log)
     }
 }

@@ -36,7 +36,7 @@ import Testing
         resume()
         done.wait()
         let txns = outcomes.withLock { $0 }
-        #expect((0..<20).map { txns[$0] ?? -1 } == Array(1...20))
+        expectEqual((0..<20).map { txns[$0] ?? -1 }, Array(1...20))
         expectEqual(sqlite.statistics.groups, 1)
         expectEqual(sqlite.statistics.groupSizes, [20: 1])
     }
@@ -62,8 +62,9 @@ import Testing
         }
         resume()
         done.wait()
-        #expect(
-            Set(outcomes.withLock { $0 }) == [
+        expectEqual(
+            Set(outcomes.withLock { $0 }),
+            [
                 "txn 1", "txn 2", StoreError.notFound(ObjectID(entity: "Device", number: 99)).description,
             ])
     }

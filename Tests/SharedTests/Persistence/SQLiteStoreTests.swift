@@ -33,7 +33,7 @@ import Testing
         let result = try store.commit(
             SaveRequest(inserts: [.init(id: tmp("Device", "d"), values: ["address": .string("b")])]))
         expectEqual(result.txn, 3)
-        #expect(result.ids[tmp("Device", "d")]!.number! > reserved.last!.number!)
+        expectGreaterThan(result.ids[tmp("Device", "d")]!.number!, reserved.last!.number!)
         try expectEqual(store.history(since: 0, limit: 10).map(\.txn), [1, 2, 3])
         store.close()
     }
@@ -42,14 +42,13 @@ import Testing
         defer { cleanUp() }
         try SQLiteStore(url: url, model: Model.deviceReadings).close()
         let error = storeError { _ = try SQLiteStore(url: url, model: TestModels.library) }
-        #expect(
-            error
-                == .modelMismatch(stored: Model.deviceReadings.versionHash, expected: TestModels.library.versionHash))
+        expectEqual(
+            error, .modelMismatch(stored: Model.deviceReadings.versionHash, expected: TestModels.library.versionHash))
         // Making a required attribute optional is not an in-place migration either.
         var entities = Model.deviceReadings.entities
         entities[0].attributes[0].isOptional = true
         let changed = try Model(entities: entities)
-        #expect(storeError { _ = try SQLiteStore(url: url, model: changed) } != nil)
+        expectNotNil(storeError { _ = try SQLiteStore(url: url, model: changed) })
     }
 
     /// `A.b_c ↔ B.x` and `A_b.c ↔ B.y` both map to the join table `Z_M2M_A_b_c`; sharing it would mix
@@ -74,7 +73,7 @@ import Testing
             try SQLiteStore(url: url, model: model).close()
             Issue.record("the store opened a model whose join tables coincide")
         } catch {
-            #expect("\(error)".contains("would share the join table Z_M2M_A_b_c"))
+            expectTrue("\(error)".contains("would share the join table Z_M2M_A_b_c"))
         }
     }
 
@@ -132,7 +131,7 @@ import Testing
         for (worker, outcome) in outcomes.withLock({ $0 }) {
             switch outcome {
             case .success(let result):
-                #expect(worker != 2)
+                expectNotEqual(worker, 2)
                 txns.append(result.txn)
                 try expectEqual(store.snapshot(result.ids.values.first!)?.version, 1)
             case .failure(let error):
@@ -165,11 +164,11 @@ import Testing
         defer { cleanUp() }
         let store = try SQLiteStore(url: url, model: Model.deviceReadings)
         store.close()
-        #expect(
-            storeError { _ = try store.insert("Device", ["address": .string("a")]) }
-                == .unavailable("the store is closed"))
-        #expect(
-            storeError { _ = try store.fetch(FetchRequest(entity: "Device")) } == .unavailable("the store is closed"))
+        expectEqual(
+            storeError { _ = try store.insert("Device", ["address": .string("a")]) },
+            .unavailable("the store is closed"))
+        expectEqual(
+            storeError { _ = try store.fetch(FetchRequest(entity: "Device")) }, .unavailable("the store is closed"))
     }
 
     @Test func theFileFollowsTheSchemaConventions() throws {
@@ -197,12 +196,14 @@ import Testing
         expectEqual(rows("SELECT Z_PK, Z_VERSION, title, inPrint, pages FROM Book"), [["1", "1", "t", "1", "0"]])
         expectEqual(rows("SELECT Z_SOURCE, Z_TARGET FROM Z_M2M_Author_books"), [["1", "1"]])
         expectEqual(rows("PRAGMA journal_mode"), [["wal"]])
-        #expect(
-            rows("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'Z_Book_%' ORDER BY name") == [
+        expectEqual(
+            rows("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'Z_Book_%' ORDER BY name"),
+            [
                 ["Z_Book_shelf"], ["Z_Book_title"],
             ])
-        #expect(
-            rows("SELECT Z_ENTITY, Z_MAX FROM Z_PRIMARYKEY WHERE Z_MAX > 0 ORDER BY Z_ENTITY") == [
+        expectEqual(
+            rows("SELECT Z_ENTITY, Z_MAX FROM Z_PRIMARYKEY WHERE Z_MAX > 0 ORDER BY Z_ENTITY"),
+            [
                 ["Author", "1"], ["Book", "1"],
             ])
     }
@@ -227,7 +228,7 @@ import Testing
         expectEqual(store.lastTransaction, 1)
         expectEqual(sqlite3_exec(db, "DELETE FROM Z_HISTORY WHERE Z_TXN = 2", nil, nil, nil), SQLITE_OK)
         let result = try store.commit(SaveRequest(inserts: inserts))
-        #expect(result.txn == 2 && result.changes.inserted.count == 3)
+        expectTrue(result.txn == 2 && result.changes.inserted.count == 3)
         try expectEqual(store.all("Device").count, 4)
     }
 }

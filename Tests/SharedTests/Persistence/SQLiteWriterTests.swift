@@ -61,7 +61,7 @@ import Testing
         resume()
         let answered = answers()
         expectEqual(answered[0], "txn 1")
-        #expect(answered[1].contains("refused by the test"))
+        expectTrue(answered[1].contains("refused by the test"))
         expectEqual(answered[2...], ["txn 2", "txn 3"])
         expectEqual(sqlite.statistics.groups, 1)
         expectEqual(sqlite.statistics.groupSizes, [4: 1])
@@ -69,11 +69,11 @@ import Testing
         try expectEqual(addresses(), ["a", "b", "c"])
         let history = try store.history(since: 0, limit: 10)
         expectEqual(history.map(\.txn), [1, 2, 3])
-        #expect(history.map { $0.inserted.first?.values["address"] } == [.string("a"), .string("b"), .string("c")])
+        expectEqual(history.map { $0.inserted.first?.values["address"] }, [.string("a"), .string("b"), .string("c")])
         // The numbers the rolled-back first attempt allocated are not handed out again.
         let numbers = try store.all("Device").compactMap(\.id.number)
-        #expect(numbers == numbers.sorted() && Set(numbers).count == 3)
-        #expect(try store.insert("Device", ["address": .string("d")]).number! > numbers.max()!)
+        expectTrue(numbers == numbers.sorted() && Set(numbers).count == 3)
+        expectGreaterThan(try store.insert("Device", ["address": .string("d")]).number!, numbers.max()!)
     }
 
     @Test func aSaveThatFailsWhilePlannedFailsAloneWithoutARetry() throws {
@@ -83,8 +83,9 @@ import Testing
         ])
         let answers = queue([insert("a"), missing, insert("b")])
         resume()
-        #expect(
-            answers() == [
+        expectEqual(
+            answers(),
+            [
                 "txn 1", StoreError.notFound(ObjectID(entity: "Device", number: 99)).description, "txn 2",
             ])
         expectEqual(sqlite.statistics.groups, 1)
@@ -102,9 +103,9 @@ import Testing
         resume()
         let answered = answers()
         expectEqual(answered[0], StoreError.notFound(ObjectID(entity: "Device", number: 99)).description)
-        #expect(answered[1].contains("refused by the test"))
+        expectTrue(answered[1].contains("refused by the test"))
         expectEqual(sqlite.lastTransaction, 0)
-        #expect(try store.history(since: 0, limit: 10).isEmpty)
+        expectTrue(try store.history(since: 0, limit: 10).isEmpty)
         _ = try store.insert("Device", ["address": .string("after")])
         expectEqual(sqlite.lastTransaction, 1)
     }

@@ -27,9 +27,9 @@ import Testing
             }
             txns.withLock { $0[worker] = mine }
         }
-        #expect(failures.withLock { $0 }.isEmpty)
+        expectEmpty(failures.withLock { $0 })
         let perWorker = txns.withLock { $0 }
-        for (_, list) in perWorker { #expect(list == list.sorted() && Set(list).count == list.count) }
+        for (_, list) in perWorker { expectTrue(list == list.sorted() && Set(list).count == list.count) }
         let all = perWorker.values.flatMap { $0 }
         expectEqual(all.sorted(), Array(1...200))
         try expectEqual(store.all("Device").count, 200)
@@ -57,7 +57,7 @@ import Testing
         let all = outcomes.withLock { $0 }
         for (worker, outcome) in all {
             switch outcome {
-            case .success: #expect(worker != 3)
+            case .success: expectNotEqual(worker, 3)
             case .failure(let error):
                 expectEqual(worker, 3)
                 guard case .conflict = error else {

@@ -30,21 +30,22 @@ import Testing
     func sortsPutNilFirstAscendingAndBreakTiesByID(factory: StoreFactory) throws {
         let store = try factory.make(TestModels.library)
         _ = try books(store)
-        #expect(
-            try titles(store, FetchRequest(entity: "Book", sortDescriptors: [ObjectSortDescriptor("price")])) == [
+        expectEqual(
+            try titles(store, FetchRequest(entity: "Book", sortDescriptors: [ObjectSortDescriptor("price")])),
+            [
                 "a", "e", "c", "d", "b",
             ])
-        #expect(
+        expectEqual(
             try titles(
-                store, FetchRequest(entity: "Book", sortDescriptors: [ObjectSortDescriptor("price", ascending: false)]))
-                == ["d", "b", "c", "a", "e"])
-        #expect(
+                store, FetchRequest(entity: "Book", sortDescriptors: [ObjectSortDescriptor("price", ascending: false)])),
+            ["d", "b", "c", "a", "e"])
+        expectEqual(
             try titles(
                 store,
                 FetchRequest(
                     entity: "Book",
-                    sortDescriptors: [ObjectSortDescriptor("shelf.name"), ObjectSortDescriptor("title")]))
-                == ["c", "a", "b", "d", "e"])
+                    sortDescriptors: [ObjectSortDescriptor("shelf.name"), ObjectSortDescriptor("title")])),
+            ["c", "a", "b", "d", "e"])
     }
 
     @Test(arguments: StoreFactory.all)
@@ -52,8 +53,9 @@ import Testing
         let store = try factory.make(TestModels.library)
         let ids = try books(store)
         let sort = [ObjectSortDescriptor("title")]
-        #expect(
-            try titles(store, FetchRequest(entity: "Book", sortDescriptors: sort, fetchLimit: 2, fetchOffset: 1)) == [
+        expectEqual(
+            try titles(store, FetchRequest(entity: "Book", sortDescriptors: sort, fetchLimit: 2, fetchOffset: 1)),
+            [
                 "b", "c",
             ])
         let idResult = try store.fetch(
@@ -61,9 +63,9 @@ import Testing
         expectEqual(idResult.content, .ids([ids["a"]!, ids["b"]!]))
         expectEqual(idResult.txn, store.lastTransaction)
         try expectEqual(store.fetch(FetchRequest(entity: "Book", resultType: .count)).content, .count(5))
-        #expect(
-            try store.fetch(FetchRequest(entity: "Book", fetchLimit: 3, fetchOffset: 1, resultType: .count)).content
-                == .count(3))
+        expectEqual(
+            try store.fetch(FetchRequest(entity: "Book", fetchLimit: 3, fetchOffset: 1, resultType: .count)).content,
+            .count(3))
         try expectEqual(
             store.fetch(FetchRequest(entity: "Book", fetchOffset: 9, resultType: .count)).content, .count(0))
     }
@@ -71,9 +73,9 @@ import Testing
     @Test(arguments: StoreFactory.all)
     func badFetchRequestsNameTheField(factory: StoreFactory) throws {
         let store = try factory.make(TestModels.library)
-        #expect(
-            storeError { _ = try store.fetch(FetchRequest(entity: "Nope")) }
-                == .invalidRequest(field: "entity", message: "unknown entity 'Nope'"))
+        expectEqual(
+            storeError { _ = try store.fetch(FetchRequest(entity: "Nope")) },
+            .invalidRequest(field: "entity", message: "unknown entity 'Nope'"))
         let error = storeError {
             _ = try store.fetch(FetchRequest(entity: "Book", sortDescriptors: [ObjectSortDescriptor("authors.name")]))
         }
@@ -99,20 +101,20 @@ import Testing
         let store = try factory.make(TestModels.library)
         _ = try books(store)
         let cheap = try ObjectPredicate(format: "price <= $max OR price == nil")
-        #expect(
+        expectEqual(
             try titles(
                 store,
                 FetchRequest(
                     entity: "Book", predicate: cheap, arguments: ["max": .double(1.5)],
-                    sortDescriptors: [ObjectSortDescriptor("title")])) == ["a", "c", "e"])
+                    sortDescriptors: [ObjectSortDescriptor("title")])), ["a", "c", "e"])
         let onShelfA = try ObjectPredicate(format: "shelf.name == 'A'")
-        #expect(
+        expectEqual(
             try titles(
                 store,
-                FetchRequest(entity: "Book", predicate: onShelfA, sortDescriptors: [ObjectSortDescriptor("title")]))
-                == ["a", "b"])
-        #expect(
-            try store.fetch(FetchRequest(entity: "Book", predicate: onShelfA, resultType: .count)).content == .count(2))
+                FetchRequest(entity: "Book", predicate: onShelfA, sortDescriptors: [ObjectSortDescriptor("title")])),
+            ["a", "b"])
+        expectEqual(
+            try store.fetch(FetchRequest(entity: "Book", predicate: onShelfA, resultType: .count)).content, .count(2))
     }
 
     @Test(arguments: StoreFactory.all)

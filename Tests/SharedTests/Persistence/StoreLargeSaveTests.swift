@@ -53,12 +53,13 @@ import Testing
         let before = store.lastTransaction
         let result = try store.commit(SaveRequest(inserts: library.inserts))
         let ids = result.ids
-        #expect(ids.count == library.inserts.count && Set(ids.values).count == library.inserts.count)
+        expectTrue(ids.count == library.inserts.count && Set(ids.values).count == library.inserts.count)
         expectEqual(ids[reserved], reserved)
-        #expect(ids.allSatisfy { request, permanent in !permanent.isTemporary && request.entity == permanent.entity })
-        #expect(result.changes.inserted.map(\.id) == library.inserts.map { ids[$0.id]! })
-        #expect(result.changes.updated.isEmpty && result.changes.deleted.isEmpty)
-        #expect(Set(result.versions.values) == [1] && result.versions.count == library.inserts.count)
+        expectTrue(
+            ids.allSatisfy { request, permanent in !permanent.isTemporary && request.entity == permanent.entity })
+        expectEqual(result.changes.inserted.map(\.id), library.inserts.map { ids[$0.id]! })
+        expectTrue(result.changes.updated.isEmpty && result.changes.deleted.isEmpty)
+        expectTrue(Set(result.versions.values) == [1] && result.versions.count == library.inserts.count)
 
         let committed = try store.everything()
         var booksOfShelf: [ObjectID: [ObjectID]] = [:]
@@ -82,7 +83,7 @@ import Testing
             expectEqual(committed[ids[author]!]?.values["portrait"], .reference(ids[portrait]!))
         }
         // The change set holds exactly the committed objects, and the history gives it back as is.
-        #expect(Dictionary(uniqueKeysWithValues: result.changes.inserted.map { ($0.id, $0) }) == committed)
+        expectEqual(Dictionary(uniqueKeysWithValues: result.changes.inserted.map { ($0.id, $0) }), committed)
         try expectEqual(store.history(since: before, limit: 10), [result.changes])
     }
 
@@ -97,8 +98,9 @@ import Testing
         library.inserts[book].values["authors"] = .references([tmp("Author", "nobody")])
         let error = storeError { try store.commit(SaveRequest(inserts: library.inserts)) }
         guard case .validation(let failures)? = error else { throw error ?? StoreError.unavailable("no error") }
-        #expect(
-            failures == [
+        expectEqual(
+            failures,
+            [
                 .init(id: reserved, key: "name", reason: "expected a string, got a int"),
                 .init(
                     id: library.inserts[book].id, key: "authors", reason: "Author/nobody is not inserted by this save"),

@@ -11,9 +11,9 @@ import Testing
         let ref = tmp("Book", "b1")
         let result = try store.commit(SaveRequest(inserts: [.init(id: ref, values: ["title": .string("Dune")])]))
         let id = try #require(result.ids[ref])
-        #expect(!id.isTemporary && id.entity == "Book")
+        expectTrue(!id.isTemporary && id.entity == "Book")
         expectEqual(result.versions, [id: 1])
-        #expect(result.txn == 1 && store.lastTransaction == 1)
+        expectTrue(result.txn == 1 && store.lastTransaction == 1)
         let snapshot = try #require(try store.snapshot(id))
         expectEqual(snapshot.version, 1)
         expectEqual(snapshot.values["title"], .string("Dune"))
@@ -37,7 +37,7 @@ import Testing
         ]
         let id = try store.insert("Book", values)
         let snapshot = try #require(try store.snapshot(id))
-        for (key, value) in values { #expect(snapshot.values[key] == value, "\(key)") }
+        for (key, value) in values { expectEqual(snapshot.values[key], value, "\(key)") }
     }
 
     @Test(arguments: StoreFactory.all)
@@ -65,7 +65,7 @@ import Testing
         let result = try store.commit(SaveRequest(deletes: [.init(id: id, version: 1)]))
         expectEqual(result.changes.deleted, [before])
         try expectEqual(store.objects(with: [id]).missing, [id])
-        #expect(try store.all("Book").isEmpty)
+        expectTrue(try store.all("Book").isEmpty)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -74,7 +74,7 @@ import Testing
         let first = try store.insert("Book", ["title": .string("a")])
         try store.commit(SaveRequest(deletes: [.init(id: first, version: nil)]))
         let second = try store.insert("Book", ["title": .string("b")])
-        #expect(second.number! > first.number!)
+        expectGreaterThan(second.number!, first.number!)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -82,7 +82,7 @@ import Testing
         let store = try factory.make(TestModels.library)
         try store.insert("Book", ["title": .string("a")])
         let result = try store.commit(SaveRequest())
-        #expect(result.txn == 1 && result.changes.isEmpty && store.lastTransaction == 1)
+        expectTrue(result.txn == 1 && result.changes.isEmpty && store.lastTransaction == 1)
         try expectEqual(store.history(since: 0, limit: 10).count, 1)
     }
 
@@ -131,7 +131,7 @@ import Testing
         // A later save still gets the next txn and the next ID.
         let shelf = try store.insert("Shelf", ["name": .string("s")])
         expectEqual(store.lastTransaction, 2)
-        #expect(shelf.number! >= 1)
+        expectGreaterThanOrEqual(shelf.number!, 1)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -165,8 +165,8 @@ import Testing
         }
         guard case .validation(let failures)? = error else { throw error ?? StoreError.unavailable("") }
         expectEqual(Set(failures.map(\.key)), ["price", "shelf", "authors"])
-        #expect(failures.allSatisfy { $0.id == ref })
-        #expect(try store.all("Book").isEmpty)
+        expectTrue(failures.allSatisfy { $0.id == ref })
+        expectTrue(try store.all("Book").isEmpty)
     }
 
     @Test(arguments: StoreFactory.all)
@@ -186,19 +186,19 @@ import Testing
                     .init(id: ref, values: ["title": .string("x"), "shelf": .reference(tmp("Shelf", "nope"))])
                 ]))
         }
-        #expect(
-            error2 == .validation([.init(id: ref, key: "shelf", reason: "Shelf/nope is not inserted by this save")]))
+        expectEqual(
+            error2, .validation([.init(id: ref, key: "shelf", reason: "Shelf/nope is not inserted by this save")]))
     }
 
     @Test(arguments: StoreFactory.all)
     func reservedPermanentIDsCanBeUsedForInserts(factory: StoreFactory) throws {
         let store = try factory.make(TestModels.library)
         let reserved = try store.obtainPermanentIDs(entity: "Book", count: 2)
-        #expect(reserved.count == 2 && reserved[0].number! + 1 == reserved[1].number!)
+        expectTrue(reserved.count == 2 && reserved[0].number! + 1 == reserved[1].number!)
         let result = try store.commit(SaveRequest(inserts: [.init(id: reserved[1], values: ["title": .string("r")])]))
         expectEqual(result.ids, [reserved[1]: reserved[1]])
         let next = try store.insert("Book", ["title": .string("n")])
-        #expect(next.number! > reserved[1].number!)
+        expectGreaterThan(next.number!, reserved[1].number!)
         let error = storeError {
             try store.commit(SaveRequest(inserts: [.init(id: oid("Book", 1000), values: ["title": .string("x")])]))
         }

@@ -42,8 +42,8 @@ import Testing
         expectEqual(result.versions[device], version + 1)
         let update = try #require(result.changes.updated.first { $0.snapshot.id == device })
         expectEqual(update.changedKeys, ["readings"])
-        #expect(update.snapshot.values["readings"] == nil)
-        #expect(update.previousValues["readings"] == nil)
+        expectNil(update.snapshot.values["readings"])
+        expectNil(update.previousValues["readings"])
         expectEqual(update.snapshot.values["address"], .string("AA"))
         try expectEqual(store.history(since: result.txn - 1, limit: 1), [result.changes])
         let members = try #require(try store.snapshot(device)?.values["readings"]?.referencedIDs)
@@ -82,13 +82,13 @@ import Testing
             let object = context.object(with: device)
             context.makeReading(device: object)
             try context.save()
-            #expect(object.isToManyFault("readings"))
+            expectTrue(object.isToManyFault("readings"))
             if let sqlite {
                 expectEqual(sqlite.toManyMembersReadBySaves, readBefore.0)
                 expectEqual(sqlite.membersReadByGets.load(ordering: .relaxed), readBefore.1)
             }
             expectEqual(object.relatedObjects(forKey: "readings").count, Self.readingCount + 1)
-            #expect(!object.hasChanges)
+            expectFalse(object.hasChanges)
         }
     }
 
@@ -101,7 +101,7 @@ import Testing
         let context = fixture.makeContext()
         try context.performAndWait {
             let object = try context.existingObject(with: device)
-            #expect(object.isToManyFault("readings"))
+            expectTrue(object.isToManyFault("readings"))
             expectEqual(object["address", as: String.self], "AA")
             expectEqual((sqlite?.membersReadByGets.load(ordering: .relaxed) ?? 0), readBefore)
             expectEqual(object.relatedObjects(forKey: "readings").count, Self.readingCount)
@@ -123,10 +123,10 @@ import Testing
         viewer.performAndWait {
             viewer.merge(result.changes)
             let object = viewer.object(with: device)
-            #expect(!object.isToManyFault("readings"))
+            expectFalse(object.isToManyFault("readings"))
             let members = object.relatedObjects(forKey: "readings").map(\.objectID)
             expectEqual(members.count, Self.readingCount + 1)
-            #expect(members.contains(reading))
+            expectTrue(members.contains(reading))
             expectEqual(object.version, result.versions[device])
         }
         expectEqual((sqlite?.membersReadByGets.load(ordering: .relaxed) ?? 0), readBefore)
@@ -145,7 +145,7 @@ import Testing
         viewer.performAndWait {
             viewer.merge(second.changes)
             let object = viewer.object(with: device)
-            #expect(object.isToManyFault("readings"))
+            expectTrue(object.isToManyFault("readings"))
             expectEqual(object.relatedObjects(forKey: "readings").count, Self.readingCount + 2)
         }
     }
@@ -157,7 +157,7 @@ import Testing
         let parent = fixture.makeContext("parent")
         let viewer = ObjectContext(parent: parent, name: "viewer")
         let writer = ObjectContext(parent: parent, name: "writer")
-        #expect(viewer.performAndWait { viewer.object(with: device).relatedObjects(forKey: "readings").count } == 3)
+        expectEqual(viewer.performAndWait { viewer.object(with: device).relatedObjects(forKey: "readings").count }, 3)
         let changes = try writer.performAndWait {
             let object = writer.object(with: device)
             writer.makeReading(device: object)
@@ -169,11 +169,11 @@ import Testing
         }
         // The writer's change set leaves the device's readings out (txn 0: versions do not move).
         let update = try #require(changes.updated.first { $0.snapshot.id == device })
-        #expect(update.changedKeys == ["readings"] && update.snapshot.values["readings"] == nil)
+        expectTrue(update.changedKeys == ["readings"] && update.snapshot.values["readings"] == nil)
         viewer.performAndWait {
             viewer.merge(changes)
             let object = viewer.object(with: device)
-            #expect(!object.isToManyFault("readings"))
+            expectFalse(object.isToManyFault("readings"))
             expectEqual(object.relatedObjects(forKey: "readings").count, 4)
         }
     }
@@ -186,9 +186,9 @@ import Testing
         let result = try store.save(
             SaveRequest(inserts: [.init(id: tmp("Reading", "new"), values: Self.reading(2, device: device))]))
         let reading = try #require(result.ids[tmp("Reading", "new")])
-        #expect(result.changes.hasToManyFaults)
+        expectTrue(result.changes.hasToManyFaults)
         let completed = try store.completingToManyValues(in: result.changes)
-        #expect(!completed.hasToManyFaults)
+        expectFalse(completed.hasToManyFaults)
         let update = try #require(completed.updated.first { $0.snapshot.id == device })
         expectEqual(update.snapshot.values["readings"], .references([first, reading]))
         expectEqual(update.previousValues["readings"], .references([first]))

@@ -59,7 +59,7 @@ import Testing
             }
             expected[store.lastTransaction] = try Self.sets(of: owners, in: store)
         }
-        #expect(deletedAuthor)
+        expectTrue(deletedAuthor)
         var timeline = ToManyTimeline(model: store.model, after: first)
         for changes in try store.history(since: first, limit: 1_000) { try timeline.record(changes) }
         let read = try store.objects(with: owners)

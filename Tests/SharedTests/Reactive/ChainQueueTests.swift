@@ -115,7 +115,7 @@ import Testing
                 observer.sendCompleted()
             }, for: "b"
         ).start(Observer())
-        #expect(recorder.waitForTermination())
+        expectTrue(recorder.waitForTermination())
         expectEqual(recorder.values, [true])
     }
 
@@ -140,7 +140,7 @@ import Testing
         expectEqual(chains.map(\.started.value), [1, 1, 1, 1, 0, 0, 0, 0, 0, 0])
         expectEqual(queue.status.runningCount, 3)
         for chain in chains { chain.complete() }
-        #expect(chains.allSatisfy { $0.started.value == 1 })
+        expectTrue(chains.allSatisfy { $0.started.value == 1 })
         expectEqual(queue.status.runningCount, 0)
     }
 
@@ -154,7 +154,7 @@ import Testing
                 .start(Observer { event in if event.isTerminating { done.leave() } })
         }
         expectEqual(done.wait(timeout: .now() + 20), .success)
-        #expect(tracker.maxTotalInside <= 2)
+        expectLessThanOrEqual(tracker.maxTotalInside, 2)
     }
 
     @Test func aDisposedWaitingChainNeverStarts() {
@@ -235,7 +235,7 @@ import Testing
         // An observer sees its chain's terminal event before the queue frees the chain's slot (so the next
         // chain never starts before the previous one's observer has heard the end): the last slots are freed
         // just after `done` is reached.
-        #expect(waitUntil(seconds: 10) { queue.status.runningCount == 0 })
+        expectTrue(waitUntil(seconds: 10) { queue.status.runningCount == 0 })
         expectEqual(queue.status.waitingCount, 0)
     }
 

@@ -7,10 +7,10 @@ import Testing
     @Test func actionDisposableRunsItsActionExactlyOnceUnderConcurrentDisposal() {
         let runs = Counter()
         let disposable = AnyDisposable { runs.increment() }
-        #expect(!disposable.isDisposed)
+        expectFalse(disposable.isDisposed)
         DispatchQueue.concurrentPerform(iterations: 16) { _ in disposable.dispose() }
         expectEqual(runs.value, 1)
-        #expect(disposable.isDisposed)
+        expectTrue(disposable.isDisposed)
     }
 
     @Test func compositeDisposesEverythingInInsertionOrder() {
@@ -21,15 +21,15 @@ import Testing
         composite += AnyDisposable { order.withLock { $0.append(3) } }
         composite.dispose()
         composite.dispose()
-        #expect(order.withLock { $0 } == [1, 2, 3])
+        expectEqual(order.withLock { $0 }, [1, 2, 3])
     }
 
     @Test func addingToADisposedCompositeDisposesAtOnce() {
         let composite = CompositeDisposable()
         composite.dispose()
         let late = AnyDisposable()
-        #expect(composite.add(late) == nil)
-        #expect(late.isDisposed)
+        expectNil(composite.add(late))
+        expectTrue(late.isDisposed)
     }
 
     @Test func removingFromACompositeKeepsTheDisposableAlive() {
@@ -38,7 +38,7 @@ import Testing
         let removal = composite.add(kept)
         removal?.dispose()
         composite.dispose()
-        #expect(!kept.isDisposed)
+        expectFalse(kept.isDisposed)
     }
 
     @Test func serialDisposableDisposesWhatItReplaces() {
@@ -47,21 +47,21 @@ import Testing
         let second = AnyDisposable()
         serial.inner = first
         serial.inner = second
-        #expect(first.isDisposed)
-        #expect(!second.isDisposed)
+        expectTrue(first.isDisposed)
+        expectFalse(second.isDisposed)
         serial.dispose()
-        #expect(second.isDisposed)
+        expectTrue(second.isDisposed)
         let third = AnyDisposable()
         serial.inner = third
-        #expect(third.isDisposed)
+        expectTrue(third.isDisposed)
     }
 
     @Test func scopedDisposableDisposesWhenReleased() {
         let inner = AnyDisposable()
         do {
             let scoped = inner.scoped()
-            #expect(!scoped.isDisposed)
+            expectFalse(scoped.isDisposed)
         }
-        #expect(inner.isDisposed)
+        expectTrue(inner.isDisposed)
     }
 }

@@ -6,9 +6,9 @@ import Testing
     @Test func runsBlocksAtOnceAndIsNeverCurrent() {
         let scheduler = ImmediateScheduler()
         let runs = Counter()
-        #expect(scheduler.schedule { runs.increment() } == nil)
+        expectNil(scheduler.schedule { runs.increment() })
         expectEqual(runs.value, 1)
-        #expect(!scheduler.isCurrent)
+        expectFalse(scheduler.isCurrent)
     }
 
     @Test func timedBlocksWaitForTheirTimeOnTheCallingThread() {
@@ -17,7 +17,7 @@ import Testing
         let runs = Counter()
         let disposable = scheduler.schedule(after: .milliseconds(2)) { runs.increment() }
         expectEqual(runs.value, 1)
-        #expect(scheduler.now >= start + .milliseconds(2))
-        #expect(disposable.isDisposed)
+        expectTrue(scheduler.now >= start + .milliseconds(2))
+        expectTrue(disposable.isDisposed)
     }
 }

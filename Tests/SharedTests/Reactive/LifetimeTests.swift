@@ -10,18 +10,18 @@ import Testing
             let made = Lifetime.make()
             token = made.token
             made.lifetime.observeEnded { ended.increment() }
-            #expect(!made.lifetime.hasEnded)
+            expectFalse(made.lifetime.hasEnded)
         }
         expectEqual(ended.value, 0)
         token = nil
-        #expect(token == nil)
+        expectNil(token)
         expectEqual(ended.value, 1)
     }
 
     @Test func observingAnEndedLifetimeRunsAtOnce() {
         let ended = Counter()
-        #expect(Lifetime.empty.hasEnded)
-        #expect(Lifetime.empty.observeEnded { ended.increment() } == nil)
+        expectTrue(Lifetime.empty.hasEnded)
+        expectNil(Lifetime.empty.observeEnded { ended.increment() })
         expectEqual(ended.value, 1)
     }
 
@@ -31,23 +31,23 @@ import Testing
         lifetime.observeEnded { ended.increment() }?.dispose()
         token.end()
         expectEqual(ended.value, 0)
-        #expect(lifetime.hasEnded)
+        expectTrue(lifetime.hasEnded)
     }
 
     @Test func disposablesAddedToALifetimeAreDisposedWhenItEnds() {
         let (lifetime, token) = Lifetime.make()
         let disposable = AnyDisposable()
         lifetime += disposable
-        #expect(!disposable.isDisposed)
+        expectFalse(disposable.isDisposed)
         token.end()
-        #expect(disposable.isDisposed)
+        expectTrue(disposable.isDisposed)
     }
 
     @Test func takeDuringCompletesWhenTheLifetimeEnds() {
         let (lifetime, token) = Lifetime.make()
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never>.never.take(during: lifetime).start(recorder.observer)
-        #expect(recorder.events.isEmpty)
+        expectEmpty(recorder.events)
         token.end()
         expectEqual(recorder.events, [.completed])
     }

@@ -1,5 +1,6 @@
 import Dispatch
 import Shared
+import TestSupport
 import Testing
 
 @Suite struct PerformSchedulerTests {
@@ -23,9 +24,9 @@ import Testing
             wasCurrent.withLock { $0 = scheduler.isCurrent }
             done.signal()
         }
-        #expect(wait(done))
-        #expect(wasCurrent.withLock { $0 } == true)
-        #expect(!scheduler.isCurrent)
+        expectTrue(wait(done))
+        expectEqual(wasCurrent.withLock { $0 }, true)
+        expectFalse(scheduler.isCurrent)
     }
 
     @Test func aBlockDisposedBeforeItRunsIsSkipped() {
@@ -35,7 +36,7 @@ import Testing
         queue.async { _ = gate.wait(timeout: .now() + .seconds(10)) }
         scheduler.schedule { runs.increment() }?.dispose()
         gate.signal()
-        #expect(queue.sync { runs.value } == 0)
+        expectEqual(queue.sync { runs.value }, 0)
     }
 
     @Test func timedBlocksArePerformedOnTheOwnersQueue() {
@@ -46,8 +47,8 @@ import Testing
             wasCurrent.withLock { $0 = scheduler.isCurrent }
             done.signal()
         }
-        #expect(wait(done))
-        #expect(wasCurrent.withLock { $0 } == true)
+        expectTrue(wait(done))
+        expectEqual(wasCurrent.withLock { $0 }, true)
     }
 
     @Test func aDisposedTimedBlockIsSkipped() {
@@ -56,7 +57,7 @@ import Testing
         scheduler.schedule(after: .seconds(5)) { runs.increment() }.dispose()
         let done = DispatchSemaphore(value: 0)
         scheduler.schedule(after: .milliseconds(20)) { done.signal() }
-        #expect(wait(done))
-        #expect(queue.sync { runs.value } == 0)
+        expectTrue(wait(done))
+        expectEqual(queue.sync { runs.value }, 0)
     }
 }

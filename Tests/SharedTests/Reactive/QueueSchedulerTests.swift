@@ -12,22 +12,22 @@ import Testing
             wasCurrent.withLock { $0 = scheduler.isCurrent }
             done.signal()
         }
-        #expect(wait(done))
-        #expect(wasCurrent.withLock { $0 } == true)
-        #expect(!scheduler.isCurrent)
+        expectTrue(wait(done))
+        expectEqual(wasCurrent.withLock { $0 }, true)
+        expectFalse(scheduler.isCurrent)
     }
 
     @Test func anotherSchedulersQueueIsNotCurrent() {
         let scheduler = QueueScheduler(name: "test.a")
         let other = QueueScheduler(name: "test.b")
         let answer = other.queue.sync { scheduler.isCurrent }
-        #expect(!answer)
+        expectFalse(answer)
     }
 
     @Test func aQueueTargetingTheSchedulersQueueCountsAsCurrent() {
         let scheduler = QueueScheduler(name: "test.target")
         let child = DispatchQueue(label: "test.child", target: scheduler.queue)
-        #expect(child.sync { scheduler.isCurrent })
+        expectTrue(child.sync { scheduler.isCurrent })
     }
 
     @Test func runsBlocksInOrder() {
@@ -40,8 +40,8 @@ import Testing
                 if index == 99 { done.signal() }
             }
         }
-        #expect(wait(done))
-        #expect(order.withLock { $0 } == Array(0..<100))
+        expectTrue(wait(done))
+        expectEqual(order.withLock { $0 }, Array(0..<100))
     }
 
     @Test func aDisposedBlockDoesNotRun() {
@@ -54,7 +54,7 @@ import Testing
         gate.signal()
         let done = DispatchSemaphore(value: 0)
         scheduler.schedule(after: .milliseconds(20)) { done.signal() }
-        #expect(wait(done))
+        expectTrue(wait(done))
         expectEqual(runs.value, 0)
     }
 
@@ -67,9 +67,9 @@ import Testing
             observed.withLock { $0 = (scheduler.now, scheduler.isCurrent) }
             done.signal()
         }
-        #expect(wait(done))
+        expectTrue(wait(done))
         let (time, wasCurrent) = observed.withLock { $0 }!
-        #expect(time >= start + .milliseconds(5))
-        #expect(wasCurrent)
+        expectTrue(time >= start + .milliseconds(5))
+        expectTrue(wasCurrent)
     }
 }

@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func ordersByTime() {
-        #expect(SchedulerTime.zero < SchedulerTime(nanoseconds: 1))
-        #expect(SchedulerTime.monotonicNow > .zero)
+        expectLessThan(SchedulerTime.zero, SchedulerTime(nanoseconds: 1))
+        expectGreaterThan(SchedulerTime.monotonicNow, .zero)
     }
 }

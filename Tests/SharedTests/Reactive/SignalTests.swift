@@ -62,7 +62,7 @@ import Testing
     @Test func neverSendsNothingUntilDisposedThenInterrupts() {
         let recorder = EventRecorder<Int, Never>()
         let disposable = Signal<Int, Never>.never.start(recorder.observer)
-        #expect(recorder.events.isEmpty)
+        expectEmpty(recorder.events)
         disposable.dispose()
         expectEqual(recorder.events, [.interrupted])
     }
@@ -108,7 +108,7 @@ import Testing
         disposable.dispose()
         expectEqual(cleanups.value, 1)
         expectEqual(recorder.events, [.interrupted])
-        #expect(disposable.isDisposed)
+        expectTrue(disposable.isDisposed)
     }
 
     @Test func terminationRunsCleanupBeforeTheObserverSeesTheTerminalEvent() {
@@ -117,7 +117,7 @@ import Testing
             lifetime.observeEnded { order.withLock { $0.append("cleanup") } }
             observer.sendCompleted()
         }.start(Observer(completed: { order.withLock { $0.append("completed") } }))
-        #expect(order.withLock { $0 } == ["cleanup", "completed"])
+        expectEqual(order.withLock { $0 }, ["cleanup", "completed"])
     }
 
     @Test func disposalFromAnotherThreadMidChainStopsEverythingAndCleansUpOnce() {
@@ -149,14 +149,14 @@ import Testing
             }
             .filter { $0 >= 0 }
             .start(recorder.observer)
-        #expect(wait(started))
+        expectTrue(wait(started))
         let disposer = DispatchSemaphore(value: 0)
         runOnNewThread {
             disposable.dispose()
             disposer.signal()
         }
-        #expect(wait(disposer))
-        #expect(recorder.waitForTermination())
+        expectTrue(wait(disposer))
+        expectTrue(recorder.waitForTermination())
         let startsAtDisposal = innerStarts.value
         let eventsAtDisposal = recorder.events.count
         // Give a misbehaving implementation a chance to keep going; nothing may change.
@@ -207,7 +207,7 @@ import Testing
                 depth.wrappingSubtract(1, ordering: .relaxed)
             }))
         expectEqual(maxDepth.load(ordering: .relaxed), 1)
-        #expect(order.withLock { $0 } == [1, -1, 2, -2, 3, -3])
+        expectEqual(order.withLock { $0 }, [1, -1, 2, -2, 3, -3])
     }
 
     @Test func disposingFromInsideAValueCallbackDeliversInterruptedAfterTheCallback() {
@@ -227,7 +227,7 @@ import Testing
         let observer = sink.withLock { $0! }
         observer.send(value: 1)
         observer.send(value: 2)
-        #expect(order.withLock { $0 } == ["value 1 begin", "value 1 end", "interrupted"])
+        expectEqual(order.withLock { $0 }, ["value 1 begin", "value 1 end", "interrupted"])
     }
 
     @Test func lazyRunsTheProducerOnTheSchedulerAtEachStart() {

@@ -25,7 +25,7 @@ import Testing
         scheduler.schedule(after: .seconds(1)) { order.withLock { $0.append("a1") } }
         scheduler.schedule(after: .seconds(1)) { order.withLock { $0.append("a2") } }
         scheduler.run()
-        #expect(order.withLock { $0 } == ["a1", "a2", "b"])
+        expectEqual(order.withLock { $0 }, ["a1", "a2", "b"])
         expectEqual(scheduler.now, SchedulerTime(nanoseconds: 2_000_000_000))
     }
 
@@ -37,8 +37,8 @@ import Testing
             scheduler.schedule(after: .seconds(1)) { times.withLock { $0.append(scheduler.now) } }
         }
         scheduler.advance(by: .seconds(5))
-        #expect(
-            times.withLock { $0 } == [SchedulerTime(nanoseconds: 1_000_000_000), .init(nanoseconds: 2_000_000_000)])
+        expectEqual(
+            times.withLock { $0 }, [SchedulerTime(nanoseconds: 1_000_000_000), .init(nanoseconds: 2_000_000_000)])
         expectEqual(scheduler.now, SchedulerTime(nanoseconds: 5_000_000_000))
     }
 
@@ -56,10 +56,10 @@ import Testing
         let scheduler = TestScheduler()
         let inside = Locked<Bool?>(nil)
         scheduler.schedule { inside.withLock { $0 = scheduler.isCurrent } }
-        #expect(!scheduler.isCurrent)
+        expectFalse(scheduler.isCurrent)
         scheduler.advance()
-        #expect(inside.withLock { $0 } == true)
-        #expect(!scheduler.isCurrent)
+        expectEqual(inside.withLock { $0 }, true)
+        expectFalse(scheduler.isCurrent)
     }
 
     @Test func negativeAdvanceDoesNotMoveTheClockBackwards() {

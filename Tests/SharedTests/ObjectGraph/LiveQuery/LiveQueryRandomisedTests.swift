@@ -75,7 +75,7 @@ import Testing
         drain(main)
         drain(main)
         let initial = try #require(updates.all.first)
-        #expect(initial.diff == nil)
+        expectNil(initial.diff)
         var mirror = rows(of: initial.snapshot, in: main)
         expectEqual(mirror, freshFetch(request, sectionKey: scenario.sectionKey, in: main))
         var applied = 1
@@ -118,7 +118,7 @@ import Testing
 
             for update in updates.all.dropFirst(applied) {
                 let diff = try #require(update.diff, "round \(round): only the first update may lack a diff")
-                #expect(!diff.isEmpty)
+                expectFalse(diff.isEmpty)
                 mirror = apply(diff, to: mirror, in: main)
                 diffsSeen += 1
             }
@@ -129,7 +129,7 @@ import Testing
             if resolved != fresh { return }
         }
         // The scenario must have exercised the query, not idled.
-        #expect(diffsSeen > Self.rounds / 3)
+        expectTrue(diffsSeen > Self.rounds / 3)
     }
 
     // MARK: - The test's own model of a result (independent of LiveQuerySnapshot.applying)
@@ -193,7 +193,7 @@ import Testing
         removals.sort { ($0.section, $0.item) > ($1.section, $1.item) }
         for path in removals { sections[path.section].rows.remove(at: path.item) }
         for change in diff.deletedSections.sorted(by: { $0.index > $1.index }) {
-            #expect(sections[change.index].rows.isEmpty, "a deleted section still has rows")
+            expectEmpty(sections[change.index].rows, "a deleted section still has rows")
             sections.remove(at: change.index)
         }
         for change in diff.insertedSections.sorted(by: { $0.index < $1.index }) {

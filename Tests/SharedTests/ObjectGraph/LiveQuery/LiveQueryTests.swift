@@ -59,7 +59,7 @@ import Testing
 
         expectEqual(harness.updates.all.count, 1)
         let initial = try #require(harness.updates.all.first)
-        #expect(initial.diff == nil)
+        expectNil(initial.diff)
         expectEqual(harness.names(initial.snapshot.objectIDs), ["b", "d", "f"])
 
         // Insert.
@@ -67,7 +67,7 @@ import Testing
         var diff = try #require(harness.updates.all.last?.diff)
         expectEqual(diff.inserted.map(\.path), [LiveQueryIndexPath(section: 0, item: 1)])
         expectEqual(harness.name(diff.inserted[0].objectID), "c")
-        #expect(diff.deleted.isEmpty && diff.moved.isEmpty && diff.updated.isEmpty)
+        expectTrue(diff.deleted.isEmpty && diff.moved.isEmpty && diff.updated.isEmpty)
         _ = c
 
         // A rename that moves b to the end.
@@ -77,7 +77,7 @@ import Testing
         expectEqual(diff.moved.count, 1)
         expectEqual(diff.moved.first?.from, LiveQueryIndexPath(section: 0, item: 0))
         expectEqual(diff.moved.first?.to, LiveQueryIndexPath(section: 0, item: 3))
-        #expect(diff.inserted.isEmpty && diff.deleted.isEmpty && diff.updated.isEmpty)
+        expectTrue(diff.inserted.isEmpty && diff.deleted.isEmpty && diff.updated.isEmpty)
 
         // A change that keeps d in place.
         let d = initial.snapshot.objectIDs[1]
@@ -86,7 +86,7 @@ import Testing
         }
         diff = try #require(harness.updates.all.last?.diff)
         expectEqual(diff.updated, [.init(path: LiveQueryIndexPath(section: 0, item: 1), objectID: d)])
-        #expect(diff.inserted.isEmpty && diff.deleted.isEmpty && diff.moved.isEmpty)
+        expectTrue(diff.inserted.isEmpty && diff.deleted.isEmpty && diff.moved.isEmpty)
 
         // A delete, and an object that starts to match.
         let f = initial.snapshot.objectIDs[2]
@@ -123,9 +123,10 @@ import Testing
         var diff = try #require(update.diff)
         expectEqual(update.snapshot.sections.map(\.value), [.bool(false), .bool(true)])
         expectEqual(diff.insertedSections, [.init(index: 1, value: .bool(true))])
-        #expect(diff.deletedSections.isEmpty)
-        #expect(
-            diff.moved == [
+        expectEmpty(diff.deletedSections)
+        expectEqual(
+            diff.moved,
+            [
                 .init(
                     from: LiveQueryIndexPath(section: 0, item: 0), to: LiveQueryIndexPath(section: 1, item: 0),
                     objectID: a)
@@ -139,7 +140,7 @@ import Testing
         diff = try #require(update.diff)
         expectEqual(update.snapshot.sections.map(\.name), ["true"])
         expectEqual(diff.deletedSections, [.init(index: 0, value: .bool(false))])
-        #expect(diff.insertedSections.isEmpty)
+        expectEmpty(diff.insertedSections)
         expectEqual(harness.names(update.snapshot.sections[0].objectIDs), ["a", "b"])
         expectEqual(initial.snapshot.applying(harness.updates.all[1].diff!).applying(diff), update.snapshot)
     }
@@ -168,7 +169,7 @@ import Testing
     @Test func theRootGivingObjectsPermanentIDsSendsNoDiff() throws {
         let harness = try Harness(Self.connectedByName)
         let temporary = try harness.change { $0.makeDevice("new", connected: true).objectID }
-        #expect(temporary.isTemporary)
+        expectTrue(temporary.isTemporary)
         expectEqual(harness.updates.all.last?.snapshot.objectIDs, [temporary])
         let count = harness.updates.all.count
 
@@ -179,11 +180,11 @@ import Testing
         // The next change is diffed against the renamed object: it stays, one insert.
         try harness.change { $0.makeDevice("other", connected: true) }
         let diff = try #require(harness.updates.all.last?.diff)
-        #expect(diff.deleted.isEmpty && diff.moved.isEmpty)
+        expectTrue(diff.deleted.isEmpty && diff.moved.isEmpty)
         expectEqual(diff.inserted.count, 1)
         let ids = try #require(harness.updates.all.last?.snapshot.objectIDs)
         expectEqual(harness.names(ids), ["new", "other"])
-        #expect(!ids[0].isTemporary)
+        expectFalse(ids[0].isTemporary)
     }
 
     @Test func aQueryOnTheRootSeesItsChildrensSaves() throws {

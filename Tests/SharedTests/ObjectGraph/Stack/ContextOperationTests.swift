@@ -55,8 +55,9 @@ import Testing
         queue.addOperation(operation)
         queue.waitUntilAllOperationsAreFinished()
 
-        #expect(
-            log.all == [
+        expectEqual(
+            log.all,
+            [
                 "step 1 on its queue: true", "step 2", "save block: 1 inserted, main sees renamed",
                 "completion: saved (1 inserted, 1 updated, 0 deleted)",
             ])
@@ -64,8 +65,8 @@ import Testing
             Issue.record("outcome \(String(describing: operation.outcome))")
             return
         }
-        #expect(operation.isFinished)
-        #expect(!operation.isExecuting)
+        expectTrue(operation.isFinished)
+        expectFalse(operation.isExecuting)
         try expectEqual(fixture.storedDeviceCount(), 2)
     }
 
@@ -90,15 +91,15 @@ import Testing
         let queue = OperationQueue()
         queue.addOperation(operation)
         expectEqual(inFirstStep.wait(timeout: .now() + 10), .success)
-        #expect(operation.isExecuting)
+        expectTrue(operation.isExecuting)
         operation.cancel()
         proceed.signal()
         queue.waitUntilAllOperationsAreFinished()
 
         expectEqual(log.all, ["step 1", "completion: cancelled"])
-        #expect(!fixture.root.performAndWait { fixture.root.hasChanges })
-        #expect(!operation.context.performAndWait { operation.context.hasChanges })
-        #expect(operation.isFinished)
+        expectFalse(fixture.root.performAndWait { fixture.root.hasChanges })
+        expectFalse(operation.context.performAndWait { operation.context.hasChanges })
+        expectTrue(operation.isFinished)
     }
 
     @Test func anOperationCancelledBeforeItStartsRunsNoStep() throws {
@@ -114,7 +115,7 @@ import Testing
         queue.isSuspended = false
         queue.waitUntilAllOperationsAreFinished()
         expectEqual(log.all, ["completion: cancelled"])
-        #expect(operation.isFinished)
+        expectTrue(operation.isFinished)
     }
 
     @Test func aThrowingStepFailsTheOperationAndRollsBack() throws {
@@ -133,8 +134,8 @@ import Testing
             Issue.record("outcome \(String(describing: operation.outcome))")
             return
         }
-        #expect(error is Broken)
-        #expect(!fixture.root.performAndWait { fixture.root.hasChanges })
+        expectTrue(error is Broken)
+        expectFalse(fixture.root.performAndWait { fixture.root.hasChanges })
     }
 
     @Test func dependenciesRunOperationsInOrderWhateverTheOrderAdded() throws {
@@ -157,7 +158,7 @@ import Testing
         let queue = OperationQueue()
         queue.addOperations([c, b, a], waitUntilFinished: true)
         expectEqual(log.all, ["a runs", "a done", "b runs", "b done", "c runs", "c done"])
-        #expect(fixture.root.performAndWait { fixture.root.insertedObjects.count } == 3)
+        expectEqual(fixture.root.performAndWait { fixture.root.insertedObjects.count }, 3)
     }
 
     @Test func maxConcurrentOperationCountCapsTheOperationsExecutingAtOnce() throws {
@@ -187,7 +188,7 @@ import Testing
         expectEqual(started.wait(timeout: .now() + 10), .success)
         expectEqual(started.wait(timeout: .now() + 10), .success)
         expectEqual(started.wait(timeout: .now() + .milliseconds(200)), .timedOut)
-        #expect(inFlight.withLock { $0.now } == 2)
+        expectEqual(inFlight.withLock { $0.now }, 2)
         expectEqual(queue.operations.filter(\.isExecuting).count, 2)
         // Each operation that finishes frees one slot for the next.
         for _ in 0..<4 {
@@ -197,9 +198,9 @@ import Testing
         release.signal()
         release.signal()
         queue.waitUntilAllOperationsAreFinished()
-        #expect(inFlight.withLock { $0.most } == 2)
-        #expect(operations.allSatisfy { if case .saved = $0.outcome { true } else { false } })
-        #expect(fixture.root.performAndWait { fixture.root.insertedObjects.count } == 6)
+        expectEqual(inFlight.withLock { $0.most }, 2)
+        expectTrue(operations.allSatisfy { if case .saved = $0.outcome { true } else { false } })
+        expectEqual(fixture.root.performAndWait { fixture.root.insertedObjects.count }, 6)
     }
 
     @Test func aSerialQueueRunsOperationsOneAtATimeInTheOrderAdded() throws {
@@ -223,6 +224,6 @@ import Testing
         }
         queue.addOperations(operations, waitUntilFinished: true)
         expectEqual(log.all, Array(0..<8))
-        #expect(inFlight.withLock { $0.most } == 1)
+        expectEqual(inFlight.withLock { $0.most }, 1)
     }
 }

@@ -19,7 +19,7 @@ import Testing
             .first()
             .get()
         expectEqual(ids.count, 3)
-        #expect(ids.allSatisfy { $0.isTemporary })
+        expectTrue(ids.allSatisfy { $0.isTemporary })
         let inserted = worker.performAndWait { worker.insertedObjects.compactMap { $0.string("name") }.sorted() }
         expectEqual(inserted, names)
 
@@ -82,6 +82,6 @@ import Testing
             Issue.record("expected wouldDeadlock, got \(result)")
             return
         }
-        #expect(!worker.scheduler.isCurrent)
+        expectFalse(worker.scheduler.isCurrent)
     }
 }

@@ -31,11 +31,11 @@ import Testing
             let values = readings.map { ($0.string("characteristic"), $0.date("time"), $0.string("chain")) }
             return (faultsBefore, values, readings.map(\.isFault))
         }
-        #expect(faultsBefore.allSatisfy { $0 })
-        #expect(faultsAfter.allSatisfy { !$0 })
-        #expect(values.allSatisfy { $0.0 == "2a19" })
-        #expect(values.map { $0.1?.timeIntervalSince1970 } == stride(from: 38.0, through: 0, by: -2).map { $0 })
-        #expect(values.map(\.2) == stride(from: 38, through: 0, by: -2).map { "chain-\($0)" })
+        expectTrue(faultsBefore.allSatisfy { $0 })
+        expectTrue(faultsAfter.allSatisfy { !$0 })
+        expectTrue(values.allSatisfy { $0.0 == "2a19" })
+        expectEqual(values.map { $0.1?.timeIntervalSince1970 }, stride(from: 38.0, through: 0, by: -2).map { $0 })
+        expectEqual(values.map(\.2), stride(from: 38, through: 0, by: -2).map { "chain-\($0)" })
     }
 
     @Test func theBackgroundFetchSeesWhatTheRootHoldsUnsaved() throws {
@@ -58,7 +58,7 @@ import Testing
             // Blocking on main while the worker fetches: the fetch must not need main's queue.
             (try? fixture.stack.fetchIDsInBackground(FetchRequest(entity: "Device")).first().get()) != nil
         }
-        #expect(onMain)
+        expectTrue(onMain)
     }
 
     @Test func aBadRequestFailsTheSignal() throws {

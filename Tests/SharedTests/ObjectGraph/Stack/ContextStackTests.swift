@@ -8,14 +8,14 @@ import Testing
     @Test func theStackIsARootWithAMainChildOnTheMainQueue() throws {
         let fixture = try StackFixture()
         let stack = fixture.stack
-        #expect(stack.root.parent == nil)
+        expectNil(stack.root.parent)
         expectEqual(stack.root.concurrencyType, .privateQueue)
-        #expect(stack.main.parent === stack.root)
+        expectTrue(stack.main.parent === stack.root)
         expectEqual(stack.main.concurrencyType, .mainQueue)
-        #expect(stack.main.queue === testMainQueue)
-        #expect(stack.main.automaticallyMergesChanges)
+        expectTrue(stack.main.queue === testMainQueue)
+        expectTrue(stack.main.automaticallyMergesChanges)
         let worker = stack.newWorker()
-        #expect(worker.parent === stack.root)
+        expectTrue(worker.parent === stack.root)
         expectEqual(worker.concurrencyType, .privateQueue)
     }
 
@@ -24,7 +24,7 @@ import Testing
         let stack = fixture.stack
         let id = try fixture.seedDevice("before")
         let onMain = stack.main.performAndWait { try? stack.main.existingObject(with: id) }
-        #expect(onMain != nil)
+        expectNotNil(onMain)
 
         let worker = stack.newWorker()
         try worker.performAndWait {
@@ -32,7 +32,7 @@ import Testing
             try worker.save()
         }
         drain(stack.main)
-        #expect(stack.main.performAndWait { stack.main.registeredObject(for: id)?.string("name") } == "after")
+        expectEqual(stack.main.performAndWait { stack.main.registeredObject(for: id)?.string("name") }, "after")
         // Not written yet: the background save waits for the timer.
         try expectEqual(fixture.storedName(of: id), "before")
         fixture.fireBackgroundSave()
@@ -50,7 +50,7 @@ import Testing
             try writer.save()
         }
         drain(reader)
-        #expect(reader.performAndWait { reader.registeredObject(for: id)?.string("name") } == "after")
+        expectEqual(reader.performAndWait { reader.registeredObject(for: id)?.string("name") }, "after")
     }
 
     @Test func workersCanBeLeftOutOfMerging() throws {
@@ -65,8 +65,8 @@ import Testing
         }
         drain(reader)
         drain(fixture.stack.main)
-        #expect(reader.performAndWait { reader.registeredObject(for: id)?.string("name") } == "before")
-        #expect(!reader.automaticallyMergesChanges)
+        expectEqual(reader.performAndWait { reader.registeredObject(for: id)?.string("name") }, "before")
+        expectFalse(reader.automaticallyMergesChanges)
     }
 
     @Test func aReleasedWorkerDisappearsFromTheDirectory() throws {
@@ -83,9 +83,9 @@ import Testing
             expectEqual(fixture.stack.liveWorkers.count, 2)
         }
         drain(fixture.stack.root)
-        #expect(released == nil)
+        expectNil(released)
         expectEqual(fixture.stack.liveWorkers.map(\.name), ["kept"])
-        #expect(fixture.stack.liveWorkers.first === kept)
+        expectTrue(fixture.stack.liveWorkers.first === kept)
     }
 
     @Test func theRootWritesOnceForSavesThatArriveWithinTheDelay() throws {
@@ -120,7 +120,7 @@ import Testing
             drain(fixture.stack.root)
         }
         // Saves every half delay: the first write came one delay after the first save.
-        #expect(try fixture.storedDeviceCount() >= 2)
+        expectGreaterThanOrEqual(try fixture.storedDeviceCount(), 2)
         fixture.fireBackgroundSave()
         try expectEqual(fixture.storedDeviceCount(), 4)
     }
@@ -163,7 +163,7 @@ import Testing
         fixture.fireBackgroundSave()
         expectEqual(failures.all.count, 1)
         expectEqual(failures.all.first?.contains("injected save failure"), true)
-        #expect(fixture.stack.root.performAndWait { fixture.stack.root.hasChanges })
+        expectTrue(fixture.stack.root.performAndWait { fixture.stack.root.hasChanges })
         try expectEqual(fixture.storedDeviceCount(), 0)
 
         fixture.failingStore.failing = false
@@ -210,13 +210,13 @@ import Testing
             try worker.save()
             return device.objectID
         }
-        #expect(temporary.isTemporary)
+        expectTrue(temporary.isTemporary)
         let name = stack.main.performAndWait { stack.main.object(with: temporary).string("name") }
         expectEqual(name, "new")
         fixture.fireBackgroundSave()
         drain(stack.main)
         let id = stack.main.performAndWait { stack.main.object(with: temporary).objectID }
-        #expect(!id.isTemporary)
+        expectFalse(id.isTemporary)
         try expectEqual(fixture.storedName(of: id), "new")
     }
 }
@@ -234,7 +234,7 @@ extension ContextStackTests {
             try worker.save()
             return reading.objectID
         }
-        #expect(readingID.isTemporary)
+        expectTrue(readingID.isTemporary)
         fixture.fireBackgroundSave()
         drain(stack.main)
         let (resolved, characteristic, related) = stack.main.performAndWait {
@@ -245,7 +245,7 @@ extension ContextStackTests {
                 device?.relatedObjects(forKey: "readings").map(\.objectID)
             )
         }
-        #expect(!resolved.isTemporary)
+        expectFalse(resolved.isTemporary)
         expectEqual(characteristic, "2a19")
         expectEqual(related, [resolved])
     }

@@ -15,7 +15,7 @@ import Testing
         scheduler.advance(by: .milliseconds(900))
         send.send(value: 2)
         scheduler.advance(by: .milliseconds(900))
-        #expect(recorder.values.isEmpty)
+        expectEmpty(recorder.values)
         scheduler.advance(by: .milliseconds(100))
         expectEqual(recorder.values, [2])
         send.send(value: 3)

@@ -8,7 +8,7 @@ import Testing
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never>(values: [1, 2]).delay(.seconds(2), on: scheduler).start(recorder.observer)
         scheduler.advance(by: .seconds(1))
-        #expect(recorder.events.isEmpty)
+        expectEmpty(recorder.events)
         scheduler.advance(by: .seconds(1))
         expectEqual(recorder.events, [.value(1), .value(2), .completed])
     }
@@ -28,7 +28,7 @@ import Testing
         let scheduler = TestScheduler()
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never>(values: [1, 2]).delay(.seconds(2), on: scheduler).start(recorder.observer).dispose()
-        #expect(recorder.events.isEmpty)
+        expectEmpty(recorder.events)
         scheduler.run()
         expectEqual(recorder.events, [.interrupted])
     }

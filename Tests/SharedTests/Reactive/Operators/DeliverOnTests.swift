@@ -15,7 +15,7 @@ import Testing
                 terminated: { if !scheduler.isCurrent { offQueue.increment() } }
             )
             .start(recorder.observer)
-        #expect(recorder.waitForTermination())
+        expectTrue(recorder.waitForTermination())
         expectEqual(offQueue.value, 0)
         expectEqual(recorder.values, Array(0..<1_000))
         expectEqual(recorder.events.last, .completed)
@@ -34,15 +34,15 @@ import Testing
                 })
             )
             .dispose()
-        #expect(wait(done))
-        #expect(onQueue.withLock { $0 } == true)
+        expectTrue(wait(done))
+        expectEqual(onQueue.withLock { $0 }, true)
     }
 
     @Test func nothingIsDeliveredBeforeTheSchedulerRuns() {
         let scheduler = TestScheduler()
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never>(values: [1, 2]).deliver(on: scheduler).start(recorder.observer)
-        #expect(recorder.events.isEmpty)
+        expectEmpty(recorder.events)
         scheduler.advance()
         expectEqual(recorder.events, [.value(1), .value(2), .completed])
     }
@@ -65,9 +65,9 @@ import Testing
         }
         .start(on: scheduler)
         .start(recorder.observer)
-        #expect(onScheduler.withLock { $0 } == nil)
+        expectNil(onScheduler.withLock { $0 })
         scheduler.advance()
-        #expect(onScheduler.withLock { $0 } == true)
+        expectEqual(onScheduler.withLock { $0 }, true)
         expectEqual(recorder.values, [1])
     }
 

@@ -13,8 +13,9 @@ import Testing
                 terminated: { record("terminated") }, disposed: { record("disposed") }
             )
             .start(Observer(value: { record("observer \($0)") }, completed: { record("observer completed") }))
-        #expect(
-            log.withLock { $0 } == [
+        expectEqual(
+            log.withLock { $0 },
+            [
                 "starting", "value 1", "observer 1", "completed", "terminated", "disposed", "observer completed",
                 "started",
             ])

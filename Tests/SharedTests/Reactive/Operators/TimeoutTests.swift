@@ -49,6 +49,6 @@ import Testing
             .timeout(after: .seconds(Int64.max), raising: .timedOut, on: scheduler)
             .start(recorder.observer)
         scheduler.advance(by: .seconds(1_000_000))
-        #expect(recorder.events.isEmpty)
+        expectEmpty(recorder.events)
     }
 }

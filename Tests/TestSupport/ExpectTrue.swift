@@ -1,0 +1,49 @@
+import Testing
+
+/// Records an issue at the caller's line unless `condition` is true: `#expect(condition)` written as a function.
+///
+/// The test modules use these functions instead of the `#expect` macro because each expansion of the macro cost the
+/// compiler about a tenth of a second (its expansion is parsed, type-checked and compiled with closures around every
+/// operand), paid once per build under each sanitizer; calls cost almost nothing (docs/testing.md, "Compile time of
+/// the tests"). Like `#expect`, an error thrown while evaluating the condition is recorded as an issue, not thrown.
+///
+/// A failure reads `Expectation failed: the condition is false`, followed by the comment if given; the issue's
+/// source location is the call's, so the check it names is the line the test runner points at.
+public func expectTrue(
+    _ condition: @autoclosure () throws -> Bool,
+    _ comment: Comment? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    do {
+        guard try !condition() else { return }
+        recordFailure("the condition is false", comment, at: sourceLocation)
+    } catch {
+        Issue.record(error, comment, sourceLocation: sourceLocation)
+    }
+}
+
+/// Records an issue at the caller's line unless `condition` is false: `#expect(!condition)` written as a function.
+public func expectFalse(
+    _ condition: @autoclosure () throws -> Bool,
+    _ comment: Comment? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    do {
+        guard try condition() else { return }
+        recordFailure("the condition is true", comment, at: sourceLocation)
+    } catch {
+        Issue.record(error, comment, sourceLocation: sourceLocation)
+    }
+}
+
+/// Records `Expectation failed: <what>` and the comment, if any, at `sourceLocation`.
+package func recordFailure(_ what: String, _ comment: Comment?, at sourceLocation: SourceLocation) {
+    Issue.record(Comment(rawValue: failureMessage(what, comment: comment)), sourceLocation: sourceLocation)
+}
+
+/// The text of an expectation's issue: `Expectation failed: <what>`, then `: <comment>` if there is one.
+package func failureMessage(_ what: String, comment: Comment?) -> String {
+    let message = "Expectation failed: \(what)"
+    guard let comment else { return message }
+    return "\(message): \(comment.rawValue)"
+}
