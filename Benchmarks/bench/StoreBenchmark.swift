@@ -205,6 +205,58 @@ final class RawSQLite {
         return (Double(transactions) / seconds, rows / seconds, rows / (processCPUSeconds() - cpuStart))
     }
 
+    /// Transactions of `savesPerTransaction` saves that each write what a one-object store save writes,
+    /// with nothing else: a savepoint around the save, the `Reading` row, a `Z_HISTORY` row carrying
+    /// `historyJSON` (one transaction number per save, as PROTOCOL.md gives each save its own), then the
+    /// entity's `Z_PRIMARYKEY` counter once per transaction. The ceiling of any store keeping the
+    /// issue's history and per-save savepoints; rates are saves.
+    func storeShapedSaveRate(
+        savesPerTransaction: Int, historyJSON: String, duration: Duration = StoreBenchmark.duration
+    ) throws -> (transactions: Double, saves: Double, savesPerCPUSecond: Double) {
+        try exec(
+            """
+            CREATE TABLE IF NOT EXISTS Z_PRIMARYKEY (Z_ENTITY TEXT PRIMARY KEY, Z_MAX INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS Z_HISTORY (Z_TXN INTEGER PRIMARY KEY, Z_TIME REAL NOT NULL, Z_AUTHOR TEXT,
+                Z_CHANGES TEXT NOT NULL);
+            INSERT OR IGNORE INTO Z_PRIMARYKEY VALUES ('Reading', 0);
+            """)
+        let reading = try prepare(
+            "INSERT INTO Reading (Z_PK, Z_VERSION, characteristic, value, time) VALUES (?, ?, ?, ?, ?)")
+        let history = try prepare("INSERT INTO Z_HISTORY (Z_TXN, Z_TIME, Z_AUTHOR, Z_CHANGES) VALUES (?, ?, ?, ?)")
+        let counter = try prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENTITY = 'Reading'")
+        let savepoint = try prepare("SAVEPOINT save")
+        let release = try prepare("RELEASE save")
+        defer { [reading, history, counter, savepoint, release].forEach { sqlite3_finalize($0) } }
+        func run(_ statement: OpaquePointer) {
+            sqlite3_step(statement)
+            sqlite3_reset(statement)
+        }
+        var transactions = 0
+        let start = ContinuousClock.now
+        let cpuStart = processCPUSeconds()
+        while ContinuousClock.now - start < duration {
+            try exec("BEGIN IMMEDIATE")
+            for _ in 0..<savesPerTransaction {
+                next += 1
+                run(savepoint)
+                insert(reading, next)
+                sqlite3_bind_int64(history, 1, next)
+                sqlite3_bind_double(history, 2, Date().timeIntervalSinceReferenceDate)
+                sqlite3_bind_null(history, 3)
+                sqlite3_bind_text(history, 4, historyJSON, -1, csqlite_transient())
+                run(history)
+                run(release)
+            }
+            sqlite3_bind_int64(counter, 1, next)
+            run(counter)
+            try exec("COMMIT")
+            transactions += 1
+        }
+        let seconds = (ContinuousClock.now - start).seconds
+        let saves = Double(transactions * savesPerTransaction)
+        return (Double(transactions) / seconds, saves / seconds, saves / (processCPUSeconds() - cpuStart))
+    }
+
     func seedForSelects() throws {
         try exec("DELETE FROM Reading")
         let statement = try prepare(

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 @preconcurrency import Glibc
 import Shared
@@ -22,14 +23,17 @@ enum StoreGroupCommitBenchmark {
     }
 
     static func run() throws {
-        let (rawOne, rawEight, one, eight) = try BenchDirectory.withTemporary { directory in
+        let (rawOne, rawEight, rawShaped, one, eight) = try BenchDirectory.withTemporary { directory in
             let raw = try RawSQLite(path: directory.path("raw.sqlite"))
             let rawOne = try raw.insertRate(rowsPerTransaction: 1, duration: duration)
             let rawEight = try raw.insertRate(rowsPerTransaction: 8, duration: duration)
             let (one, eight) = try directory.withStore { store in
                 (try measure(store, threads: 1), try measure(store, threads: 8))
             }
-            return (rawOne, rawEight, one, eight)
+            let historyJSON = try lastHistoryJSON(path: directory.path("store.sqlite"))
+            let rawShaped = try raw.storeShapedSaveRate(
+                savesPerTransaction: 8, historyJSON: historyJSON, duration: duration)
+            return (rawOne, rawEight, rawShaped, one, eight)
         }
 
         func row(_ name: String, _ rate: Double, _ cpu: Double, _ perTxn: Double) -> String {
@@ -41,6 +45,7 @@ enum StoreGroupCommitBenchmark {
         print("one-object durable saves (\(duration) each, load \(loadAverage()))")
         print(row("raw SQLite, 1 row per txn (rows)", rawOne.rows, 1e6 / rawOne.rowsPerCPUSecond, 1))
         print(row("raw SQLite, 8 rows per txn (rows)", rawEight.rows, 1e6 / rawEight.rowsPerCPUSecond, 8))
+        print(row("raw SQLite, a save's rows, 8 per txn", rawShaped.saves, 1e6 / rawShaped.savesPerCPUSecond, 8))
         print(row("store, 1 thread (saves)", one.saves, one.cpuMicroseconds, one.savesPerTransaction))
         print(row("store, 8 threads (saves)", eight.saves, eight.cpuMicroseconds, eight.savesPerTransaction))
     }
@@ -53,6 +58,26 @@ enum StoreGroupCommitBenchmark {
         let after = store.statistics
         let perTransaction = Double(after.saves - before.saves) / Double(max(after.groups - before.groups, 1))
         return (rate.saves, 1e6 / rate.objectsPerCPUSecond, perTransaction)
+    }
+
+    /// The change set the store wrote last in its history, as the JSON text it stored: what a raw
+    /// writer doing a save's work must write too.
+    private static func lastHistoryJSON(path: String) throws -> String {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else {
+            throw SQLiteError(code: 1, message: "open \(path)")
+        }
+        defer { sqlite3_close_v2(db) }
+        var statement: OpaquePointer?
+        let sql = "SELECT Z_CHANGES FROM Z_HISTORY ORDER BY Z_TXN DESC LIMIT 1"
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+            throw SQLiteError(code: sqlite3_errcode(db), message: String(cString: sqlite3_errmsg(db)), sql: sql)
+        }
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else {
+            throw SQLiteError(code: 0, message: "the store wrote no history", sql: sql)
+        }
+        return String(cString: text)
     }
 
     /// The 1-minute load average, beside the rates (the machine is shared).
