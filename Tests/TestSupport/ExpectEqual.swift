@@ -6,8 +6,9 @@ import Testing
 /// The test modules use it for their thousands of one-line equality checks because a call costs the compiler one
 /// generic call to type-check, where each `#expect(a == b)` expands into a call taking closures over the
 /// comparison, and those expansions were about a fifth of the test modules' compile time, paid once per build under
-/// each sanitizer (docs/testing.md, "Compile time of the tests"). `#expect` stays for everything else: checks that
-/// are not an equality, or whose operands are closures.
+/// each sanitizer (docs/testing.md, "Compile time of the tests"). The other checks have functions of their own
+/// (`expectTrue`, `expectNil`, `expectEmpty`, `expectLessThan`, …); `#expect` stays for `throws:`, exit tests and
+/// conditions that `await`.
 ///
 /// A failure reads `Expectation failed: 3 is not equal to 4 (actual, expected)`, followed by the comment if given.
 public func expectEqual<Value: Equatable>(

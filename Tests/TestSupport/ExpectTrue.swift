@@ -2,10 +2,10 @@ import Testing
 
 /// Records an issue at the caller's line unless `condition` is true: `#expect(condition)` written as a function.
 ///
-/// The test modules use these functions instead of the `#expect` macro because each expansion of the macro cost the
-/// compiler about a tenth of a second (its expansion is parsed, type-checked and compiled with closures around every
-/// operand), paid once per build under each sanitizer; calls cost almost nothing (docs/testing.md, "Compile time of
-/// the tests"). Like `#expect`, an error thrown while evaluating the condition is recorded as an issue, not thrown.
+/// The test modules use these functions instead of the `#expect` macro because every expansion of the macro is
+/// parsed, type-checked and compiled with closures around its operands, once per build under each sanitizer; a call
+/// costs the compiler far less (docs/testing.md, "Compile time of the tests"). Like `#expect`, an error thrown while
+/// evaluating the condition is recorded as an issue, not thrown.
 ///
 /// A failure reads `Expectation failed: the condition is false`, followed by the comment if given; the issue's
 /// source location is the call's, so the check it names is the line the test runner points at.
