@@ -188,21 +188,30 @@ final class RawSQLite {
         let statement = try prepare(
             "INSERT INTO Reading (Z_PK, Z_VERSION, characteristic, value, time) VALUES (?, ?, ?, ?, ?)")
         defer { sqlite3_finalize(statement) }
+        let timed = try repeatTransactions(for: duration) {
+            for _ in 0..<rowsPerTransaction {
+                next += 1
+                insert(statement, next)
+            }
+        }
+        let rows = Double(timed.transactions * rowsPerTransaction)
+        return (Double(timed.transactions) / timed.seconds, rows / timed.seconds, rows / timed.cpuSeconds)
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, transaction after transaction, for `duration`.
+    private func repeatTransactions(
+        for duration: Duration, _ body: () -> Void
+    ) throws -> (transactions: Int, seconds: Double, cpuSeconds: Double) {
         var transactions = 0
         let start = ContinuousClock.now
         let cpuStart = processCPUSeconds()
         while ContinuousClock.now - start < duration {
             try exec("BEGIN IMMEDIATE")
-            for _ in 0..<rowsPerTransaction {
-                next += 1
-                insert(statement, next)
-            }
+            body()
             try exec("COMMIT")
             transactions += 1
         }
-        let seconds = (ContinuousClock.now - start).seconds
-        let rows = Double(transactions * rowsPerTransaction)
-        return (Double(transactions) / seconds, rows / seconds, rows / (processCPUSeconds() - cpuStart))
+        return (transactions, (ContinuousClock.now - start).seconds, processCPUSeconds() - cpuStart)
     }
 
     /// Transactions of `savesPerTransaction` saves that each write what a one-object store save writes,
@@ -231,11 +240,7 @@ final class RawSQLite {
             sqlite3_step(statement)
             sqlite3_reset(statement)
         }
-        var transactions = 0
-        let start = ContinuousClock.now
-        let cpuStart = processCPUSeconds()
-        while ContinuousClock.now - start < duration {
-            try exec("BEGIN IMMEDIATE")
+        let timed = try repeatTransactions(for: duration) {
             for _ in 0..<savesPerTransaction {
                 next += 1
                 run(savepoint)
@@ -249,12 +254,9 @@ final class RawSQLite {
             }
             sqlite3_bind_int64(counter, 1, next)
             run(counter)
-            try exec("COMMIT")
-            transactions += 1
         }
-        let seconds = (ContinuousClock.now - start).seconds
-        let saves = Double(transactions * savesPerTransaction)
-        return (Double(transactions) / seconds, saves / seconds, saves / (processCPUSeconds() - cpuStart))
+        let saves = Double(timed.transactions * savesPerTransaction)
+        return (Double(timed.transactions) / timed.seconds, saves / timed.seconds, saves / timed.cpuSeconds)
     }
 
     func seedForSelects() throws {
