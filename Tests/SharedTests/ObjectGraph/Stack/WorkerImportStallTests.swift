@@ -4,13 +4,14 @@ import Shared
 import TestSupport
 import Testing
 
-/// The stack's promise: a long import on a worker never holds up the main context. 10,000
+/// The stack's promise: a long import on a worker never holds up the main context. 3,000
 /// readings are saved in batches of 500 through worker → root → SQLite while a ticker on the
 /// main queue records how late it runs. The figures are printed, not asserted (timing on a
 /// shared machine would flake); the assertions check that everything arrived and that main kept
 /// ticking. `scripts/bench stack` measures the same import at 100,000 readings in a release build.
+/// (10,000 readings until session 9: 26 s of CPU under each sanitizer for the same assertions.)
 @Suite struct WorkerImportStallTests {
-    static let objects = 10_000
+    static let objects = 3_000
     static let batch = 500
 
     @Test func aLongWorkerImportLeavesTheMainQueueFree() throws {
