@@ -7,11 +7,8 @@ public func expectEmpty<C: Collection>(
     _ comment: Comment? = nil,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
-    do {
+    checkAndRecord(comment, at: sourceLocation) {
         let collection = try collection()
-        guard !collection.isEmpty else { return }
-        recordFailure("\(collection) is not empty", comment, at: sourceLocation)
-    } catch {
-        Issue.record(error, comment, sourceLocation: sourceLocation)
+        return collection.isEmpty ? nil : "\(collection) is not empty"
     }
 }

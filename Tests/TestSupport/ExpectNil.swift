@@ -7,12 +7,7 @@ public func expectNil<Wrapped>(
     _ comment: Comment? = nil,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
-    do {
-        guard let value = try value() else { return }
-        recordFailure("\(value) is not nil", comment, at: sourceLocation)
-    } catch {
-        Issue.record(error, comment, sourceLocation: sourceLocation)
-    }
+    checkAndRecord(comment, at: sourceLocation) { try value().map { "\($0) is not nil" } }
 }
 
 /// Records an issue at the caller's line when `value` is nil: `#expect(value != nil)` written as a function.
@@ -21,10 +16,5 @@ public func expectNotNil<Wrapped>(
     _ comment: Comment? = nil,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
-    do {
-        guard try value() == nil else { return }
-        recordFailure("the value is nil", comment, at: sourceLocation)
-    } catch {
-        Issue.record(error, comment, sourceLocation: sourceLocation)
-    }
+    checkAndRecord(comment, at: sourceLocation) { try value() == nil ? "the value is nil" : nil }
 }

@@ -14,12 +14,7 @@ public func expectTrue(
     _ comment: Comment? = nil,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
-    do {
-        guard try !condition() else { return }
-        recordFailure("the condition is false", comment, at: sourceLocation)
-    } catch {
-        Issue.record(error, comment, sourceLocation: sourceLocation)
-    }
+    checkAndRecord(comment, at: sourceLocation) { try condition() ? nil : "the condition is false" }
 }
 
 /// Records an issue at the caller's line unless `condition` is false: `#expect(!condition)` written as a function.
@@ -28,9 +23,18 @@ public func expectFalse(
     _ comment: Comment? = nil,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
+    checkAndRecord(comment, at: sourceLocation) { try condition() ? "the condition is true" : nil }
+}
+
+/// Records `Expectation failed: <what>` at `sourceLocation` when `failure` returns what failed, nothing when it
+/// returns nil; an error `failure` throws is recorded as an issue, as `#expect` records it. The one place the
+/// expectation functions whose operands are autoclosures evaluate them.
+package func checkAndRecord(
+    _ comment: Comment?, at sourceLocation: SourceLocation, _ failure: () throws -> String?
+) {
     do {
-        guard try condition() else { return }
-        recordFailure("the condition is true", comment, at: sourceLocation)
+        guard let what = try failure() else { return }
+        recordFailure(what, comment, at: sourceLocation)
     } catch {
         Issue.record(error, comment, sourceLocation: sourceLocation)
     }

@@ -18,9 +18,6 @@ import sys
 
 COMPARISONS = {"==": "expectEqual", "!=": "expectNotEqual", "<": "expectLessThan", "<=": "expectLessThanOrEqual",
                ">": "expectGreaterThan", ">=": "expectGreaterThanOrEqual"}
-# Top-level operators after which the condition is not one comparison: left to expectTrue.
-OTHER_OPERATORS = {"&&", "||", "??", "?", "===", "!==", "~=", "...", "..<", "is", "as", "as?", "as!", "+", "-", "*",
-                   "/", "%", "&", "|", "^", "<<", ">>"}
 
 
 def skip_string(text, i):
