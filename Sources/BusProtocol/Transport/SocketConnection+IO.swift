@@ -180,7 +180,6 @@ extension SocketConnection {
         return true
     }
 
-    /// Reads up to `maxReadsPerWakeup` times, handing each chunk to `onRead`.
     // MARK: - Pausing reads
 
     /// Stops reading from the peer until `resumeReading()`: bytes the peer sends wait in the socket (and, once its
@@ -207,6 +206,7 @@ extension SocketConnection {
         if mustFinish { scheduleFinishClose() }
     }
 
+    /// Reads up to `maxReadsPerWakeup` times, handing each chunk to `onRead`.
     private func read(after readiness: IOReadiness) {
         enum Outcome: Sendable { case bytes([UInt8], filledBuffer: Bool), wouldBlock, endOfFile, failed(SystemError) }
         // Paused, the socket is read only to notice a hang-up or an error (epoll reports those whatever the
