@@ -2,6 +2,7 @@
 enum BenchmarkSuites {
     static let all: [String: @Sendable () throws -> Void] = [
         "bus": StoreBusBenchmark.run,
+        "busdurable": StoreBusBenchmark.runDurableSaves,
         "busecho": BusBenchmark.run,
         "busfanout": StoreBusBenchmark.runFanOut,
         "device": DeviceBenchmark.run,

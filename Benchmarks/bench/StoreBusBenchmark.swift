@@ -35,17 +35,33 @@ enum StoreBusBenchmark {
     static let subscribers = ProcessInfo.processInfo.environment["CTXBUS_BENCH_SUBSCRIBERS"].flatMap { Int($0) } ?? 100
     static let fanOutMessages = 2_000
 
+    /// The parts of the suite a run measures.
+    enum Part {
+        /// `store.get` round trips at 1 and 50 connections.
+        case gets
+        /// Durable one-object saves from 8 processes, against Redis with `appendfsync always`.
+        case durableSaves
+        /// Fan-out latency to 100 subscribers, against Redis pub/sub.
+        case fanOut
+    }
+
     static func run() throws {
-        try run(onlyFanOut: false)
+        try run([.gets, .durableSaves, .fanOut])
     }
 
     /// `bench busfanout`: only the fan-out cases (storesvc disk and memory, Redis pub/sub), with storesvc's CPU
     /// time over each storesvc fan-out.
     static func runFanOut() throws {
-        try run(onlyFanOut: true)
+        try run([.fanOut])
     }
 
-    private static func run(onlyFanOut: Bool) throws {
+    /// `bench busdurable`: only the durable saves from 8 processes and Redis's `appendfsync always` `SET`, with each
+    /// server's CPU time over its run.
+    static func runDurableSaves() throws {
+        try run([.durableSaves])
+    }
+
+    private static func run(_ parts: Set<Part>) throws {
         if let socket = ProcessInfo.processInfo.environment["CTXBUS_BENCH_SAVE_CLIENT"] {
             try runSaveClient(socket: socket)
             return
@@ -64,15 +80,40 @@ enum StoreBusBenchmark {
         let store = directory.appendingPathComponent("store.sock").path
         let redis = directory.appendingPathComponent("redis.sock").path
         let durableRedis = directory.appendingPathComponent("redis-aof.sock").path
-        let (storesvc, redisServer) = try startServices(
+        let services = try startServices(
             directory: directory, store: store, redis: redis, durableRedis: durableRedis, in: processes)
 
         var rows: [[String]] = []
-        if !onlyFanOut {
-            try appendRequestRows(
-                to: &rows, store: store, redis: redis, durableRedis: durableRedis, directory: directory,
+        if parts.contains(.gets) {
+            try appendGetRows(to: &rows, store: store, redis: redis)
+        }
+        if parts.contains(.durableSaves) {
+            try appendDurableSaveRows(
+                to: &rows, store: store, durableRedis: durableRedis, services: services, directory: directory,
                 processes: processes)
         }
+        if parts.contains(.fanOut) {
+            try appendFanOutRows(to: &rows, store: store, redis: redis, services: services)
+        }
+        printTable(["case", "storesvc raw client", "storesvc BusClient", "redis", "ratio vs redis (goal)"], rows)
+        if parts.contains(.durableSaves) {
+            print(
+                "  durable saves: \(saveClients) child processes of this runner, one BusClient each, one durability-disk "
+                    + "insert at a time; redis: redis-benchmark -c \(saveClients) -t set -d 100, appendfsync always")
+        }
+        if parts.contains(.fanOut) {
+            print(
+                "  fan-out: \(fanOutMessages) messages at ~1000/s, store.changed frames and a redis payload of the same "
+                    + "size; storesvc latency = event received − save sent, commit included (saves with durability disk, "
+                    + "then memory)")
+        }
+        print("  load after: \(loadAverage())")
+    }
+
+    /// The fan-out rows: storesvc with disk and memory durability, Redis pub/sub, both publishers.
+    private static func appendFanOutRows(
+        to rows: inout [[String]], store: String, redis: String, services: Services
+    ) throws {
         // storesvc: disk and memory durability with an open-loop publisher, memory with a closed-loop one; Redis with
         // both publishers. Each row compares the same publisher.
         var phases: [(name: String, run: (latencies: Percentiles, acks: Percentiles, messageSize: Int), cpu: Double?)] =
@@ -80,13 +121,13 @@ enum StoreBusBenchmark {
         for (durability, pacing) in [
             ("disk", PublisherPacing.openLoop), ("memory", .openLoop), ("memory", .closedLoop),
         ] {
-            let cpu = ProcessCPUTime(pid: storesvc)
+            let cpu = ProcessCPUTime(pid: services.storesvc)
             let run = try storeFanOut(socket: store, durability: durability, pacing: pacing)
             phases.append(("\(durability), \(pacing.rawValue)", run, cpu.elapsed()))
         }
         var redisRuns: [PublisherPacing: (latencies: Percentiles, acks: Percentiles, cpu: Double?)] = [:]
         for pacing in [PublisherPacing.openLoop, .closedLoop] {
-            let cpu = ProcessCPUTime(pid: redisServer)
+            let cpu = ProcessCPUTime(pid: services.redis)
             let run = try redisFanOut(socket: redis, payloadSize: phases[0].run.messageSize, pacing: pacing)
             redisRuns[pacing] = (run.latencies, run.acks, cpu.elapsed())
         }
@@ -115,20 +156,11 @@ enum StoreBusBenchmark {
                 "  (server CPU s over the fan-out)", "-", cpuSeconds(cpu), cpuSeconds(redisRun.cpu), "",
             ])
         }
-        printTable(["case", "storesvc raw client", "storesvc BusClient", "redis", "ratio vs redis (goal)"], rows)
-        print(
-            "  fan-out: \(fanOutMessages) messages at ~1000/s, \(phases[0].run.messageSize)-byte store.changed frames "
-                + "(redis payload the same size); storesvc latency = event received − save sent, commit included "
-                + "(saves with durability disk, then memory); saves from \(saveClients) child processes of this runner, one BusClient each"
-        )
-        print("  load after: \(loadAverage())")
+        rows.append(["  (store.changed frame bytes)", "-", "\(phases[0].run.messageSize)", "", ""])
     }
 
-    /// The `store.get` and durable-save rows.
-    private static func appendRequestRows(
-        to rows: inout [[String]], store: String, redis: String, durableRedis: String, directory: URL,
-        processes: ProcessGroup
-    ) throws {
+    /// The `store.get` rows.
+    private static func appendGetRows(to rows: inout [[String]], store: String, redis: String) throws {
         let seeded = try seedDevice(socket: store)
         let getFrame = frame(#"{"jsonrpc":"2.0","id":1,"method":"store.get","params":{"ids":["\#(seeded)"]}}"#)
         let redisGet1 = try redisBenchmark(socket: redis, tests: "set,get", clients: 1, requests: 100_000)
@@ -148,20 +180,63 @@ enum StoreBusBenchmark {
             "GET, 50 connections, one client thread", rate(multiplexed50), "-", rate(redisGet50["GET"]),
             ratio(multiplexed50, redisGet50["GET"], goal: "≥ 0.5"),
         ])
+    }
+
+    /// The durable-save row, and each server's CPU time over its run.
+    private static func appendDurableSaveRows(
+        to rows: inout [[String]], store: String, durableRedis: String, services: Services, directory: URL,
+        processes: ProcessGroup
+    ) throws {
+        let storeCPU = ProcessCPUTime(pid: services.storesvc)
+        let groupsBefore = try commitCounts(socket: store)
         let saves = try durableSaves(socket: store, directory: directory, in: processes)
-        let redisSet = try redisBenchmark(socket: durableRedis, tests: "set", clients: 8, requests: 100_000)
+        let storeSeconds = storeCPU.elapsed()
+        let groupsAfter = try commitCounts(socket: store)
+        let redisCPU = ProcessCPUTime(pid: services.durableRedis)
+        let redisSet = try redisBenchmark(socket: durableRedis, tests: "set", clients: saveClients, requests: 100_000)
+        let redisSeconds = redisCPU.elapsed()
         rows.append([
-            "durable 1-object saves, 8 clients", "-", rate(saves), rate(redisSet["SET"]),
+            "durable 1-object saves, \(saveClients) clients", "-", rate(saves), rate(redisSet["SET"]),
             ratio(saves, redisSet["SET"], goal: "≥ 1"),
         ])
+        rows.append([
+            "  (server CPU µs per save / SET)", "-", microsecondsPer(storeSeconds, saves * duration.seconds),
+            microsecondsPer(redisSeconds, 100_000), "",
+        ])
+        let commits = groupsAfter.commits - groupsBefore.commits
+        let savesPerCommit = Double(groupsAfter.saves - groupsBefore.saves) / Double(commits)
+        rows.append(["  (saves per commit)", "-", commits > 0 ? String(format: "%.2f", savesPerCommit) : "?", "", ""])
+    }
+
+    /// `store.stats`' commits and saves so far.
+    private static func commitCounts(socket: String) throws -> (commits: Int64, saves: Int64) {
+        let peer = try BenchSocket(path: socket)
+        try peer.hello()
+        peer.write(frame(#"{"jsonrpc":"2.0","id":3,"method":"store.stats"}"#))
+        guard let answer = peer.readFrame(),
+            let object = try JSONSerialization.jsonObject(with: Data(answer)) as? [String: Any],
+            let result = object["result"] as? [String: Any],
+            let commits = (result["commits"] as? NSNumber)?.int64Value,
+            let saves = (result["saves"] as? NSNumber)?.int64Value
+        else { throw BenchError("store.stats failed") }
+        return (commits, saves)
     }
 
     // MARK: - Services
 
-    /// Starts storesvc and the two Redis servers; returns the PIDs of storesvc and of the Redis without persistence.
+    /// The PIDs of the servers a run started.
+    struct Services {
+        let storesvc: pid_t
+        /// The Redis without persistence (GET, pub/sub).
+        let redis: pid_t
+        /// The Redis with `appendfsync always` (durable SET).
+        let durableRedis: pid_t
+    }
+
+    /// Starts storesvc and the two Redis servers.
     private static func startServices(
         directory: URL, store: String, redis: String, durableRedis: String, in processes: ProcessGroup
-    ) throws -> (storesvc: pid_t, redis: pid_t) {
+    ) throws -> Services {
         let binaryDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let storesvc = binaryDirectory.appendingPathComponent("storesvc").path
         guard FileManager.default.isExecutableFile(atPath: storesvc) else {
@@ -182,7 +257,7 @@ enum StoreBusBenchmark {
                 "--port", "0", "--unixsocket", redis, "--unixsocketperm", "700", "--save", "", "--appendonly", "no",
                 "--dir", directory.path,
             ])
-        try processes.start(
+        let durableRedisPID = try processes.start(
             redisServer,
             [
                 "--port", "0", "--unixsocket", durableRedis, "--unixsocketperm", "700", "--save", "", "--appendonly",
@@ -195,7 +270,7 @@ enum StoreBusBenchmark {
                 usleep(20_000)
             }
         }
-        return (storesvcPID, redisPID)
+        return Services(storesvc: storesvcPID, redis: redisPID, durableRedis: durableRedisPID)
     }
 
     private static func executable(_ name: String) throws -> String {
@@ -568,6 +643,11 @@ enum StoreBusBenchmark {
     private static func ms(_ value: Double) -> String { String(format: "%.3f", value) }
 
     private static func cpuSeconds(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "?" }
+
+    private static func microsecondsPer(_ seconds: Double?, _ count: Double) -> String {
+        guard let seconds, count > 0 else { return "?" }
+        return String(format: "%.1f", seconds / count * 1e6)
+    }
 
     private static func ratio(_ ours: Double, _ theirs: Double?, goal: String) -> String {
         guard let theirs, theirs > 0 else { return "?" }
