@@ -30,7 +30,8 @@ ShutdownSignals.install { signal in
     }
     stopped.wait()
 }
-Task {
+// Detached: top-level code is main-actor isolated, and the main thread blocks below.
+Task.detached {
     do {
         let started = try await DeviceService.start(configuration: configuration, log: log)
         service.withLock { $0 = started }
@@ -39,4 +40,7 @@ Task {
         exit(1)
     }
 }
-dispatchMain()
+// The main thread stays alive, blocked, until the handler exits the process. Not `dispatchMain()`: on Linux it
+// ends the main thread with `pthread_exit`, and a signal then delivered to it runs on a stack whose abandoned
+// frames the address sanitizer still has marked (ShutdownSignals' documentation).
+DispatchSemaphore(value: 0).wait()

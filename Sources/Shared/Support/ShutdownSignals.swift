@@ -11,7 +11,7 @@ import Synchronization
 /// ShutdownSignals.install { signal in
 ///     do { try stack.shutdown() } catch { log("final save failed: \(error)") }
 /// }                                   // then exit(0)
-/// dispatchMain()
+/// DispatchSemaphore(value: 0).wait()  // the main thread lives until then
 /// ```
 ///
 /// The first signal runs the handler on a private serial queue (so it may take locks, save and
@@ -27,7 +27,11 @@ import Synchronization
 /// discarded by whichever thread the kernel picks.
 public enum ShutdownSignals {
     /// Starts handling `signals`, and unblocks them in the calling thread: call it from the main thread, which
-    /// must live as long as the process (it may wait on a semaphore or in `dispatchMain()`).
+    /// must live as long as the process, blocked (on a semaphore, say). Not in `dispatchMain()`: on Linux that ends
+    /// the main thread with `pthread_exit`, which leaves the thread's stack behind with the address sanitizer's
+    /// marks of the frames it abandoned, and a signal the kernel then delivers to that thread runs its handler on
+    /// top of them (devicesvc, under ASan, aborted at SIGTERM now and then with a "dynamic-stack-buffer-overflow"
+    /// in the handler).
     ///
     /// - Parameters:
     ///   - signals: the signals that mean "stop"; SIGTERM and SIGINT by default. A SIGINT that is ignored
@@ -138,7 +142,9 @@ private final class SignalPipe: Sendable {
     }
 
     func add(_ installation: ShutdownSignalHandler) {
-        _ = Self.handlerIsRunning.load(ordering: .relaxed)  // initialise before a handler can read it
+        // Initialised before a handler can read them (a lazy global's first use is not async-signal-safe).
+        _ = Self.handlerIsRunning.load(ordering: .relaxed)
+        _ = signalNumberBytes
         installations.withLock { $0.append(installation) }
         for number in installation.signals {
             // The shell convention: a SIGINT ignored at start (a background job of a non-interactive shell,
@@ -172,9 +178,18 @@ private final class SignalPipe: Sendable {
     }
 }
 
-/// The `sigaction` handler: async-signal-safe only (an atomic load, `_exit`, `write`).
+/// The `sigaction` handler: async-signal-safe only (an atomic load, `_exit`, `write`). It writes the signal's byte
+/// from `signalNumberBytes` rather than from a variable of its own, so that it touches nothing on its stack.
 private let signalPipeHandler: @convention(c) (Int32) -> Void = { number in
     if SignalPipe.handlerIsRunning.load(ordering: .sequentiallyConsistent) { _exit(128 + number) }
-    var byte = UInt8(truncatingIfNeeded: number)
-    _ = write(SignalPipe.shared.writeEnd, &byte, 1)
+    _ = write(SignalPipe.shared.writeEnd, signalNumberBytes + Int(UInt8(truncatingIfNeeded: number)), 1)
 }
+
+/// The bytes 0…255, each at its own offset: what the handler writes to the pipe.
+// nonisolated(unsafe): filled once, before any handler is installed (`SignalPipe.add` reads it first), and only
+// read from then on.
+private nonisolated(unsafe) let signalNumberBytes: UnsafeMutablePointer<UInt8> = {
+    let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+    for value in 0..<256 { bytes[value] = UInt8(value) }
+    return bytes
+}()
