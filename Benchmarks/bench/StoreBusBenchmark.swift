@@ -98,8 +98,9 @@ enum StoreBusBenchmark {
         printTable(["case", "storesvc raw client", "storesvc BusClient", "redis", "ratio vs redis (goal)"], rows)
         if parts.contains(.durableSaves) {
             print(
-                "  durable saves: \(saveClients) child processes of this runner, one BusClient each, one durability-disk "
-                    + "insert at a time; redis: redis-benchmark -c \(saveClients) -t set -d 100, appendfsync always")
+                "  durable saves: \(saveClients) child processes of this runner, each a blocking socket (raw) or a "
+                    + "BusClient, one durability-disk insert at a time; redis: redis-benchmark -c \(saveClients) -t set "
+                    + "-d 100, appendfsync always")
         }
         if parts.contains(.fanOut) {
             print(
@@ -187,25 +188,39 @@ enum StoreBusBenchmark {
         to rows: inout [[String]], store: String, durableRedis: String, services: Services, directory: URL,
         processes: ProcessGroup
     ) throws {
-        let storeCPU = ProcessCPUTime(pid: services.storesvc)
-        let groupsBefore = try commitCounts(socket: store)
-        let saves = try durableSaves(socket: store, directory: directory, in: processes)
-        let storeSeconds = storeCPU.elapsed()
-        let groupsAfter = try commitCounts(socket: store)
+        let raw = try measuredDurableSaves(.raw, socket: store, services: services, directory: directory, in: processes)
+        let bus = try measuredDurableSaves(
+            .busClient, socket: store, services: services, directory: directory, in: processes)
         let redisCPU = ProcessCPUTime(pid: services.durableRedis)
         let redisSet = try redisBenchmark(socket: durableRedis, tests: "set", clients: saveClients, requests: 100_000)
         let redisSeconds = redisCPU.elapsed()
         rows.append([
-            "durable 1-object saves, \(saveClients) clients", "-", rate(saves), rate(redisSet["SET"]),
-            ratio(saves, redisSet["SET"], goal: "≥ 1"),
+            "durable 1-object saves, \(saveClients) clients", rate(raw.rate), rate(bus.rate), rate(redisSet["SET"]),
+            ratio(max(raw.rate, bus.rate), redisSet["SET"], goal: "≥ 1"),
         ])
         rows.append([
-            "  (server CPU µs per save / SET)", "-", microsecondsPer(storeSeconds, saves * duration.seconds),
+            "  (server CPU µs per save / SET)", raw.serverMicroseconds, bus.serverMicroseconds,
             microsecondsPer(redisSeconds, 100_000), "",
         ])
-        let commits = groupsAfter.commits - groupsBefore.commits
-        let savesPerCommit = Double(groupsAfter.saves - groupsBefore.saves) / Double(commits)
-        rows.append(["  (saves per commit)", "-", commits > 0 ? String(format: "%.2f", savesPerCommit) : "?", "", ""])
+        rows.append(["  (saves per commit)", raw.savesPerCommit, bus.savesPerCommit, "", ""])
+    }
+
+    /// Durable saves from `saveClients` child processes of one kind, with storesvc's CPU per save and saves per
+    /// commit over the run.
+    private static func measuredDurableSaves(
+        _ kind: SaveClientKind, socket: String, services: Services, directory: URL, in processes: ProcessGroup
+    ) throws -> (rate: Double, serverMicroseconds: String, savesPerCommit: String) {
+        let storeCPU = ProcessCPUTime(pid: services.storesvc)
+        let before = try commitCounts(socket: socket)
+        let saves = try durableSaves(kind, socket: socket, directory: directory, in: processes)
+        let storeSeconds = storeCPU.elapsed()
+        let after = try commitCounts(socket: socket)
+        let commits = after.commits - before.commits
+        let savesPerCommit = Double(after.saves - before.saves) / Double(commits)
+        return (
+            saves, microsecondsPer(storeSeconds, saves * duration.seconds),
+            commits > 0 ? String(format: "%.2f", savesPerCommit) : "?"
+        )
     }
 
     /// `store.stats`' commits and saves so far.
@@ -403,10 +418,24 @@ enum StoreBusBenchmark {
 
     // MARK: - Durable saves from 8 processes
 
-    private static func durableSaves(socket: String, directory: URL, in processes: ProcessGroup) throws -> Double {
+    /// How a durable-save child process talks to storesvc.
+    enum SaveClientKind: String {
+        /// A blocking socket, one pre-encoded save in flight (as redis-benchmark sends its commands).
+        case raw
+        /// `BusClient.callAndWait`.
+        case busClient = "busclient"
+    }
+
+    private static func durableSaves(
+        _ kind: SaveClientKind, socket: String, directory: URL, in processes: ProcessGroup
+    ) throws -> Double {
         let outputs = (0..<saveClients).map { directory.appendingPathComponent("save-client-\($0).out").path }
         setenv("CTXBUS_BENCH_SAVE_CLIENT", socket, 1)
-        defer { unsetenv("CTXBUS_BENCH_SAVE_CLIENT") }
+        setenv("CTXBUS_BENCH_SAVE_CLIENT_KIND", kind.rawValue, 1)
+        defer {
+            unsetenv("CTXBUS_BENCH_SAVE_CLIENT")
+            unsetenv("CTXBUS_BENCH_SAVE_CLIENT_KIND")
+        }
         let children = try outputs.map { output in
             try processes.start(CommandLine.arguments[0], ["bus"], standardOutput: output)
         }
@@ -422,8 +451,13 @@ enum StoreBusBenchmark {
         return total
     }
 
-    /// Child mode: one `BusClient`, one durable one-object save at a time for `duration`; prints saves/s.
+    /// Child mode: one durable one-object save at a time for `duration`, over a `BusClient` or a blocking socket
+    /// (`CTXBUS_BENCH_SAVE_CLIENT_KIND`); prints saves/s.
     private static func runSaveClient(socket: String) throws {
+        if ProcessInfo.processInfo.environment["CTXBUS_BENCH_SAVE_CLIENT_KIND"] == SaveClientKind.raw.rawValue {
+            try runRawSaveClient(socket: socket)
+            return
+        }
         let client = try DeviceBenchmark.blocking {
             try await BusClient.connect(to: socket, clientName: "bench-save-\(getpid())")
         }
@@ -436,6 +470,31 @@ enum StoreBusBenchmark {
         var count = 0
         repeat {
             _ = try client.callAndWait(StoreSave.self, saveParams(pid: pid, index: count))
+            count += 1
+        } while ContinuousClock.now < end
+        print(Double(count) / (ContinuousClock.now - start).seconds)
+    }
+
+    /// Child mode over a blocking socket: each save's frame is the same text with the device's address changed.
+    private static func runRawSaveClient(socket: String) throws {
+        let peer = try BenchSocket(path: socket)
+        try peer.hello()
+        let pid = getpid()
+        func save(_ index: Int) throws {
+            peer.write(
+                frame(
+                    #"{"jsonrpc":"2.0","id":\#(index + 100),"method":"store.save","params":{"insert":[{"entity":"Device","ref":"d","values":{"address":"\#(pid):\#(index)","name":"bench device"}}],"durability":"disk"}}"#
+                ))
+            guard let answer = peer.readFrame(), !answer.starts(with: Array(#"{"jsonrpc":"2.0","error""#.utf8)),
+                String(decoding: answer, as: UTF8.self).contains(#""result""#)
+            else { throw BenchError("a raw durable save failed") }
+        }
+        for index in 0..<20 { try save(-index - 1) }
+        let start = ContinuousClock.now
+        let end = start + duration
+        var count = 0
+        repeat {
+            try save(count)
             count += 1
         } while ContinuousClock.now < end
         print(Double(count) / (ContinuousClock.now - start).seconds)
