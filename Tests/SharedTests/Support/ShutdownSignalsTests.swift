@@ -5,7 +5,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ShutdownSignalsTests {
+struct ShutdownSignalsTests {
     @Test func theHandlerRunsOnceWithTheSignalReceived() throws {
         let calls = Collected<Int32>()
         let called = DispatchSemaphore(value: 0)
