@@ -2,7 +2,7 @@ import BusProtocol
 import TestSupport
 import Testing
 
-struct BusProtocolVersionTests {
+@Suite struct BusProtocolVersionTests {
     @Test func speaksProtocolVersionOne() {
         expectEqual(BusProtocolVersion.current, 1)
     }

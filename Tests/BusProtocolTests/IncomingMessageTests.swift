@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct IncomingMessageTests {
+@Suite struct IncomingMessageTests {
     private func fromClient(_ text: String) -> IncomingMessage {
         IncomingMessage(payload: Array(text.utf8), from: .client)
     }

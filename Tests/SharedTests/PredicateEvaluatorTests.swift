@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct PredicateEvaluatorTests {
+@Suite struct PredicateEvaluatorTests {
     private func matches(
         _ format: String, _ values: [String: PropertyValue], entity: String = "Device",
         _ arguments: [String: PropertyValue] = [:]

@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct PredicateParserTests {
+@Suite struct PredicateParserTests {
     private func parse(_ format: String) throws -> ObjectPredicate { try ObjectPredicate(format: format) }
 
     private func cmp(

@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct PredicateSQLCompilerTests {
+@Suite struct PredicateSQLCompilerTests {
     private let schema = SQLSchema(model: PredicateTestFixtures.model)
 
     private func compile(

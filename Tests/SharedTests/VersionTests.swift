@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct VersionTests {
+@Suite struct VersionTests {
     @Test func versionIsSemantic() {
         expectEqual(ContextBusVersion.string.split(separator: ".").count, 3)
     }

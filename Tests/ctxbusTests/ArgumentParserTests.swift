@@ -3,7 +3,7 @@ import Testing
 
 @testable import ctxbus
 
-struct ArgumentParserTests {
+@Suite struct ArgumentParserTests {
     static let configuration = CommandConfiguration(
         name: "fetch", abstract: "Fetch.",
         arguments: [ArgumentSpec("entity", help: "The entity.")],

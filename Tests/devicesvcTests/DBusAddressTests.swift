@@ -3,7 +3,7 @@ import Testing
 
 @testable import devicesvc
 
-struct DBusAddressTests {
+@Suite struct DBusAddressTests {
     @Test func parsesAPathAddress() throws {
         expectEqual(
             try DBusAddress.parseList("unix:path=/run/dbus/system_bus_socket"),

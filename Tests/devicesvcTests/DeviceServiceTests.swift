@@ -3,13 +3,13 @@ import Testing
 
 @testable import devicesvc
 
-struct DeviceServiceTests {
+@Suite struct DeviceServiceTests {
     @Test func usageNamesTheSocketFlag() {
         expectTrue(DeviceServiceCommand.usage.contains("--socket"))
     }
 }
 
-struct DeviceServiceUsageTests {
+@Suite struct DeviceServiceUsageTests {
     @Test(arguments: [
         "--socket", "--store", "--bus", "--adapter", "--max-concurrent", "--serialize", "--retry", "--retry-delay-ms",
         "--step-timeout-ms", "--chain-timeout-ms", "--resolve-timeout-ms", "--log-level", "--help",

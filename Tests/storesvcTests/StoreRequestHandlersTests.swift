@@ -7,7 +7,7 @@ import Testing
 
 @testable import storesvc
 
-struct StoreRequestHandlersTests {
+@Suite struct StoreRequestHandlersTests {
     let fixture: TemporarySQLiteStore
     let handlers: StoreRequestHandlers
 

@@ -7,7 +7,7 @@ import Testing
 
 @testable import storesvc
 
-struct SubscriptionHubTests {
+@Suite struct SubscriptionHubTests {
     let fixture: TemporarySQLiteStore
     let hub: SubscriptionHub
     var store: SQLiteStore { fixture.store }

@@ -18,7 +18,7 @@ func makeListenerThatNeverAccepts(at address: UnixSocketAddress) -> Int32 {
     return fd
 }
 
-struct SocketConnectionConnectingTests {
+@Suite struct SocketConnectionConnectingTests {
     @Test func reportsABusyListenerAfterRetryingUntilTheTimeout() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -6,7 +6,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct SocketConnectionWritingTests {
+@Suite struct SocketConnectionWritingTests {
     @Test func deliversALargePayloadToASlowReaderIntactAndInOrder() throws {
         try withLoop { loop in
             let size = 32 << 20

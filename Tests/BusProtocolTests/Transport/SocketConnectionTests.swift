@@ -16,7 +16,7 @@ func makeConnectedPair(
     return (connection, probe, peer)
 }
 
-struct SocketConnectionTests {
+@Suite struct SocketConnectionTests {
     @Test func handsReadBytesToTheHandlerInOrder() throws {
         try withLoop { loop in
             let (connection, probe, peer) = try makeConnectedPair(on: loop)

@@ -35,7 +35,7 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
     close(fd)
 }
 
-struct UnixListenerTests {
+@Suite struct UnixListenerTests {
     @Test func echoesToTwoHundredConcurrentClientsOnOneLoop() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

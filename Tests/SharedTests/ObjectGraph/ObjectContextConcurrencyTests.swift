@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct ObjectContextConcurrencyTests {
+@Suite struct ObjectContextConcurrencyTests {
     @Test(arguments: StoreFactory.all)
     func manyContextsSaveConcurrentlyFromManyThreads(_ factory: StoreFactory) throws {
         let fixture = try ContextFixture(factory)

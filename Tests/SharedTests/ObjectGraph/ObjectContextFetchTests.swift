@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct ObjectContextFetchTests {
+@Suite struct ObjectContextFetchTests {
     @Test(arguments: StoreFactory.all)
     func fetchIncludesPendingInsertsUpdatesAndDeletes(_ factory: StoreFactory) throws {
         let fixture = try ContextFixture(factory)

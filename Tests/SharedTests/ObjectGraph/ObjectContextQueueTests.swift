@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct ObjectContextQueueTests {
+@Suite struct ObjectContextQueueTests {
     struct Boom: Error, Equatable {}
 
     @Test func performAndWaitIsReentrantOnItsOwnQueue() throws {

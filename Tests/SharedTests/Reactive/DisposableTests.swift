@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct DisposableTests {
+@Suite struct DisposableTests {
     @Test func actionDisposableRunsItsActionExactlyOnceUnderConcurrentDisposal() {
         let runs = Counter()
         let disposable = AnyDisposable { runs.increment() }

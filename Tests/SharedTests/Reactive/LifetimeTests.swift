@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct LifetimeTests {
+@Suite struct LifetimeTests {
     @Test func tokenEndsTheLifetimeWhenReleased() {
         let ended = Counter()
         var token: Lifetime.Token? = nil

@@ -5,7 +5,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct ShutdownSignalsTests {
+@Suite struct ShutdownSignalsTests {
     @Test func theHandlerRunsOnceWithTheSignalReceived() throws {
         let calls = Collected<Int32>()
         let called = DispatchSemaphore(value: 0)

@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct ContextSchedulerTests {
+@Suite struct ContextSchedulerTests {
     @Test func deliverOnAContextSchedulerLetsMapCreateObjectsInTheWorker() throws {
         let fixture = try StackFixture()
         let worker = fixture.stack.newWorker()

@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct ContextStackTests {
+@Suite struct ContextStackTests {
     @Test func theStackIsARootWithAMainChildOnTheMainQueue() throws {
         let fixture = try StackFixture()
         let stack = fixture.stack

@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct DebounceTests {
+@Suite struct DebounceTests {
     @Test func sendsAValueOnlyAfterAQuietInterval() {
         let scheduler = TestScheduler()
         let sink = Locked<Observer<Int, Never>?>(nil)

@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct DelayTests {
+@Suite struct DelayTests {
     @Test func delaysValuesAndCompletion() {
         let scheduler = TestScheduler()
         let recorder = EventRecorder<Int, Never>()

@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-struct ThrottleTests {
+@Suite struct ThrottleTests {
     @Test func sendsAtMostOneValuePerIntervalKeepingTheLatest() {
         let scheduler = TestScheduler()
         let sink = Locked<Observer<Int, Never>?>(nil)
