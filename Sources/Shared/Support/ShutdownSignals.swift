@@ -79,6 +79,10 @@ public final class ShutdownSignalHandler: Sendable {
     /// The first signal received, if any.
     public var receivedSignal: Int32? { state.withLock { $0.received } }
 
+    /// Whether some installation's handler is running now: a signal that arrives meanwhile ends the process with
+    /// status 128 + its number (tests wait for a handler to return before they signal again).
+    static var isRunningAHandler: Bool { SignalPipe.handlerIsRunning.load(ordering: .sequentiallyConsistent) }
+
     /// Stops handling the signals; those no other installation handles get their default
     /// actions back.
     public func cancel() {

@@ -1,9 +1,10 @@
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
+
+@testable import Shared
 
 @Suite struct ShutdownSignalsTests {
     @Test func theHandlerRunsOnceWithTheSignalReceived() throws {
@@ -18,6 +19,9 @@ import Testing
         expectEqual(called.wait(timeout: .now() + 10), .success)
         expectEqual(calls.all, [SIGUSR2])
         expectEqual(installation.receivedSignal, SIGUSR2)
+        // The handler has signalled but may not have returned yet, and a signal during a handler ends the process
+        // (status 128 + 12: the whole SharedTests process died so now and then, under TSan 2 runs of 5 in session 10).
+        waitUntilNoHandlerRuns()
 
         // A second installation proves delivery still works; the first handler stays quiet.
         let second = DispatchSemaphore(value: 0)
@@ -26,6 +30,12 @@ import Testing
         kill(getpid(), SIGUSR2)
         expectEqual(second.wait(timeout: .now() + 10), .success)
         expectEqual(calls.all, [SIGUSR2])
+    }
+
+    private func waitUntilNoHandlerRuns() {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ShutdownSignalHandler.isRunningAHandler, ContinuousClock.now < deadline { usleep(1_000) }
+        expectFalse(ShutdownSignalHandler.isRunningAHandler, "a shutdown handler kept running")
     }
 
     @Test func sigtermRunsTheHandlerThenExitsWithStatusZero() async {
