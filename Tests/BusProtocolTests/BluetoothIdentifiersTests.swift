@@ -2,7 +2,7 @@ import BusProtocol
 import TestSupport
 import Testing
 
-@Suite struct BluetoothIdentifiersTests {
+struct BluetoothIdentifiersTests {
     @Test func readsAddressesCaseInsensitivelyAndKeepsThemUppercase() {
         expectEqual(BluetoothAddress("aa:bb:cc:dd:ee:0f")?.string, "AA:BB:CC:DD:EE:0F")
         expectEqual(BluetoothAddress("AA:BB:CC:DD:EE:FF"), BluetoothAddress("aa:bb:cc:dd:ee:ff"))

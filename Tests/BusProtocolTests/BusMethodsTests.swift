@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct BusMethodsTests {
+struct BusMethodsTests {
     @Test func helloParamsMatchTheProtocolExample() throws {
         let example = json(#"{"protocol":1,"client":"name"}"#)
         let params = try HelloParams(json: example)

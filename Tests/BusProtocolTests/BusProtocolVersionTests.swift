@@ -2,7 +2,7 @@ import BusProtocol
 import TestSupport
 import Testing
 
-@Suite struct BusProtocolVersionTests {
+struct BusProtocolVersionTests {
     @Test func speaksProtocolVersionOne() {
         expectEqual(BusProtocolVersion.current, 1)
     }

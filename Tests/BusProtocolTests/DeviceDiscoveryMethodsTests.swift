@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct DeviceDiscoveryMethodsTests {
+struct DeviceDiscoveryMethodsTests {
     @Test func adaptersResultMatchesTheProtocol() throws {
         let example = json(#"{"adapters":[{"name":"hci0","address":"00:1A:7D:DA:71:13","powered":true}]}"#)
         let result = try AdaptersResult(json: example)

@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct DeviceRunMethodsTests {
+struct DeviceRunMethodsTests {
     private let example = json(
         #"""
         {"address":"AA:BB:CC:DD:EE:FF","steps":[

@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct DeviceSubscriptionMethodsTests {
+struct DeviceSubscriptionMethodsTests {
     @Test func subscribeParamsAndResultMatchTheProtocol() throws {
         expectEqual(
             try DeviceSubscribeParams(json: json(#"{"address":"AA:BB:CC:DD:EE:FF"}"#)).address?.string,

@@ -2,7 +2,7 @@ import BusProtocol
 import TestSupport
 import Testing
 
-@Suite struct FrameDecoderTests {
+struct FrameDecoderTests {
     private let ping = frame(#"{"jsonrpc":"2.0","id":1,"method":"bus.ping"}"#)
     private let pong = frame(#"{"jsonrpc":"2.0","id":1,"result":{}}"#)
 

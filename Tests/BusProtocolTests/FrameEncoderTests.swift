@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct FrameEncoderTests {
+struct FrameEncoderTests {
     @Test func prefixesThePayloadWithItsBigEndianLength() throws {
         let payload = [UInt8](repeating: 0x20, count: 0x0102_03)
         let bytes = try FrameEncoder().encode(payload: payload)

@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct IncomingMessageTests {
+struct IncomingMessageTests {
     private func fromClient(_ text: String) -> IncomingMessage {
         IncomingMessage(payload: Array(text.utf8), from: .client)
     }

@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct JSONFieldsTests {
+struct JSONFieldsTests {
     @Test func namesNestedFieldsByPath() throws {
         let fields = try JSONFields(json(#"{"a":{"b":[{"c":1},{"c":"x"}]}}"#))
         let a = try fields.nested("a")

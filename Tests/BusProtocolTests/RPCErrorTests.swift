@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct RPCErrorTests {
+struct RPCErrorTests {
     @Test func everyConstructorUsesItsCodeFromTheProtocolTable() {
         let table: [(RPCError, Int)] = [
             (.parseError("x"), -32700), (.parseError(JSONParseError(.trailingData, at: 3)), -32700),

@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct RPCMessageTests {
+struct RPCMessageTests {
     private func text(_ message: some RPCMessage) throws -> String {
         String(decoding: try message.jsonBytes(), as: UTF8.self)
     }

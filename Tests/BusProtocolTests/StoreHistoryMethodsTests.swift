@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct StoreHistoryMethodsTests {
+struct StoreHistoryMethodsTests {
     @Test func historyParamsMatchTheProtocolExample() throws {
         let example = json(#"{"since":1200,"limit":100}"#)
         try expectEqual(HistoryParams(json: example), HistoryParams(since: 1200, limit: 100))

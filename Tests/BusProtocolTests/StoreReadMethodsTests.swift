@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct StoreReadMethodsTests {
+struct StoreReadMethodsTests {
     private let fetchExample = json(
         #"{"entity":"Reading","where":"value > $min AND device.name BEGINSWITH 'th'","args":{"min":5},"sort":[{"key":"time","ascending":false}],"limit":100,"offset":0,"result":"objects"}"#
     )

@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct StoreSaveMethodTests {
+struct StoreSaveMethodTests {
     private let example = json(
         #"""
         {"insert":[{"entity":"Reading","ref":"r1","values":{"characteristic":"2a19","value":"ZA==","device":"Device/1"}}],

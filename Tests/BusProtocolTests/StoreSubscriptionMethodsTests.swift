@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct StoreSubscriptionMethodsTests {
+struct StoreSubscriptionMethodsTests {
     @Test func subscribeParamsMatchTheProtocolExample() throws {
         let params = try SubscribeParams(
             json: json(#"{"entity":"Reading","where":"value > $v","args":{"v":1},"since":1200}"#))

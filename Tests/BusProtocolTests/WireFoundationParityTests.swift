@@ -7,7 +7,7 @@ import Testing
 /// The envelopes and hot methods written by `RPCMessage.write` compared with what Foundation's
 /// `JSONEncoder` writes for the same message through Codable mirror types, both parsed back and
 /// compared as values; and `JSONDecoder` reading what we write.
-@Suite struct WireFoundationParityTests {
+struct WireFoundationParityTests {
     // MARK: - Codable mirrors of the wire shapes
 
     private typealias FoundationObject = FoundationWireMirrors.Object

@@ -6,7 +6,7 @@ import Testing
 /// `JSONParser` and `JSONWriter` compared with Foundation's `JSONSerialization`, `JSONEncoder` and
 /// `JSONDecoder` on seeded random documents. Numbers are compared exactly with `JSONDecoder` and
 /// the original values, and within a relative 1e-14 with `JSONSerialization` (see `approximatelyEqual`).
-@Suite struct JSONFoundationParityTests {
+struct JSONFoundationParityTests {
     @Test(arguments: [1, 2, 3, 4] as [UInt64])
     func foundationReadsWhatTheWriterWritesAsTheSameValue(seed: UInt64) throws {
         var random = RandomJSON(seed: seed)

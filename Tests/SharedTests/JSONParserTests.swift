@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct JSONParserTests {
+struct JSONParserTests {
     private func parse(_ text: String, maximumDepth: Int = 512) throws(JSONParseError) -> JSONValue {
         try JSONParser(maximumDepth: maximumDepth).parse(text)
     }

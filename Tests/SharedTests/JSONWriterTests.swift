@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct JSONWriterTests {
+struct JSONWriterTests {
     private func text(_ value: JSONValue, sortsKeys: Bool = true) throws -> String {
         try JSONWriter(sortsKeys: sortsKeys).string(value)
     }

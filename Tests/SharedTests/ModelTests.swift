@@ -6,7 +6,7 @@ import Testing
 
 /// Model checks that protect the SQL store: names it would map to the same table or column, or to
 /// one of its own (found by the `model` fuzz target, `Fuzz/corpus/model/regression-*`).
-@Suite struct ModelTests {
+struct ModelTests {
     private func load(_ text: String) -> Result<Model, ModelError> {
         Result { () throws(ModelError) in
             let json: JSONValue

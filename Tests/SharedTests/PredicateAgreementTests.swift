@@ -5,7 +5,7 @@ import Testing
 
 /// Property: for random model-conforming objects stored in a real SQLite database and random
 /// predicates, in-memory evaluation selects exactly the IDs that the compiled SQL selects.
-@Suite struct PredicateAgreementTests {
+struct PredicateAgreementTests {
     static let seeds: [UInt64] = [1, 2, 3, 42, 1_234_567, 0xDEAD_BEEF, 77, 2026]
     static let predicatesPerEntity = 40 * TestScale.factor
 

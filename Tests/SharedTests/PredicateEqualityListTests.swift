@@ -5,7 +5,7 @@ import Testing
 
 /// Runs of `==` in an OR group and of `!=` in an AND group on one key path compile to one `IN`
 /// list, and select exactly the objects the in-memory evaluator matches.
-@Suite struct PredicateEqualityListTests {
+struct PredicateEqualityListTests {
     private let schema = SQLSchema(model: PredicateTestFixtures.model)
 
     private func compile(_ format: String) throws -> SQLFragment {

@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct PredicateEvaluatorTests {
+struct PredicateEvaluatorTests {
     private func matches(
         _ format: String, _ values: [String: PropertyValue], entity: String = "Device",
         _ arguments: [String: PropertyValue] = [:]

@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct PredicateParserTests {
+struct PredicateParserTests {
     private func parse(_ format: String) throws -> ObjectPredicate { try ObjectPredicate(format: format) }
 
     private func cmp(

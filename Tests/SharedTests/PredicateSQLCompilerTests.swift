@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct PredicateSQLCompilerTests {
+struct PredicateSQLCompilerTests {
     private let schema = SQLSchema(model: PredicateTestFixtures.model)
 
     private func compile(

@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct PredicateSQLFunctionsTests {
+struct PredicateSQLFunctionsTests {
     private func value(_ sql: String, _ bindings: [PropertyValue] = []) throws -> Any? {
         let db = try PredicateTestDatabase(model: PredicateTestFixtures.model)
         return try db.rows("SELECT " + sql, bindings).first ?? nil

@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct PredicateValidationTests {
+struct PredicateValidationTests {
     private func validationError(_ format: String, entity: String = "Device") -> ObjectPredicateError? {
         do {
             try ObjectPredicate(format: format).validate(for: entity, in: PredicateTestFixtures.model)

@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct VersionTests {
+struct VersionTests {
     @Test func versionIsSemantic() {
         expectEqual(ContextBusVersion.string.split(separator: ".").count, 3)
     }

@@ -3,7 +3,7 @@ import Testing
 
 @testable import ctxbus
 
-@Suite struct ArgumentParserTests {
+struct ArgumentParserTests {
     static let configuration = CommandConfiguration(
         name: "fetch", abstract: "Fetch.",
         arguments: [ArgumentSpec("entity", help: "The entity.")],

@@ -5,7 +5,7 @@ import Testing
 
 @testable import ctxbus
 
-@Suite struct ChainSyntaxTests {
+struct ChainSyntaxTests {
     static let battery = BluetoothUUID("2a19")!
 
     @Test func readsEveryKindOfStep() throws {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import ctxbus
 
-@Suite struct CommandLineToolTests {
+struct CommandLineToolTests {
     let tool = CommandLineTool(environment: [:])
 
     static let everyCommand: [(String, String)] = CommandLineTool.groups.flatMap { group in

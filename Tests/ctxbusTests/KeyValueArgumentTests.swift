@@ -4,7 +4,7 @@ import Testing
 
 @testable import ctxbus
 
-@Suite struct KeyValueArgumentTests {
+struct KeyValueArgumentTests {
     @Test(arguments: [
         ("min=20", JSONValue.int(20)),
         ("ratio=2.5", .double(2.5)),

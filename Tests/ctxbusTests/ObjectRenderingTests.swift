@@ -5,7 +5,7 @@ import Testing
 
 @testable import ctxbus
 
-@Suite struct ObjectRenderingTests {
+struct ObjectRenderingTests {
     let rendering = ObjectRendering(model: .deviceReadings)
     let reading = StoreObject(
         id: ObjectID(entity: "Reading", number: 12), version: 1,

@@ -5,7 +5,7 @@ import Testing
 
 @testable import ctxbus
 
-@Suite struct SaveInputTests {
+struct SaveInputTests {
     func parse(_ words: [String]) throws(UsageError) -> SaveInput {
         guard case .arguments(let arguments) = try ArgumentParser(StoreSaveCommand.configuration).parse(words) else {
             throw UsageError("help")

@@ -3,7 +3,7 @@ import Testing
 
 @testable import ctxbus
 
-@Suite struct ServiceEndpointTests {
+struct ServiceEndpointTests {
     @Test func theFlagWinsOverTheVariableAndTheDefault() {
         let endpoint = ServiceEndpoint.resolve(
             .store, flag: "/tmp/x.sock", environment: ["CTXBUS_STORE_SOCKET": "/tmp/y.sock"])

@@ -4,7 +4,7 @@ import Testing
 
 @testable import ctxbus
 
-@Suite struct SortArgumentTests {
+struct SortArgumentTests {
     @Test func minusMeansDescendingAndCommasSeparateKeys() throws {
         let descriptors = try SortArgument.descriptors(["-time,characteristic", "+device.name"])
         expectEqual(

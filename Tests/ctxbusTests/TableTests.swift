@@ -3,7 +3,7 @@ import Testing
 
 @testable import ctxbus
 
-@Suite struct TableTests {
+struct TableTests {
     @Test func alignsColumnsTwoSpacesApartAndRightAlignsNumbers() {
         let table = Table(["id", "count", "name"], rows: [["Device/1", "7", "thermo"], ["Device/12", "120", "a"]])
         expectEqual(

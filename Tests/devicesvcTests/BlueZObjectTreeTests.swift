@@ -4,7 +4,7 @@ import Testing
 
 @testable import devicesvc
 
-@Suite struct BlueZObjectTreeTests {
+struct BlueZObjectTreeTests {
     static let adapterPath = path("/org/bluez/hci0")
     static let devicePath = path("/org/bluez/hci0/dev_AA_BB_CC_DD_EE_01")
     static let servicePath = path("/org/bluez/hci0/dev_AA_BB_CC_DD_EE_01/service000c")

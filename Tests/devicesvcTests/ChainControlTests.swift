@@ -5,7 +5,7 @@ import Testing
 @testable import devicesvc
 
 /// `ChainControl`: who hears a cancellation, and that a listener is let go once its token is disposed.
-@Suite struct ChainControlTests {
+struct ChainControlTests {
     final class Witness: Sendable {}
 
     @Test func disposingTheTokenReleasesTheListenerAtOnce() {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import devicesvc
 
-@Suite struct ChainErrorTests {
+struct ChainErrorTests {
     static let bluezFailure = DBusError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
 
     @Test(arguments: [

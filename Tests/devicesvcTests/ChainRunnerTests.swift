@@ -6,7 +6,7 @@ import Testing
 
 @testable import devicesvc
 
-@Suite struct ChainRunnerTests {
+struct ChainRunnerTests {
     let first = BluetoothAddress("AA:BB:CC:DD:EE:01")!
     let second = BluetoothAddress("AA:BB:CC:DD:EE:02")!
     let third = BluetoothAddress("AA:BB:CC:DD:EE:03")!

@@ -3,7 +3,7 @@ import Testing
 
 @testable import devicesvc
 
-@Suite struct DBusAddressTests {
+struct DBusAddressTests {
     @Test func parsesAPathAddress() throws {
         expectEqual(
             try DBusAddress.parseList("unix:path=/run/dbus/system_bus_socket"),

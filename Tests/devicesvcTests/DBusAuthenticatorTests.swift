@@ -6,7 +6,7 @@ import Testing
 @testable import devicesvc
 
 /// The SASL EXTERNAL handshake, as a state machine and over a socket pair with a scripted server.
-@Suite struct DBusAuthenticatorTests {
+struct DBusAuthenticatorTests {
     @Test func opensWithNULAndTheHexOfTheDecimalUID() {
         let bytes = DBusAuthenticator(userID: 1000).openingBytes
         expectEqual(bytes, [0] + Array("AUTH EXTERNAL 31303030\r\n".utf8))

@@ -8,7 +8,7 @@ import Testing
 
 /// The connection against a scripted peer on a socket pair: out-of-order replies, unknown serials, incoming
 /// calls, and a peer that breaks the protocol or hangs up mid-message.
-@Suite struct DBusConnectionPeerTests {
+struct DBusConnectionPeerTests {
     /// The peer side of a socket pair.
     ///
     /// `@unchecked Sendable`: a test uses its peer from one task at a time, and the blocking reads run one at a

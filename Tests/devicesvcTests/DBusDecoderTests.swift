@@ -4,7 +4,7 @@ import Testing
 @testable import devicesvc
 
 /// Hostile and malformed input for the value decoder: every case throws, none traps.
-@Suite struct DBusDecoderTests {
+struct DBusDecoderTests {
     private func decode(_ bytes: [UInt8], _ signature: String, bigEndian: Bool = false) throws -> [DBusValue] {
         var decoder = DBusDecoder(bytes: bytes, isBigEndian: bigEndian)
         return try decoder.read(try DBusSignature(signature))

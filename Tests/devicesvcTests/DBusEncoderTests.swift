@@ -3,7 +3,7 @@ import Testing
 
 @testable import devicesvc
 
-@Suite struct DBusEncoderTests {
+struct DBusEncoderTests {
     private func encode(_ values: [DBusValue]) throws -> [UInt8] {
         var encoder = DBusEncoder()
         try encoder.write(values)

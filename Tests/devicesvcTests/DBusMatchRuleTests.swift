@@ -3,7 +3,7 @@ import Testing
 
 @testable import devicesvc
 
-@Suite struct DBusMatchRuleTests {
+struct DBusMatchRuleTests {
     private static let device = try! DBusObjectPath("/org/bluez/hci0/dev_AA")
 
     private func propertiesChanged(from sender: String, interface: String = "org.bluez.Device1") -> DBusMessage {

@@ -4,7 +4,7 @@ import Testing
 @testable import devicesvc
 
 /// Cutting a byte stream into messages, whatever the read sizes.
-@Suite struct DBusMessageReaderTests {
+struct DBusMessageReaderTests {
     private static let stream =
         DBusReferenceMessages.libdbusMethodCall + DBusReferenceMessages.libdbusPropertiesChangedSignal
         + DBusReferenceMessages.libdbusNoReplyCall + DBusReferenceMessages.libdbusMethodReturn

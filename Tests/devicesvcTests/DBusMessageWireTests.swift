@@ -4,7 +4,7 @@ import Testing
 @testable import devicesvc
 
 /// Encoding and decoding whole messages against bytes written by libdbus and GDBus (see `DBusReferenceMessages`).
-@Suite struct DBusMessageWireTests {
+struct DBusMessageWireTests {
     private static func path(_ text: String) -> DBusObjectPath { try! DBusObjectPath(text) }
 
     static func expectedMethodCall() -> DBusMessage {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import devicesvc
 
-@Suite struct DBusObjectPathTests {
+struct DBusObjectPathTests {
     @Test(arguments: ["/", "/org", "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF", "/a_1/B2"])
     func acceptsValidPaths(text: String) throws {
         try expectEqual(DBusObjectPath(text).rawValue, text)

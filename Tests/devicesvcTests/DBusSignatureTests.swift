@@ -3,7 +3,7 @@ import Testing
 
 @testable import devicesvc
 
-@Suite struct DBusSignatureTests {
+struct DBusSignatureTests {
     @Test func parsesTheBlueZManagedObjectsSignature() throws {
         let signature = try DBusSignature("a{oa{sa{sv}}}")
         expectEqual(

@@ -3,7 +3,7 @@ import Testing
 
 @testable import devicesvc
 
-@Suite struct DBusValueTests {
+struct DBusValueTests {
     @Test func typedAccessorsLookThroughVariants() {
         expectEqual(DBusValue.variant(.boolean(true)).boolValue, true)
         expectEqual(DBusValue.variant(.variant(.int16(-3))).int16Value, -3)

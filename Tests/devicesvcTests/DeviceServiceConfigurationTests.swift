@@ -4,7 +4,7 @@ import Testing
 
 @testable import devicesvc
 
-@Suite struct DeviceServiceConfigurationTests {
+struct DeviceServiceConfigurationTests {
     func parse(_ arguments: [String], environment: [String: String] = [:]) throws -> DeviceServiceConfiguration {
         guard
             case .run(let configuration) = try DeviceServiceConfiguration.parse(

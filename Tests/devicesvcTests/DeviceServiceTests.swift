@@ -3,13 +3,13 @@ import Testing
 
 @testable import devicesvc
 
-@Suite struct DeviceServiceTests {
+struct DeviceServiceTests {
     @Test func usageNamesTheSocketFlag() {
         expectTrue(DeviceServiceCommand.usage.contains("--socket"))
     }
 }
 
-@Suite struct DeviceServiceUsageTests {
+struct DeviceServiceUsageTests {
     @Test(arguments: [
         "--socket", "--store", "--bus", "--adapter", "--max-concurrent", "--serialize", "--retry", "--retry-delay-ms",
         "--step-timeout-ms", "--chain-timeout-ms", "--resolve-timeout-ms", "--log-level", "--help",

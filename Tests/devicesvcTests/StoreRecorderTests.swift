@@ -6,7 +6,7 @@ import Testing
 
 @testable import devicesvc
 
-@Suite struct StoreRecorderTests {
+struct StoreRecorderTests {
     static let address = BluetoothAddress("AA:BB:CC:DD:EE:01")!
     static let time = Date(timeIntervalSince1970: 1_800_000_000)
 

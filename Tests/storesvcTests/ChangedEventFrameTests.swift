@@ -6,7 +6,7 @@ import Testing
 
 @testable import storesvc
 
-@Suite struct ChangedEventFrameTests {
+struct ChangedEventFrameTests {
     private let device = ObjectID(entity: "Device", number: 1)
     private let reading = ObjectID(entity: "Reading", number: 5)
 

@@ -4,7 +4,7 @@ import Testing
 
 @testable import storesvc
 
-@Suite struct InstanceLockTests {
+struct InstanceLockTests {
     @Test func aSecondLockOnTheSameDatabaseIsRefusedNamingTheHolder() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// `RemoteStore.Options` against the real `storesvc` process.
-@Suite struct RemoteStoreOptionsTests {
+struct RemoteStoreOptionsTests {
     /// The service's subscription count (`store.stats`).
     func subscriptions(of service: StoreServiceProcess) async throws -> Int64 {
         let client = try await service.client("stats")

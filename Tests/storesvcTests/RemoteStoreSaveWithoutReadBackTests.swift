@@ -7,7 +7,7 @@ import Testing
 /// `RemoteStore.save` works out the committed change set from the request and the answer when they determine it:
 /// one `store.save`, no `store.get` read-back (which would carry a device's whole readings array), and the saving
 /// context ends in the same state as the store's.
-@Suite struct RemoteStoreSaveWithoutReadBackTests {
+struct RemoteStoreSaveWithoutReadBackTests {
     @Test func aReadingSavedForAKnownDeviceTakesOneRequestAndJoinsTheDevicesLoadedReadings() async throws {
         let service = try await onThread { try StoreServiceProcess.start() }
         defer { service.destroy() }

@@ -7,7 +7,7 @@ import Testing
 
 /// `RemoteStore` against the real `storesvc` process: contexts in "different processes" (each with its own
 /// store and connection) sharing one service.
-@Suite struct RemoteStoreTests {
+struct RemoteStoreTests {
     @Test func aContextOnARemoteStoreInsertsSavesAndFetchesWithPredicates() async throws {
         let service = try await onThread { try StoreServiceProcess.start() }
         defer { service.destroy() }

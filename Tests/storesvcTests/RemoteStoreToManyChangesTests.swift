@@ -6,7 +6,7 @@ import Testing
 
 /// `RemoteStore`'s change stream with `"toMany":"changes"`: to-many changes made in another process reach a
 /// context's loaded relationships from the events alone, with no request.
-@Suite struct RemoteStoreToManyChangesTests {
+struct RemoteStoreToManyChangesTests {
     @Test func aReadingSavedElsewhereJoinsAndLeavesDeviceReadingsWithNoRoundTrip() async throws {
         let service = try await onThread { try StoreServiceProcess.start() }
         defer { service.destroy() }

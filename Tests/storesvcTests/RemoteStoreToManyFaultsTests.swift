@@ -6,7 +6,7 @@ import Testing
 
 /// An `ObjectContext` over a `RemoteStore` faults to-many relationships as over a local store: fetches and fired
 /// faults ask `storesvc` for `"toMany":"faults"`, and a relationship's members cross the wire only when used.
-@Suite struct RemoteStoreToManyFaultsTests {
+struct RemoteStoreToManyFaultsTests {
     /// The request `devicesvc`'s recorder makes for a device.
     private static func deviceRequest(_ address: String) throws -> FetchRequest {
         FetchRequest(

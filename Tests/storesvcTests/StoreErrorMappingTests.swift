@@ -5,7 +5,7 @@ import Testing
 
 @testable import storesvc
 
-@Suite struct StoreErrorMappingTests {
+struct StoreErrorMappingTests {
     private func map(_ error: any Error) -> RPCError {
         StoreErrorMapping.rpcError(for: error, log: .silent)
     }

@@ -7,7 +7,7 @@ import Testing
 
 @testable import storesvc
 
-@Suite struct StoreRequestHandlersTests {
+struct StoreRequestHandlersTests {
     let fixture: TemporarySQLiteStore
     let handlers: StoreRequestHandlers
 

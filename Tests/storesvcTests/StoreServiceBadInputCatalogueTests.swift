@@ -8,7 +8,7 @@ import Testing
 /// connection still works and the objects saved before are unchanged. Extends `StoreServiceHostileInputTests`
 /// (not JSON, a bare invalid-UTF-8 frame, batches, unknown methods, an oversized and a zero-length frame, requests
 /// before hello, a peer closing mid-frame), which this file does not repeat.
-@Suite struct StoreServiceBadInputCatalogueTests {
+struct StoreServiceBadInputCatalogueTests {
     /// Runs `body` against a fresh service, then checks that the service is up and the setup data intact.
     func withService(_ body: (CatalogueService) async throws -> Void) async throws {
         let service = try await CatalogueService.start()

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// Several clients saving at once against the real `storesvc` process.
-@Suite struct StoreServiceConcurrencyTests {
+struct StoreServiceConcurrencyTests {
     static let counterModel =
         #"{"entities":[{"name":"Counter","attributes":[{"name":"value","type":"int","default":0}]}]}"#
 

@@ -4,7 +4,7 @@ import Testing
 
 @testable import storesvc
 
-@Suite struct StoreServiceConfigurationTests {
+struct StoreServiceConfigurationTests {
     let user = StoreServiceConfiguration.Identity(uid: 1000, gid: 1000)
 
     private func parse(_ arguments: [String], environment: [String: String] = [:]) throws -> StoreServiceConfiguration {

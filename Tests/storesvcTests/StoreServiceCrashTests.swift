@@ -9,7 +9,7 @@ import Testing
 /// resumes with `since` gets every transaction after it exactly once.
 ///
 /// `CTXBUS_CRASH_ROUNDS` sets the number of rounds (default 20), `CTXBUS_CRASH_SEED` replays a printed seed.
-@Suite struct StoreServiceCrashTests {
+struct StoreServiceCrashTests {
     static let rounds = ProcessInfo.processInfo.environment["CTXBUS_CRASH_ROUNDS"].flatMap(Int.init) ?? 20
     static let writers = 3
 

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite struct StoreServiceHelpTests {
+struct StoreServiceHelpTests {
     @Test func helpDocumentsTheFlags() throws {
         let output = try runProduct("storesvc", arguments: ["--help"])
         expectEqual(output.status, 0)

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// Starting, refusing, stopping and crashing the real `storesvc` process.
-@Suite struct StoreServiceLifecycleTests {
+struct StoreServiceLifecycleTests {
     @Test func badFlagsExitWithStatus64AndSayWhy() throws {
         let output = try runProduct("storesvc", arguments: ["--max-frame", "huge"])
         expectEqual(output.status, 64)

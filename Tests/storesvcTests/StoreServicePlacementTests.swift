@@ -6,7 +6,7 @@ import Testing
 @testable import storesvc
 
 /// Which `store.get` requests the event loop serves itself: a few IDs, and no to-many arrays to read.
-@Suite struct StoreServicePlacementTests {
+struct StoreServicePlacementTests {
     private let model = Model.deviceReadings
 
     private func readings(_ count: Int) -> [ObjectID] {

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// `store.subscribe` against the real `storesvc` process.
-@Suite struct StoreServiceSubscriptionTests {
+struct StoreServiceSubscriptionTests {
     private func insertDevice(_ address: String, payload: Int = 0) -> String {
         let name = payload > 0 ? #","name":"\#(String(repeating: "x", count: payload))""# : ""
         return #"{"insert":[{"entity":"Device","ref":"d","values":{"address":"\#(address)"\#(name)}}]}"#

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// `store.subscribe` with `"toMany":"changes"` (an addition to `PROTOCOL.md`) against the real `storesvc` process.
-@Suite struct StoreServiceToManyChangesTests {
+struct StoreServiceToManyChangesTests {
     private static let reading = #"{"characteristic":"2a19","value":"AQ==","time":"2024-05-01T12:00:00Z""#
 
     /// Two devices and a reading of the first (txn 1); a second reading (txn 2); the second reading moved to the

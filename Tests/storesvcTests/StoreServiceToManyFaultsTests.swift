@@ -6,7 +6,7 @@ import Testing
 
 /// `store.fetch` and `store.get` with `"toMany":"faults"` (an addition to `PROTOCOL.md`) against the real `storesvc`
 /// process.
-@Suite struct StoreServiceToManyFaultsTests {
+struct StoreServiceToManyFaultsTests {
     private static let reading = #"{"characteristic":"2a19","value":"AQ==","time":"2024-05-01T12:00:00Z""#
 
     private struct ScenarioError: Error, CustomStringConvertible {

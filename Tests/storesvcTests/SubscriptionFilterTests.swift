@@ -6,7 +6,7 @@ import Testing
 
 @testable import storesvc
 
-@Suite struct SubscriptionFilterTests {
+struct SubscriptionFilterTests {
     let device = ObjectID(entity: "Device", number: 1)
     let reading = ObjectID(entity: "Reading", number: 5)
 

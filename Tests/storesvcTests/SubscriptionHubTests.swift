@@ -7,7 +7,7 @@ import Testing
 
 @testable import storesvc
 
-@Suite struct SubscriptionHubTests {
+struct SubscriptionHubTests {
     let fixture: TemporarySQLiteStore
     let hub: SubscriptionHub
     var store: SQLiteStore { fixture.store }

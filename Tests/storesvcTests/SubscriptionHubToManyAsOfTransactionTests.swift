@@ -10,7 +10,7 @@ import Testing
 /// The to-many arrays in a transaction's events are the members as of that transaction, even when later
 /// transactions have committed by the time the hub delivers it (issue 5). A `DeliveryGate` holds the store's
 /// observer queue on the transaction under test while later ones commit, so the race happens every time.
-@Suite struct SubscriptionHubToManyAsOfTransactionTests {
+struct SubscriptionHubToManyAsOfTransactionTests {
     /// Subscribes on `hub`, activates, and waits until the subscription is live.
     private func liveSubscription(
         _ params: SubscribeParams, on hub: SubscriptionHub, connection: RecordingConnection

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// Losing the service and getting it back.
-@Suite struct BusClientReconnectTests {
+struct BusClientReconnectTests {
     @Test func reconnectsAfterTheServerRestartsOnTheSamePathAndCallsOnReconnect() async throws {
         let bus = try TestBus()
         var options = BusClient.Options(reconnect: .init(initialDelay: .milliseconds(5), maxDelay: .milliseconds(50)))

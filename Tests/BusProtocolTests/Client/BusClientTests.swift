@@ -7,7 +7,7 @@ import TestSupport
 import Testing
 
 /// `BusClient` against a real `BusServer`.
-@Suite struct BusClientTests {
+struct BusClientTests {
     @Test func connectsSaysHelloAndMakesTypedCalls() async throws {
         let bus = try TestBus()
         let client = try await BusClient.connect(to: bus.socketPath, clientName: "typed")

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// What handlers do with a connection: events, overflow of a peer that stops reading, paced sending.
-@Suite struct BusConnectionTests {
+struct BusConnectionTests {
     @Test func sendsEventsBeforeTheResultInTheOrderTheyWereSent() throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)

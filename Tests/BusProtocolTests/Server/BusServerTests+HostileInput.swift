@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// Malformed frames and messages, written byte by byte on a raw socket.
-@Suite struct BusServerHostileInputTests {
+struct BusServerHostileInputTests {
     @Test func answersNonJSONWithParseErrorAndKeepsTheConnectionOpen() throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// Handlers: where they run, how they answer, the in-flight limit, cancellation and ordering.
-@Suite struct BusServerRequestTests {
+struct BusServerRequestTests {
     @Test func answers429BeyondTheInFlightLimitAndServesAgainOnceRequestsAnswered() throws {
         let bus = try TestBus { $0.maxInFlight = 2 }
         let peer = try RawBusPeer(path: bus.socketPath)

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// The session rules of PROTOCOL.md, checked on the wire with a raw socket against a real server.
-@Suite struct BusServerTests {
+struct BusServerTests {
     @Test func answersHelloWithTheServersLimitsAndThePeersCredentials() throws {
         let bus = try TestBus { $0.maxInFlight = 77 }
         let peer = try RawBusPeer(path: bus.socketPath)

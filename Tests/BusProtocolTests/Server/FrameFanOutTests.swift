@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// `FrameFanOut` over a real `BusServer` (two loops) and raw peers: numbers, order, limits, overflow.
-@Suite struct FrameFanOutTests {
+struct FrameFanOutTests {
     /// A `test.tick` event frame whose `value` is the spliced number.
     private func tickFrame(text: String = "t") -> NumberedFrame {
         NumberedFrame(

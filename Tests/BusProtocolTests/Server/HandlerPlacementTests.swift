@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// `HandlerPlacement`: responder handlers on the connection's loop, on the handler queue, or chosen per request.
-@Suite struct HandlerPlacementTests {
+struct HandlerPlacementTests {
     /// Registers `test.echo` as a responder that answers `value` and records whether it ran on the loop.
     private func echoRecordingPlacement(
         on bus: TestBus, ordering: HandlerOrdering = .concurrent, placement: HandlerPlacement<NumberParams>

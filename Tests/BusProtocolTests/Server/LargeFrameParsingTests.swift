@@ -9,7 +9,7 @@ import Testing
 
 /// Frames of `largeFrameThreshold` bytes or more are parsed off the connection's loop: the loop's other connections
 /// are served meanwhile, and the connection's own later frames wait for their turn.
-@Suite struct LargeFrameParsingTests {
+struct LargeFrameParsingTests {
     /// The threshold in these tests: a request with a `text` of 2,000 bytes is large, a bare one is not.
     private static let threshold = 1_024
     private static let padding = String(repeating: "x", count: 2_000)

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// `NumberedFrame`: the length header and the spliced number.
-@Suite struct NumberedFrameTests {
+struct NumberedFrameTests {
     @Test func theFrameIsItsLengthHeaderThenPrefixNumberAndSuffixForEveryNumberWidth() throws {
         let frame = NumberedFrame(prefix: Array("[".utf8), suffix: Array("]".utf8))
         let numbers: [Int64] = [0, 9, 10, 99, 100, -1, -10, 1_234_567, .max, .min, .max - 1, .min + 1]

@@ -2,7 +2,7 @@ import BusProtocol
 import TestSupport
 import Testing
 
-@Suite struct FlagReaderTests {
+struct FlagReaderTests {
     @Test func readsValuesAfterTheFlagOrAfterAnEqualsSign() throws {
         var flags = FlagReader(["--socket", "/tmp/a", "--database=/tmp/b=c", "-h"])
         try expectEqual(flags.next(), "--socket")

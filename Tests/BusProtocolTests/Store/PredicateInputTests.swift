@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// `PredicateInput`'s limit on comparisons through relationships, at its boundary.
-@Suite struct PredicateInputTests {
+struct PredicateInputTests {
     func clauses(_ count: Int, _ clause: (Int) -> String) -> String {
         (0..<count).map(clause).joined(separator: " OR ")
     }

@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct SaveRequestDecoderTests {
+struct SaveRequestDecoderTests {
     let decoder = SaveRequestDecoder(model: .deviceReadings)
 
     private func decode(_ text: String) throws(RPCError) -> SaveRequestDecoder.Decoded {

@@ -6,7 +6,7 @@ import Testing
 
 /// `StoreObjectsAnswer` writes `store.get`'s result straight from snapshots: the same JSON as `GetResult`'s tree
 /// and as Foundation's `JSONEncoder` for a Codable mirror, and the same frame when a responder answers with it.
-@Suite struct StoreObjectsAnswerTests {
+struct StoreObjectsAnswerTests {
     private typealias FoundationObject = FoundationWireMirrors.Object
     private typealias FoundationGetResult = FoundationWireMirrors.GetResult
 

@@ -6,7 +6,7 @@ import Testing
 
 /// The conversions between the store's wire types and Shared's store types, used by both `storesvc` and
 /// `RemoteStore`: what one end writes, the other reads back to the same value.
-@Suite struct StoreWireConversionsTests {
+struct StoreWireConversionsTests {
     let model = Model.deviceReadings
 
     @Test func aSaveRequestSurvivesTheWireAndTheServicesDecoder() throws {

@@ -5,7 +5,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct EventLoopTests {
+struct EventLoopTests {
     @Test func runsExecutedWorkOnItsOwnThread() throws {
         try withLoop { loop in
             let ranOnLoop = Locked<Bool?>(nil)
@@ -168,7 +168,7 @@ import Testing
     }
 }
 
-@Suite struct EventLoopGroupTests {
+struct EventLoopGroupTests {
     @Test func handsOutLoopsRoundRobin() throws {
         try withGroup(loops: 2) { group in
             let picked = (0..<4).map { _ in group.next() }

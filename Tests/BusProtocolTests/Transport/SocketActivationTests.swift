@@ -21,7 +21,7 @@ func activation(descriptor: Int32, pid: Int32 = getpid()) -> SocketActivation {
         environment: ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "1"], processID: getpid(), firstDescriptor: descriptor)
 }
 
-@Suite struct SocketActivationTests {
+struct SocketActivationTests {
     @Test func servesTheInheritedSocketInsteadOfBinding() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -7,7 +7,7 @@ import TestSupport
 import Testing
 
 /// `SocketConnection.writeBatched(_:)`: bytes queued for the loop, sent together.
-@Suite struct SocketConnectionBatchedWritingTests {
+struct SocketConnectionBatchedWritingTests {
     @Test func sendsSeveralBatchedWritesFromTheLoopIntactAndInOrder() throws {
         try withLoop { loop in
             let (connection, probe, peer) = try makeConnectedPair(on: loop)

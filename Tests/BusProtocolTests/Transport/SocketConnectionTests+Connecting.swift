@@ -18,7 +18,7 @@ func makeListenerThatNeverAccepts(at address: UnixSocketAddress) -> Int32 {
     return fd
 }
 
-@Suite struct SocketConnectionConnectingTests {
+struct SocketConnectionConnectingTests {
     @Test func reportsABusyListenerAfterRetryingUntilTheTimeout() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -6,7 +6,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct SocketConnectionWritingTests {
+struct SocketConnectionWritingTests {
     @Test func deliversALargePayloadToASlowReaderIntactAndInOrder() throws {
         try withLoop { loop in
             let size = 32 << 20

@@ -16,7 +16,7 @@ func makeConnectedPair(
     return (connection, probe, peer)
 }
 
-@Suite struct SocketConnectionTests {
+struct SocketConnectionTests {
     @Test func handsReadBytesToTheHandlerInOrder() throws {
         try withLoop { loop in
             let (connection, probe, peer) = try makeConnectedPair(on: loop)

@@ -35,7 +35,7 @@ func makeStaleSocket(at address: UnixSocketAddress) throws {
     close(fd)
 }
 
-@Suite struct UnixListenerTests {
+struct UnixListenerTests {
     @Test func echoesToTwoHundredConcurrentClientsOnOneLoop() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -2,7 +2,7 @@ import BusProtocol
 import TestSupport
 import Testing
 
-@Suite struct UnixSocketAddressTests {
+struct UnixSocketAddressTests {
     @Test func acceptsAPathOfExactlyTheSunPathLimit() throws {
         let path = "/" + String(repeating: "a", count: UnixSocketAddress.maximumPathLength - 1)
         try expectEqual(UnixSocketAddress(path: path).path, path)

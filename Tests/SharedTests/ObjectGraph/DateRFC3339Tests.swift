@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct DateRFC3339Tests {
+struct DateRFC3339Tests {
     /// The formatter as it was written before the hand-written one: `String(format:)` over `gmtime_r`.
     private func formatted(_ date: Date) -> String {
         var seconds = date.timeIntervalSince1970.rounded(.down)

@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ManagedObjectTests {
+struct ManagedObjectTests {
     @Test func typedAccessorsReadAndWriteEveryAttributeType() throws {
         let fixture = try ContextFixture(.inMemory, model: TestModels.library)
         let context = fixture.makeContext()

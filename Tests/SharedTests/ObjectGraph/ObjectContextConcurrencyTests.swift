@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ObjectContextConcurrencyTests {
+struct ObjectContextConcurrencyTests {
     @Test(arguments: StoreFactory.all)
     func manyContextsSaveConcurrentlyFromManyThreads(_ factory: StoreFactory) throws {
         let fixture = try ContextFixture(factory)

@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ObjectContextDeleteRuleTests {
+struct ObjectContextDeleteRuleTests {
     @Test(arguments: StoreFactory.all)
     func cascadeDeletesRelatedObjectsInMemoryAndInTheStore(_ factory: StoreFactory) throws {
         let fixture = try ContextFixture(factory)

@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ObjectContextFetchTests {
+struct ObjectContextFetchTests {
     @Test(arguments: StoreFactory.all)
     func fetchIncludesPendingInsertsUpdatesAndDeletes(_ factory: StoreFactory) throws {
         let fixture = try ContextFixture(factory)

@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ObjectContextMergeTests {
+struct ObjectContextMergeTests {
     /// A and B load the same device; A renames it and saves; B renames it and changes its
     /// address, then saves under `policy`.
     @Test(arguments: StoreFactory.all, MergePolicy.allCases)

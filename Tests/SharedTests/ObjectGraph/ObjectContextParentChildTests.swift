@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ObjectContextParentChildTests {
+struct ObjectContextParentChildTests {
     @Test(arguments: StoreFactory.all)
     func childSaveGoesToTheParentInMemoryThenTheParentSavesToTheStore(_ factory: StoreFactory) throws {
         let fixture = try ContextFixture(factory)

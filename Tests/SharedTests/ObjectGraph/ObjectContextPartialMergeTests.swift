@@ -5,7 +5,7 @@ import Testing
 
 /// Merging change sets whose updated snapshots hold only the changed keys (as `RemoteStore`'s do, built from
 /// `store.changed` events without reading the objects back).
-@Suite struct ObjectContextPartialMergeTests {
+struct ObjectContextPartialMergeTests {
     private func partialUpdate(
         _ id: ObjectID, version: Int64, values: [String: PropertyValue], txn: Int64 = 1_000
     ) -> ChangeSet {

@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ObjectContextQueueTests {
+struct ObjectContextQueueTests {
     struct Boom: Error, Equatable {}
 
     @Test func performAndWaitIsReentrantOnItsOwnQueue() throws {

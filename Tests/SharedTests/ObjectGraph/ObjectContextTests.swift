@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ObjectContextTests {
+struct ObjectContextTests {
     @Test(arguments: StoreFactory.all)
     func insertedObjectGetsTemporaryIDAndDefaults(_ factory: StoreFactory) throws {
         let fixture = try ContextFixture(factory)

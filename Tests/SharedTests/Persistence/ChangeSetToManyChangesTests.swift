@@ -5,7 +5,7 @@ import Testing
 
 /// `ChangeSet.toManyChanges(model:)`: the members each transaction added to and removed from to-many sets, read
 /// from the change set alone.
-@Suite struct ChangeSetToManyChangesTests {
+struct ChangeSetToManyChangesTests {
     @Test(arguments: StoreFactory.all)
     func toManyChangesAreReadFromTheOtherSideOfEachChange(_ factory: StoreFactory) throws {
         let fixture = try ContextFixture(factory)

@@ -6,7 +6,7 @@ import Testing
 
 /// `PersistentStore.completingToManyValues(in:)` fills a change set's left-out to-many values with the members
 /// as of that change set's own transaction, however many transactions have committed since.
-@Suite struct CompletingToManyValuesTests {
+struct CompletingToManyValuesTests {
     private static func reading(_ i: Int, device: ObjectID) -> [String: PropertyValue] {
         [
             "characteristic": .string("2a\(i)"), "value": .binary(Data([1])),

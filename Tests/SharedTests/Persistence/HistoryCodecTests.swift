@@ -6,7 +6,7 @@ import Testing
 @testable import Shared
 
 /// The history row's text: inserts as runs, rows in the older object-only form, hostile text.
-@Suite struct HistoryCodecTests {
+struct HistoryCodecTests {
     private let codec = HistoryCodec(model: Model.deviceReadings)
 
     private func reading(_ number: Int64, device: Int64? = 7) -> ObjectSnapshot {

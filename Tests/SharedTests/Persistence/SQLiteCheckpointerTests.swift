@@ -7,7 +7,7 @@ import Testing
 @testable import Shared
 
 /// The store's WAL is checkpointed by `SQLiteCheckpointer` on its own thread, not inside the writer's commits.
-@Suite struct SQLiteCheckpointerTests {
+struct SQLiteCheckpointerTests {
     /// A small threshold, so that a few hundred saves pass it many times over.
     static let threshold = 64
 

@@ -8,7 +8,7 @@ import Testing
 
 /// The writer copies what the checkpointer's passes leave behind, between its groups and after their answers,
 /// never inside a commit (`SQLiteCheckpointer+Writer.swift`).
-@Suite struct SQLiteCheckpointerWriterTests {
+struct SQLiteCheckpointerWriterTests {
     let support = SQLiteCheckpointerTests()
     var threshold: Int { SQLiteCheckpointerTests.threshold }
 

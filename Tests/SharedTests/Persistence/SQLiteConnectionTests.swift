@@ -7,7 +7,7 @@ import Testing
 
 /// `SQLiteConnection`'s single-value queries leave no statement running (a running statement holds a read
 /// transaction open, and an open read transaction pins the WAL: issue #8's growing `-wal`/`-shm`).
-@Suite struct SQLiteConnectionTests {
+struct SQLiteConnectionTests {
     /// A connection to a new database with one empty table `t(x)`.
     func makeConnection(in directory: URL) throws -> SQLiteConnection {
         let connection = try SQLiteConnection(

@@ -7,7 +7,7 @@ import Testing
 
 /// The SQLite store's WAL is checkpointed as it goes: nothing holds a read transaction open between calls, so
 /// the `-wal` file is copied back into the database instead of growing with every commit (issue #8).
-@Suite struct SQLiteStoreCheckpointTests {
+struct SQLiteStoreCheckpointTests {
     /// `PRAGMA wal_checkpoint(PASSIVE)` from a connection of its own: (frames in the WAL, frames copied back).
     func checkpoint(_ url: URL) throws -> (log: Int64, checkpointed: Int64) {
         let connection = try SQLiteConnection(path: url.path, readOnly: false, busyTimeoutMilliseconds: 5_000)

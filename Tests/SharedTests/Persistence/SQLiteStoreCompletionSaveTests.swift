@@ -6,7 +6,7 @@ import Testing
 
 @testable import Shared
 
-@Suite struct SQLiteStoreCompletionSaveTests {
+struct SQLiteStoreCompletionSaveTests {
     let store: TestStore
     var sqlite: SQLiteStore { store.store as! SQLiteStore }
 

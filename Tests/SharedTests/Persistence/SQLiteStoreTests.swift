@@ -8,7 +8,7 @@ import Testing
 
 /// What only the SQLite store has: a file that outlives the process, a model check, migration,
 /// group commit.
-@Suite struct SQLiteStoreTests {
+struct SQLiteStoreTests {
     private let directory: URL
     private var url: URL { directory.appendingPathComponent("store.sqlite") }
 

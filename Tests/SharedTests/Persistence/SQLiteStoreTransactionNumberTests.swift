@@ -8,7 +8,7 @@ import Testing
 /// Where `SQLiteStore` keeps its last transaction number: the newest `Z_HISTORY` row, with
 /// `Z_METADATA.lastTxn` as a floor written only when history is pruned and at close (not in
 /// every commit: one WAL frame less per commit).
-@Suite struct SQLiteStoreTransactionNumberTests {
+struct SQLiteStoreTransactionNumberTests {
     private let directory: URL
     private var url: URL { directory.appendingPathComponent("store.sqlite") }
 

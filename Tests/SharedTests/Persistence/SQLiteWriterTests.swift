@@ -8,7 +8,7 @@ import Testing
 
 /// The SQLite writer's group commit: saves written without savepoints, a retry in savepoints
 /// when a save's rows cannot be written, late joiners, and the answers each save gets.
-@Suite struct SQLiteWriterTests {
+struct SQLiteWriterTests {
     let store: TestStore
     var sqlite: SQLiteStore { store.store as! SQLiteStore }
 

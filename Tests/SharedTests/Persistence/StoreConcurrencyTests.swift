@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// Concurrent saves from many threads, against every store.
-@Suite struct StoreConcurrencyTests {
+struct StoreConcurrencyTests {
     @Test(arguments: StoreFactory.all)
     func concurrentSavesAllCommitWithDistinctIncreasingTxns(factory: StoreFactory) throws {
         let store = try factory.make(Model.deviceReadings)

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// Sorting, limits, offsets and result types, against every store.
-@Suite struct StoreFetchTests {
+struct StoreFetchTests {
     private func books(_ store: any PersistentStore) throws -> [String: ObjectID] {
         let s1 = try store.insert("Shelf", ["name": .string("B")])
         let s2 = try store.insert("Shelf", ["name": .string("A")])

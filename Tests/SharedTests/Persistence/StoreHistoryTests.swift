@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// History, replay, retention and change observation, against every store.
-@Suite struct StoreHistoryTests {
+struct StoreHistoryTests {
     private func makeSomeHistory(_ store: any PersistentStore) throws -> [ChangeSet] {
         var changes: [ChangeSet] = []
         let device = tmp("Device", "d")

@@ -7,7 +7,7 @@ import Testing
 /// another by temporary and reserved IDs, against every store: the planner's bookkeeping by
 /// insert position must resolve every reference, keep every inverse, and name failures by the
 /// request's own IDs.
-@Suite struct StoreLargeSaveTests {
+struct StoreLargeSaveTests {
     /// 10 shelves (plus one with a reserved permanent ID), 600 books, 300 authors and 90
     /// portraits, interleaved; books name their shelf and two authors, portraits their author,
     /// all by the temporary IDs of the same save (five books by the reserved shelf's permanent ID).

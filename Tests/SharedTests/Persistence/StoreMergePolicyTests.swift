@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// Version checks and the merge policies of `PROTOCOL.md`, against every store.
-@Suite struct StoreMergePolicyTests {
+struct StoreMergePolicyTests {
     /// A book at version 2 whose title the store changed from "a" to "b" after the client read it at version 1.
     private func staleBook(_ store: any PersistentStore) throws -> ObjectID {
         let id = try store.insert("Book", ["title": .string("a"), "pages": .int(1)])

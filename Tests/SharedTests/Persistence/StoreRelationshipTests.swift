@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// Inverse maintenance, version bumps of the other side, and delete rules, against every store.
-@Suite struct StoreRelationshipTests {
+struct StoreRelationshipTests {
     @Test(arguments: StoreFactory.all)
     func settingAToOneAddsToTheInverseAndBumpsItsVersion(factory: StoreFactory) throws {
         let store = try factory.make(Model.deviceReadings)

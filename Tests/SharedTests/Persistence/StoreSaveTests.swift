@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// Inserts, updates, deletes, defaults and validation, against every store.
-@Suite struct StoreSaveTests {
+struct StoreSaveTests {
     @Test(arguments: StoreFactory.all)
     func insertGetsPermanentIDVersionOneAndDefaults(factory: StoreFactory) throws {
         let store = try factory.make(TestModels.library)

@@ -6,7 +6,7 @@ import Testing
 
 /// To-many relationships are faults: saving one side of a one-to-many does not read the other
 /// side's members, and the members are still all there when asked for.
-@Suite struct StoreToManyFaultTests {
+struct StoreToManyFaultTests {
     static let readingCount = 2_000
 
     /// A device with `readingCount` readings, saved straight into the store.

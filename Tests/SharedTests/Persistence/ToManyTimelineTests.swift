@@ -6,7 +6,7 @@ import Testing
 
 /// `ToManyTimeline`: the members of a to-many set as of an earlier transaction, from the current ones and the
 /// later transactions' change sets.
-@Suite struct ToManyTimelineTests {
+struct ToManyTimelineTests {
     /// The to-many sets of `ids` in the store now: object → key → members (`nil` for a gone object).
     private static func sets(
         of ids: [ObjectID], in store: any PersistentStore

@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct AsyncSignalTests {
+struct AsyncSignalTests {
     @Test func valueAwaitsTheFirstValue() async throws {
         let value = try await Signal<Int, TestError>(values: [5, 6]).value
         expectEqual(value, 5)

@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ChainQueueTests {
+struct ChainQueueTests {
     /// A chain that runs until the test completes it.
     final class ManualChain: Sendable {
         let started = Counter()

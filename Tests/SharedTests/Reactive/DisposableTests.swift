@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct DisposableTests {
+struct DisposableTests {
     @Test func actionDisposableRunsItsActionExactlyOnceUnderConcurrentDisposal() {
         let runs = Counter()
         let disposable = AnyDisposable { runs.increment() }

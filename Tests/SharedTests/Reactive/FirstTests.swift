@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct FirstTests {
+struct FirstTests {
     @Test func returnsTheFirstValueAndDisposes() {
         let cleanups = Counter()
         let result = Signal<Int, TestError> { observer, lifetime in

@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ImmediateSchedulerTests {
+struct ImmediateSchedulerTests {
     @Test func runsBlocksAtOnceAndIsNeverCurrent() {
         let scheduler = ImmediateScheduler()
         let runs = Counter()

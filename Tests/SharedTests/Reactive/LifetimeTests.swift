@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct LifetimeTests {
+struct LifetimeTests {
     @Test func tokenEndsTheLifetimeWhenReleased() {
         let ended = Counter()
         var token: Lifetime.Token? = nil

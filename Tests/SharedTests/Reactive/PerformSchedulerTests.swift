@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct PerformSchedulerTests {
+struct PerformSchedulerTests {
     /// A stand-in for an object context's queue.
     private func makeContextLikeScheduler() -> (PerformScheduler, DispatchQueue) {
         let queue = DispatchQueue(label: "test.context")

@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct QueueSchedulerTests {
+struct QueueSchedulerTests {
     @Test func runsBlocksOnItsQueueWhereItIsCurrent() {
         let scheduler = QueueScheduler(name: "test.queue", priority: .high)
         let done = DispatchSemaphore(value: 0)

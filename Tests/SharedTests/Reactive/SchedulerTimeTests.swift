@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct SchedulerTimeTests {
+struct SchedulerTimeTests {
     @Test func addsAndSubtractsDurations() {
         let time = SchedulerTime(nanoseconds: 1_000)
         expectEqual((time + .microseconds(2)).nanoseconds, 3_000)

@@ -4,7 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@Suite struct SignalTests {
+struct SignalTests {
     @Test func nothingRunsUntilStarted() {
         let runs = Counter()
         let signal = Signal<Int, Never> { observer, _ in

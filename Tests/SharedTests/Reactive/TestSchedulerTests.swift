@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct TestSchedulerTests {
+struct TestSchedulerTests {
     @Test func runsNothingUntilAdvanced() {
         let scheduler = TestScheduler()
         let runs = Counter()

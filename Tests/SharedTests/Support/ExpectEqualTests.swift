@@ -1,7 +1,7 @@
 import TestSupport
 import Testing
 
-@Suite struct ExpectEqualTests {
+struct ExpectEqualTests {
     @Test func equalValuesRecordNoIssue() {
         expectEqual([1, 2, 3], [1, 2, 3])
         expectEqual("reading" as String?, "reading")

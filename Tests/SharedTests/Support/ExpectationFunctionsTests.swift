@@ -3,7 +3,7 @@ import Testing
 
 /// TestSupport's expectation functions (`expectTrue`, `expectNil`, `expectEmpty`, the comparisons): each records
 /// nothing when its check holds, and otherwise one issue at the caller's line naming what it saw.
-@Suite struct ExpectationFunctionsTests {
+struct ExpectationFunctionsTests {
     private struct Failure: Error {}
 
     @Test func checksThatHoldRecordNoIssue() {

@@ -6,7 +6,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@Suite struct LockedContinuationTests {
+struct LockedContinuationTests {
     @Test func returnsTheValueItIsResumedWithFromAnotherThread() async {
         let made = await withLockedContinuation { continuation in
             Thread { continuation.resume(returning: Made(value: 42)) }.start()

@@ -6,7 +6,7 @@ import Testing
 
 @testable import Shared
 
-@Suite struct ShutdownSignalsTests {
+struct ShutdownSignalsTests {
     @Test func theHandlerRunsOnceWithTheSignalReceived() throws {
         let calls = Collected<Int32>()
         let called = DispatchSemaphore(value: 0)

@@ -7,7 +7,7 @@ import Testing
 /// A hundred rounds (times `TestScale.factor`) of random inserts, updates and deletes saved by workers
 /// and merged into the main context: after every round, the previous result with the live query's diffs applied must
 /// be exactly what a fresh fetch returns (objects, order, sections and values).
-@Suite struct LiveQueryRandomisedTests {
+struct LiveQueryRandomisedTests {
     struct Scenario: Sendable, CustomTestStringConvertible {
         var seed: UInt64
         var sectionKey: String?

@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct LiveQueryTests {
+struct LiveQueryTests {
     static let connectedByName = FetchRequest(
         entity: "Device", predicate: try! ObjectPredicate(format: "connected == YES"),
         sortDescriptors: [ObjectSortDescriptor("name")])

@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ContextOperationTests {
+struct ContextOperationTests {
     /// A root on a store and a main child that does not merge by itself, so the operation's
     /// own merge is what updates it.
     struct Fixture {

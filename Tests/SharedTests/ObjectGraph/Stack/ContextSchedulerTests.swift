@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ContextSchedulerTests {
+struct ContextSchedulerTests {
     @Test func deliverOnAContextSchedulerLetsMapCreateObjectsInTheWorker() throws {
         let fixture = try StackFixture()
         let worker = fixture.stack.newWorker()

@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ContextStackFetchTests {
+struct ContextStackFetchTests {
     @Test func idsFetchedInTheBackgroundBecomeFaultsOnMainWhoseValuesAreRight() throws {
         let fixture = try StackFixture(.sqlite)
         let stack = fixture.stack

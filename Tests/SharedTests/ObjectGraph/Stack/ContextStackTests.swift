@@ -4,7 +4,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ContextStackTests {
+struct ContextStackTests {
     @Test func theStackIsARootWithAMainChildOnTheMainQueue() throws {
         let fixture = try StackFixture()
         let stack = fixture.stack

@@ -10,7 +10,7 @@ import Testing
 /// shared machine would flake); the assertions check that everything arrived and that main kept
 /// ticking. `scripts/bench stack` measures the same import at 100,000 readings in a release build.
 /// (10,000 readings until session 9: 26 s of CPU under each sanitizer for the same assertions.)
-@Suite struct WorkerImportStallTests {
+struct WorkerImportStallTests {
     static let objects = 3_000
     static let batch = 500
 

@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct CollectTests {
+struct CollectTests {
     @Test func collectSendsAllValuesOnCompletion() {
         let recorder = EventRecorder<[Int], Never>()
         Signal<Int, Never>(values: [3, 1, 2]).collect().start(recorder.observer)

@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct CombiningTests {
+struct CombiningTests {
     /// A signal whose events the test sends by hand.
     private func makeManual() -> (Signal<Int, TestError>, @Sendable () -> Observer<Int, TestError>) {
         let sink = Locked<Observer<Int, TestError>?>(nil)

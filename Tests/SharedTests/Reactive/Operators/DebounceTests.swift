@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct DebounceTests {
+struct DebounceTests {
     @Test func sendsAValueOnlyAfterAQuietInterval() {
         let scheduler = TestScheduler()
         let sink = Locked<Observer<Int, Never>?>(nil)

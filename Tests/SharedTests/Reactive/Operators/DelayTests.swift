@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct DelayTests {
+struct DelayTests {
     @Test func delaysValuesAndCompletion() {
         let scheduler = TestScheduler()
         let recorder = EventRecorder<Int, Never>()

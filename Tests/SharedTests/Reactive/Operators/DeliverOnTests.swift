@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct DeliverOnTests {
+struct DeliverOnTests {
     @Test func deliversEveryEventOnTheQueueInOrder() {
         let scheduler = QueueScheduler(name: "test.deliver")
         let offQueue = Counter()

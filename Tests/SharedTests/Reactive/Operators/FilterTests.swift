@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct FilterTests {
+struct FilterTests {
     @Test func filterKeepsMatchingValues() {
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, Never>(values: 1...6).filter { $0.isMultiple(of: 2) }.start(recorder.observer)

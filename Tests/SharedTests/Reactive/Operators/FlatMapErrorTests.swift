@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct FlatMapErrorTests {
+struct FlatMapErrorTests {
     @Test func replacesAFailureWithTheHandlersSignal() {
         let recorder = EventRecorder<Int, Never>()
         Signal<Int, TestError>(value: 1).then(Signal<Int, TestError>(error: .numbered(7)))

@@ -3,7 +3,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct FlatMapTests {
+struct FlatMapTests {
     /// A signal that sends `value` when the test tells it to, and records its start.
     final class Step: Sendable {
         let started = Counter()

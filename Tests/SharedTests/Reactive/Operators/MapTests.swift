@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct MapTests {
+struct MapTests {
     @Test func mapTransformsEachValue() {
         let recorder = EventRecorder<String, Never>()
         Signal<Int, Never>(values: [1, 2]).map { "#\($0)" }.start(recorder.observer)

@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct OnTests {
+struct OnTests {
     @Test func sideEffectsRunInOrderBeforeEventsArePassedOn() {
         let log = Locked<[String]>([])
         let record: @Sendable (String) -> Void = { entry in log.withLock { $0.append(entry) } }

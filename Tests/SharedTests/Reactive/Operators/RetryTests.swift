@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct RetryTests {
+struct RetryTests {
     /// A signal that fails its first `failures` starts (after `delay` on `scheduler`), then succeeds.
     private func makeFlaky(
         failures: Int, delay: Duration, on scheduler: TestScheduler, starts: Counter

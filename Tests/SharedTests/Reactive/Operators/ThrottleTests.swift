@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct ThrottleTests {
+struct ThrottleTests {
     @Test func sendsAtMostOneValuePerIntervalKeepingTheLatest() {
         let scheduler = TestScheduler()
         let sink = Locked<Observer<Int, Never>?>(nil)

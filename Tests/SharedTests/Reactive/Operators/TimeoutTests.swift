@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-@Suite struct TimeoutTests {
+struct TimeoutTests {
     @Test func failsWhenTimeIsUpAndStopsTheUpstream() {
         let scheduler = TestScheduler()
         let cleanups = Counter()
