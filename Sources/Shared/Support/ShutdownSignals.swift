@@ -146,9 +146,7 @@ private final class SignalPipe: Sendable {
     }
 
     func add(_ installation: ShutdownSignalHandler) {
-        // Initialised before a handler can read them (a lazy global's first use is not async-signal-safe).
-        _ = Self.handlerIsRunning.load(ordering: .relaxed)
-        _ = signalNumberBytes
+        _ = Self.handlerIsRunning.load(ordering: .relaxed)  // initialise before a handler can read it
         installations.withLock { $0.append(installation) }
         for number in installation.signals {
             // The shell convention: a SIGINT ignored at start (a background job of a non-interactive shell,
@@ -182,18 +180,9 @@ private final class SignalPipe: Sendable {
     }
 }
 
-/// The `sigaction` handler: async-signal-safe only (an atomic load, `_exit`, `write`). It writes the signal's byte
-/// from `signalNumberBytes` rather than from a variable of its own, so that it touches nothing on its stack.
+/// The `sigaction` handler: async-signal-safe only (an atomic load, `_exit`, `write`).
 private let signalPipeHandler: @convention(c) (Int32) -> Void = { number in
     if SignalPipe.handlerIsRunning.load(ordering: .sequentiallyConsistent) { _exit(128 + number) }
-    _ = write(SignalPipe.shared.writeEnd, signalNumberBytes + Int(UInt8(truncatingIfNeeded: number)), 1)
+    var byte = UInt8(truncatingIfNeeded: number)
+    _ = write(SignalPipe.shared.writeEnd, &byte, 1)
 }
-
-/// The bytes 0…255, each at its own offset: what the handler writes to the pipe.
-// nonisolated(unsafe): filled once, before any handler is installed (`SignalPipe.add` reads it first), and only
-// read from then on.
-private nonisolated(unsafe) let signalNumberBytes: UnsafeMutablePointer<UInt8> = {
-    let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
-    for value in 0..<256 { bytes[value] = UInt8(value) }
-    return bytes
-}()
