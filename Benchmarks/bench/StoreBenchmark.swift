@@ -215,10 +215,11 @@ final class RawSQLite {
     }
 
     /// Transactions of `savesPerTransaction` saves that each write what a one-object store save writes,
-    /// with nothing else: a savepoint around the save, the `Reading` row, a `Z_HISTORY` row carrying
-    /// `historyJSON` (one transaction number per save, as PROTOCOL.md gives each save its own), then the
-    /// entity's `Z_PRIMARYKEY` counter once per transaction. The ceiling of any store keeping the
-    /// issue's history and per-save savepoints; rates are saves.
+    /// with nothing else: the `Reading` row and a `Z_HISTORY` row carrying `historyJSON` (one transaction
+    /// number per save, as PROTOCOL.md gives each save its own), then the entity's `Z_PRIMARYKEY` counter
+    /// once per transaction. No savepoints: the store's writer uses them only to retry a group in which a
+    /// save's rows could not be written. The ceiling of any store keeping the history; rates are
+    /// saves.
     func storeShapedSaveRate(
         savesPerTransaction: Int, historyJSON: String, duration: Duration = StoreBenchmark.duration
     ) throws -> (transactions: Double, saves: Double, savesPerCPUSecond: Double) {
@@ -233,9 +234,7 @@ final class RawSQLite {
             "INSERT INTO Reading (Z_PK, Z_VERSION, characteristic, value, time) VALUES (?, ?, ?, ?, ?)")
         let history = try prepare("INSERT INTO Z_HISTORY (Z_TXN, Z_TIME, Z_AUTHOR, Z_CHANGES) VALUES (?, ?, ?, ?)")
         let counter = try prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENTITY = 'Reading'")
-        let savepoint = try prepare("SAVEPOINT save")
-        let release = try prepare("RELEASE save")
-        defer { [reading, history, counter, savepoint, release].forEach { sqlite3_finalize($0) } }
+        defer { [reading, history, counter].forEach { sqlite3_finalize($0) } }
         func run(_ statement: OpaquePointer) {
             sqlite3_step(statement)
             sqlite3_reset(statement)
@@ -243,14 +242,12 @@ final class RawSQLite {
         let timed = try repeatTransactions(for: duration) {
             for _ in 0..<savesPerTransaction {
                 next += 1
-                run(savepoint)
                 insert(reading, next)
                 sqlite3_bind_int64(history, 1, next)
                 sqlite3_bind_double(history, 2, Date().timeIntervalSinceReferenceDate)
                 sqlite3_bind_null(history, 3)
                 sqlite3_bind_text(history, 4, historyJSON, -1, csqlite_transient())
                 run(history)
-                run(release)
             }
             sqlite3_bind_int64(counter, 1, next)
             run(counter)
