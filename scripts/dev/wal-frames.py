@@ -4,8 +4,9 @@
     scripts/dev/wal-frames.py DATABASE
 
 Run it while the store is open (storesvc running, or a process with a `SQLiteStore`) and saving: a clean close
-checkpoints and empties the WAL. It copies `DATABASE` and `DATABASE-wal` to a temporary directory first, so it
-never touches the live files (copying the WAL before the database file keeps every page it names in the copy).
+checkpoints and empties the WAL. It copies `DATABASE-wal` and then `DATABASE` to a temporary directory and reads
+only the copies, never the live files. The WAL goes first: a checkpoint between the two copies only moves pages
+that the copied WAL already holds into the database file.
 
 Every page a transaction changes is one frame, written with two `pwrite` calls (its 24-byte header, then the
 page), and all of them are flushed by the commit's `fdatasync`; frames per commit is the storage cost of a group
