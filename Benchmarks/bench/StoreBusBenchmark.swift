@@ -203,28 +203,31 @@ enum StoreBusBenchmark {
             microsecondsPer(redisSeconds, 100_000), "",
         ])
         rows.append(["  (saves per commit)", raw.savesPerCommit, bus.savesPerCommit, "", ""])
+        rows.append(["  (WAL frames per commit)", raw.framesPerCommit, bus.framesPerCommit, "", ""])
     }
 
-    /// Durable saves from `saveClients` child processes of one kind, with storesvc's CPU per save and saves per
-    /// commit over the run.
+    /// Durable saves from `saveClients` child processes of one kind, with storesvc's CPU per save, and its saves
+    /// and WAL frames per commit, over the run.
     private static func measuredDurableSaves(
         _ kind: SaveClientKind, socket: String, services: Services, directory: URL, in processes: ProcessGroup
-    ) throws -> (rate: Double, serverMicroseconds: String, savesPerCommit: String) {
+    ) throws -> (rate: Double, serverMicroseconds: String, savesPerCommit: String, framesPerCommit: String) {
         let storeCPU = ProcessCPUTime(pid: services.storesvc)
         let before = try commitCounts(socket: socket)
         let saves = try durableSaves(kind, socket: socket, directory: directory, in: processes)
         let storeSeconds = storeCPU.elapsed()
         let after = try commitCounts(socket: socket)
         let commits = after.commits - before.commits
-        let savesPerCommit = Double(after.saves - before.saves) / Double(commits)
+        func perCommit(_ count: Int64) -> String {
+            commits > 0 ? String(format: "%.2f", Double(count) / Double(commits)) : "?"
+        }
         return (
-            saves, microsecondsPer(storeSeconds, saves * duration.seconds),
-            commits > 0 ? String(format: "%.2f", savesPerCommit) : "?"
+            saves, microsecondsPer(storeSeconds, saves * duration.seconds), perCommit(after.saves - before.saves),
+            perCommit(after.walFrames - before.walFrames)
         )
     }
 
-    /// `store.stats`' commits and saves so far.
-    private static func commitCounts(socket: String) throws -> (commits: Int64, saves: Int64) {
+    /// `store.stats`' commits, saves and WAL frames so far.
+    private static func commitCounts(socket: String) throws -> (commits: Int64, saves: Int64, walFrames: Int64) {
         let peer = try BenchSocket(path: socket)
         try peer.hello()
         peer.write(frame(#"{"jsonrpc":"2.0","id":3,"method":"store.stats"}"#))
@@ -232,9 +235,10 @@ enum StoreBusBenchmark {
             let object = try JSONSerialization.jsonObject(with: Data(answer)) as? [String: Any],
             let result = object["result"] as? [String: Any],
             let commits = (result["commits"] as? NSNumber)?.int64Value,
-            let saves = (result["saves"] as? NSNumber)?.int64Value
+            let saves = (result["saves"] as? NSNumber)?.int64Value,
+            let walFrames = (result["walFrames"] as? NSNumber)?.int64Value
         else { throw BenchError("store.stats failed") }
-        return (commits, saves)
+        return (commits, saves, walFrames)
     }
 
     // MARK: - Services

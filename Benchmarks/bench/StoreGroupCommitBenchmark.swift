@@ -18,8 +18,9 @@ enum StoreGroupCommitBenchmark {
         }
         print(
             String(
-                format: "8 threads: %.0f saves/s, %.1f µs CPU each, %.2f per txn (load %@)", eight.saves,
-                eight.cpuMicroseconds, eight.savesPerTransaction, loadAverage()))
+                format: "8 threads: %.0f saves/s, %.1f µs CPU each, %.2f per txn, %.2f WAL frames per txn (load %@)",
+                eight.saves, eight.cpuMicroseconds, eight.savesPerTransaction, eight.framesPerTransaction,
+                loadAverage()))
     }
 
     static func run() throws {
@@ -46,18 +47,25 @@ enum StoreGroupCommitBenchmark {
         print(row("raw SQLite, 1 row per txn (rows)", rawOne.rows, 1e6 / rawOne.rowsPerCPUSecond, 1))
         print(row("raw SQLite, 8 rows per txn (rows)", rawEight.rows, 1e6 / rawEight.rowsPerCPUSecond, 8))
         print(row("raw SQLite, a save's rows, 8 per txn", rawShaped.saves, 1e6 / rawShaped.savesPerCPUSecond, 8))
-        print(row("store, 1 thread (saves)", one.saves, one.cpuMicroseconds, one.savesPerTransaction))
-        print(row("store, 8 threads (saves)", eight.saves, eight.cpuMicroseconds, eight.savesPerTransaction))
+        print(
+            row("store, 1 thread (saves)", one.saves, one.cpuMicroseconds, one.savesPerTransaction)
+                + String(format: "  %5.2f WAL frames per txn", one.framesPerTransaction))
+        print(
+            row("store, 8 threads (saves)", eight.saves, eight.cpuMicroseconds, eight.savesPerTransaction)
+                + String(format: "  %5.2f WAL frames per txn", eight.framesPerTransaction))
     }
 
     private static func measure(
         _ store: SQLiteStore, threads: Int, duration: Duration = duration
-    ) throws -> (saves: Double, cpuMicroseconds: Double, savesPerTransaction: Double) {
+    ) throws -> (saves: Double, cpuMicroseconds: Double, savesPerTransaction: Double, framesPerTransaction: Double) {
         let before = store.statistics
         let rate = try StoreBenchmark.saveRate(store, threads: threads, objectsPerSave: 1, duration: duration)
         let after = store.statistics
-        let perTransaction = Double(after.saves - before.saves) / Double(max(after.groups - before.groups, 1))
-        return (rate.saves, 1e6 / rate.objectsPerCPUSecond, perTransaction)
+        let transactions = Double(max(after.groups - before.groups, 1))
+        return (
+            rate.saves, 1e6 / rate.objectsPerCPUSecond, Double(after.saves - before.saves) / transactions,
+            Double(after.walFrames - before.walFrames) / transactions
+        )
     }
 
     /// The change set the store wrote last in its history, as the JSON text it stored: what a raw

@@ -201,5 +201,8 @@ struct StoreRequestHandlersTests {
         expectEqual(stats.historyNewest, 1)
         expectEqual(stats.other["failedSaves"], .int(1))
         expectEqual(stats.other["lastTxn"], .int(1))
+        // One page of each table and index the insert changed (Device, its address index, Reading, its two
+        // indexes, the history, the counters); the failed update wrote none.
+        expectEqual(stats.other["walFrames"], .int(7))
     }
 }

@@ -155,6 +155,7 @@ final class StoreRequestHandlers: Sendable {
             commits = Int64(statistics.groups)
             groupSizes = statistics.groupSizes.mapValues { Int64($0) }
             other["largestGroup"] = .int(Int64(statistics.largestGroup))
+            other["walFrames"] = .int(Int64(statistics.walFrames))
             let checkpoints = sqlite.checkpointStatistics
             other["walCheckpoints"] = .int(Int64(checkpoints.checkpoints))
             other["walWriterCheckpoints"] = .int(Int64(checkpoints.writerCheckpoints))

@@ -170,6 +170,69 @@ struct SQLiteWriterTests {
         expectEqual(sqlite.statistics.groupSizes, [5: 1])
     }
 
+    @Test func aCommitWritesOneWALFrameForEachPageItChangesAndNoMore() throws {
+        // A new store: every table and index is one page. An insert changes Device's row, its `address` index,
+        // the history and Device's counter (not Z_METADATA, not the counter's key index).
+        let inserted = try store.insert("Device", ["address": .string("a")])
+        expectEqual(sqlite.statistics.walFrames, 4)
+        // An update of an attribute without an index: the row and the history; no counter, and not the index
+        // of `address`, which it leaves alone.
+        _ = try store.save(SaveRequest(updates: [.init(id: inserted, version: nil, values: ["name": .string("x")])]))
+        expectEqual(sqlite.statistics.walFrames, 4 + 2)
+        // An update of `address`: its index too.
+        _ = try store.save(SaveRequest(updates: [.init(id: inserted, version: nil, values: ["address": .string("z")])]))
+        expectEqual(sqlite.statistics.walFrames, 4 + 2 + 3)
+        // Three inserts in one group share the four pages of one.
+        let resume = sqlite.suspendWriter()
+        let answers = queue([insert("b"), insert("c"), insert("d")])
+        resume()
+        expectEqual(answers(), ["txn 4", "txn 5", "txn 6"])
+        expectEqual(sqlite.statistics.groups, 4)
+        expectEqual(sqlite.statistics.walFrames, 4 + 2 + 3 + 4)
+        try expectEqual(store.snapshot(inserted)?.values["address"], .string("z"))
+        try expectEqual(store.snapshot(inserted)?.values["name"], .string("x"))
+        try expectEqual(integrityCheck(), "ok")
+    }
+
+    @Test func anUpdateSetsTheIndexedColumnsItChangesAndKeepsTheOthersIndexed() throws {
+        let device = try store.insert("Device", ["address": .string("a")])
+        let reading = try store.insert(
+            "Reading",
+            [
+                "characteristic": .string("2a19"), "value": .binary(Data([1])),
+                "time": .date(Date(timeIntervalSince1970: 0)),
+                "device": .reference(device),
+            ])
+        let other = try store.insert("Device", ["address": .string("b")])
+        let time = PropertyValue.date(Date(timeIntervalSince1970: 60))
+        // The foreign key alone, an unindexed attribute alone, then the indexed attribute and the key together;
+        // each is read back from the file.
+        var expected = try #require(try store.snapshot(reading)).values
+        for values: [String: PropertyValue] in [
+            ["device": .reference(other)], ["time": time],
+            ["characteristic": .string("2a1a"), "device": .reference(device)],
+        ] {
+            _ = try store.save(SaveRequest(updates: [.init(id: reading, version: nil, values: values)]))
+            expected.merge(values) { _, new in new }
+            try expectEqual(store.snapshot(reading)?.values, expected)
+        }
+        try expectEqual(store.snapshot(reading)?.version, 4)
+        let found = try store.fetch(
+            FetchRequest(
+                entity: "Reading", predicate: ObjectPredicate(format: "characteristic == '2a1a'"), resultType: .ids))
+        expectEqual(found.content, .ids([reading]))
+        try expectEqual(integrityCheck(), "ok")
+    }
+
+    /// SQLite's `PRAGMA integrity_check` of the store's file: `ok`, or what is wrong (an index entry that does
+    /// not match its row, among others).
+    private func integrityCheck() throws -> String? {
+        let path = try #require(store.directory).appendingPathComponent("store.sqlite").path
+        let connection = try SQLiteConnection(path: path, readOnly: true, busyTimeoutMilliseconds: 1_000)
+        defer { connection.close() }
+        return try connection.text("PRAGMA integrity_check")
+    }
+
     private static func device(_ address: String, _ durability: Durability) -> SaveRequest {
         var request = SaveRequest(inserts: [.init(id: tmp("Device", address), values: ["address": .string(address)])])
         request.durability = durability

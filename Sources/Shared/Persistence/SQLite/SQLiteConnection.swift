@@ -106,6 +106,19 @@ final class SQLiteConnection: @unchecked Sendable {
         return count
     }
 
+    /// The pages this connection has written to the WAL since the last call (or since it opened), one frame
+    /// each: `SQLITE_DBSTATUS_CACHE_WRITE`, read and reset, so that SQLite's 32-bit counter never wraps.
+    /// Checkpoints, rollbacks and recovery write no frames and are not counted.
+    func takePagesWrittenToTheWAL() -> Int {
+        var current: Int32 = 0
+        var highest: Int32 = 0
+        let reset: Int32 = 1
+        guard sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_WRITE, &current, &highest, reset) == SQLITE_OK else {
+            return 0
+        }
+        return Int(current)
+    }
+
     /// Runs a statement with `bindings` to completion.
     func run(_ sql: String, _ bindings: [PropertyValue] = []) throws(SQLiteError) {
         let statement = try statement(sql)

@@ -28,8 +28,17 @@ final class SQLiteEntityTable: Sendable {
     let columnList: String
     let selectSQL: String
     let insertSQL: String
-    let updateSQL: String
+    /// The positions in `dataColumnNames` of the columns that have an index: indexed attributes and to-one
+    /// foreign keys.
+    let indexedDataPositions: [Int]
+    /// `UPDATE`s that set `Z_VERSION`, every column without an index, and the indexed columns of one set of
+    /// them: entry `mask` sets `indexedDataPositions[i]` where bit `i` is set (`updateSQL(changing:)`).
+    let updateSQLs: [String]
     let deleteSQL: String
+
+    /// The most indexed columns for which each set of them has its own `UPDATE` (2^6 statements); a table with
+    /// more sets all of its columns in every update.
+    static let mostIndexedColumnsForNarrowUpdates = 6
 
     init(entity: EntityDescription, schema: SQLSchema) {
         self.entity = entity
@@ -75,10 +84,27 @@ final class SQLiteEntityTable: Sendable {
         selectSQL = "SELECT \(columnList) FROM \(table) WHERE \"Z_PK\" = ?"
         let placeholders = Array(repeating: "?", count: dataColumns.count + 2).joined(separator: ", ")
         insertSQL = "INSERT INTO \(table) (\(columnList)) VALUES (\(placeholders))"
-        updateSQL =
-            "UPDATE \(table) SET "
-            + (["\"Z_VERSION\""] + dataColumns).map { "\($0) = ?" }.joined(separator: ", ")
-            + " WHERE \"Z_PK\" = ?"
+        let indexed = dataColumnNames.indices.filter { position in
+            position >= entity.attributes.count || entity.attributes[position].isIndexed
+        }
+        indexedDataPositions = indexed
+        // Parameters are numbered as in a full update (`?1` the version, `?2`… the data columns in order, then
+        // the key), so every variant binds alike; a column a variant leaves out leaves its number unused.
+        let keyParameter = dataColumns.count + 2
+        func update(settingIndexed mask: Int) -> String {
+            let set = dataColumns.indices.filter { position in
+                guard let bit = indexed.firstIndex(of: position) else { return true }
+                return mask & (1 << bit) != 0
+            }
+            return "UPDATE \(table) SET \"Z_VERSION\" = ?1"
+                + set.map { ", \(dataColumns[$0]) = ?\($0 + 2)" }.joined()
+                + " WHERE \"Z_PK\" = ?\(keyParameter)"
+        }
+        if indexed.count <= Self.mostIndexedColumnsForNarrowUpdates {
+            updateSQLs = (0..<(1 << indexed.count)).map(update(settingIndexed:))
+        } else {
+            updateSQLs = [update(settingIndexed: (1 << indexed.count) - 1)]
+        }
         deleteSQL = "DELETE FROM \(table) WHERE \"Z_PK\" = ?"
     }
 
@@ -188,7 +214,7 @@ final class SQLiteEntityTable: Sendable {
         _ update: ChangeSet.Update, toManyDeltas: [String: ToManyDelta]?, on connection: SQLiteConnection
     ) throws(SQLiteError) {
         let snapshot = update.snapshot
-        let statement = try connection.statement(updateSQL)
+        let statement = try connection.statement(updateSQL(changing: update.changedKeys))
         try statement.bind(snapshot.version, at: 1)
         let next = try bindData(of: snapshot, to: statement, from: 2)
         try statement.bind(snapshot.id.number!, at: next)
@@ -200,6 +226,18 @@ final class SQLiteEntityTable: Sendable {
                 join, owner: snapshot.id, added: delta.added.sorted(), removed: delta.removed.sorted(),
                 on: connection)
         }
+    }
+
+    /// The `UPDATE` for a change of `changedKeys`: it sets the indexed columns among them and no other indexed
+    /// column. SQLite rewrites an index entry whenever its column is set, even to the value it had, and so
+    /// writes that index's page to the WAL: an update of `name` alone would also write `address`'s index.
+    func updateSQL(changing changedKeys: Set<String>) -> String {
+        guard updateSQLs.count > 1 else { return updateSQLs[0] }
+        var mask = 0
+        for (bit, position) in indexedDataPositions.enumerated() where changedKeys.contains(dataColumnNames[position]) {
+            mask |= 1 << bit
+        }
+        return updateSQLs[mask]
     }
 
     func delete(_ snapshot: ObjectSnapshot, on connection: SQLiteConnection) throws(SQLiteError) {

@@ -42,6 +42,10 @@ public final class SQLiteStore: PersistentStore {
         /// Groups run a second time with a savepoint per save, because a save's rows could not
         /// be written (the first attempt runs without savepoints).
         public var groupsRetriedInSavepoints = 0
+        /// Pages the writer has written to the WAL, one frame each (SQLite's `SQLITE_DBSTATUS_CACHE_WRITE`),
+        /// counted after each group. Every frame is two `pwrite`s and part of its commit's `fdatasync`, so
+        /// frames per group is the storage cost of a group commit (`docs/persistence.md`, "WAL frames").
+        public var walFrames = 0
     }
 
     public let model: Model

@@ -79,6 +79,8 @@ final class SQLiteWriter: @unchecked Sendable {
         // The savepoints' sub-journals (the original of every page a save changes) in memory,
         // not in a temporary file: otherwise every save writes its pages twice.
         try connection.execute("PRAGMA temp_store=MEMORY")
+        // `Statistics.walFrames` counts the groups' frames, not the schema set-up's on this connection.
+        _ = connection.takePagesWrittenToTheWAL()
     }
 
     // MARK: - Saving
@@ -151,7 +153,9 @@ final class SQLiteWriter: @unchecked Sendable {
             committed = []
         }
         lastCommitted.store(lastTxn, ordering: .releasing)
+        let walFrames = connection.takePagesWrittenToTheWAL()
         statistics.withLock { stats in
+            stats.walFrames += walFrames
             stats.groups += 1
             stats.saves += jobs.count
             stats.lastGroupSize = jobs.count
