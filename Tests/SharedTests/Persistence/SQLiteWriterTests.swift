@@ -191,6 +191,15 @@ struct SQLiteWriterTests {
         expectEqual(sqlite.statistics.walFrames, 4 + 2 + 3 + 4)
         try expectEqual(store.snapshot(inserted)?.values["address"], .string("z"))
         try expectEqual(store.snapshot(inserted)?.values["name"], .string("x"))
+        // A reading of an existing device (what devicesvc records): the reading's row, its `characteristic` and
+        // `device` indexes, the history, the counters, and the device's row (its version: its `readings` changed).
+        _ = try store.insert(
+            "Reading",
+            [
+                "characteristic": .string("2a19"), "value": .binary(Data([1])),
+                "time": .date(Date(timeIntervalSince1970: 0)), "device": .reference(inserted),
+            ])
+        expectEqual(sqlite.statistics.walFrames, 4 + 2 + 3 + 4 + 6)
         try expectEqual(integrityCheck(), "ok")
     }
 
