@@ -231,6 +231,10 @@ final class SQLiteEntityTable: Sendable {
     /// The `UPDATE` for a change of `changedKeys`: it sets the indexed columns among them and no other indexed
     /// column. SQLite rewrites an index entry whenever its column is set, even to the value it had, and so
     /// writes that index's page to the WAL: an update of `name` alone would also write `address`'s index.
+    ///
+    /// A column left out keeps its committed value, so `changedKeys` must name every attribute and to-one
+    /// relationship whose new value differs from the committed row's: `ChangeSetPlanner.makePlan` compares
+    /// them all.
     func updateSQL(changing changedKeys: Set<String>) -> String {
         guard updateSQLs.count > 1 else { return updateSQLs[0] }
         var mask = 0
