@@ -200,6 +200,10 @@ struct SQLiteWriterTests {
                 "time": .date(Date(timeIntervalSince1970: 0)), "device": .reference(inserted),
             ])
         expectEqual(sqlite.statistics.walFrames, 4 + 2 + 3 + 4 + 6)
+        // Its delete: the reading's row and two index entries, the history, the device's row (its version).
+        let readings = try store.all("Reading").map(\.id)
+        _ = try store.save(SaveRequest(deletes: readings.map { .init(id: $0, version: nil) }))
+        expectEqual(sqlite.statistics.walFrames, 4 + 2 + 3 + 4 + 6 + 5)
         try expectEqual(integrityCheck(), "ok")
     }
 
