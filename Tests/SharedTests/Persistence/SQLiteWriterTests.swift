@@ -204,7 +204,7 @@ struct SQLiteWriterTests {
         let readings = try store.all("Reading").map(\.id)
         _ = try store.save(SaveRequest(deletes: readings.map { .init(id: $0, version: nil) }))
         expectEqual(sqlite.statistics.walFrames, 4 + 2 + 3 + 4 + 6 + 5)
-        try expectEqual(integrityCheck(), "ok")
+        try expectEqual(store.sqliteIntegrityCheck(), "ok")
     }
 
     @Test func anUpdateSetsTheIndexedColumnsItChangesAndKeepsTheOthersIndexed() throws {
@@ -234,16 +234,7 @@ struct SQLiteWriterTests {
             FetchRequest(
                 entity: "Reading", predicate: ObjectPredicate(format: "characteristic == '2a1a'"), resultType: .ids))
         expectEqual(found.content, .ids([reading]))
-        try expectEqual(integrityCheck(), "ok")
-    }
-
-    /// SQLite's `PRAGMA integrity_check` of the store's file: `ok`, or what is wrong (an index entry that does
-    /// not match its row, among others).
-    private func integrityCheck() throws -> String? {
-        let path = try #require(store.directory).appendingPathComponent("store.sqlite").path
-        let connection = try SQLiteConnection(path: path, readOnly: true, busyTimeoutMilliseconds: 1_000)
-        defer { connection.close() }
-        return try connection.text("PRAGMA integrity_check")
+        try expectEqual(store.sqliteIntegrityCheck(), "ok")
     }
 
     private static func device(_ address: String, _ durability: Durability) -> SaveRequest {

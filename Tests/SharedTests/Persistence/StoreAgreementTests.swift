@@ -1,8 +1,7 @@
 import Foundation
+import Shared
 import TestSupport
 import Testing
-
-@testable import Shared
 
 /// Property: random saves of devices and readings (inserts, updates of one to three keys, deletes), applied to an
 /// `InMemoryStore` and a `SQLiteStore` alike, leave both with the same objects after every save; fetches on each
@@ -44,10 +43,7 @@ struct StoreAgreementTests {
         }
         // Most saves must commit, or the agreement proves little.
         expectGreaterThan(committed, Self.saves * 3 / 4)
-        let path = try #require(sqlite.directory).appendingPathComponent("store.sqlite").path
-        let connection = try SQLiteConnection(path: path, readOnly: true, busyTimeoutMilliseconds: 1_000)
-        defer { connection.close() }
-        try expectEqual(connection.text("PRAGMA integrity_check"), "ok")
+        try expectEqual(sqlite.sqliteIntegrityCheck(), "ok")
     }
 
     /// One object as both stores must hold it: its version, attributes and to-one relationships (to-many members
@@ -137,16 +133,19 @@ struct StoreAgreementTests {
         }
         let deviceKeys = ["address", "name", "connected", "lastSeen"]
         let readingKeys = ["characteristic", "value", "time", "chain", "device"]
+        func insertDevice() -> SaveRequest {
+            SaveRequest(inserts: [.init(id: tmp("Device", "d"), values: ["address": value(of: "address")])])
+        }
+        // 0: a device; 1: a device while there are fewer than 6, else a reading; 2–3: a reading; 4–8: an update;
+        // 9, or an update with nothing to update: a delete (a device when there is nothing to delete).
         let choice = Int.random(in: 0..<10, using: &random)
-        switch choice {
-        case 0..<2 where devices.count < 6 || choice == 0:
-            let ref = tmp("Device", "d")
-            return SaveRequest(inserts: [.init(id: ref, values: ["address": value(of: "address")])])
-        case 0..<4:
+        if choice == 0 || (choice == 1 && devices.count < 6) { return insertDevice() }
+        if choice < 4 {
             var values: [String: PropertyValue] = [:]
             for key in readingKeys { values[key] = value(of: key) }
             return SaveRequest(inserts: [.init(id: tmp("Reading", "r"), values: values)])
-        case 4..<9 where !devices.isEmpty || !readings.isEmpty:
+        }
+        if choice < 9, !devices.isEmpty || !readings.isEmpty {
             let isDevice = readings.isEmpty || (!devices.isEmpty && Bool.random(using: &random))
             let id = isDevice ? devices.randomElement(using: &random)! : readings.randomElement(using: &random)!
             let keys = (isDevice ? deviceKeys : readingKeys).shuffled(using: &random).prefix(
@@ -154,11 +153,10 @@ struct StoreAgreementTests {
             var values: [String: PropertyValue] = [:]
             for key in keys { values[key] = value(of: key) }
             return SaveRequest(updates: [.init(id: id, version: nil, values: values)])
-        default:
-            guard let id = (Bool.random(using: &random) ? readings : devices).randomElement(using: &random) else {
-                return SaveRequest(inserts: [.init(id: tmp("Device", "d"), values: ["address": value(of: "address")])])
-            }
-            return SaveRequest(deletes: [.init(id: id, version: nil)])
         }
+        guard let id = (Bool.random(using: &random) ? readings : devices).randomElement(using: &random) else {
+            return insertDevice()
+        }
+        return SaveRequest(deletes: [.init(id: id, version: nil)])
     }
 }
