@@ -204,13 +204,17 @@ enum StoreBusBenchmark {
         ])
         rows.append(["  (saves per commit)", raw.savesPerCommit, bus.savesPerCommit, "", ""])
         rows.append(["  (WAL frames per commit)", raw.framesPerCommit, bus.framesPerCommit, "", ""])
+        rows.append(["  (WAL file writes per commit)", raw.writesPerCommit, bus.writesPerCommit, "", ""])
     }
 
     /// Durable saves from `saveClients` child processes of one kind, with storesvc's CPU per save, and its saves
-    /// and WAL frames per commit, over the run.
+    /// and WAL frames and WAL file writes per commit, over the run.
     private static func measuredDurableSaves(
         _ kind: SaveClientKind, socket: String, services: Services, directory: URL, in processes: ProcessGroup
-    ) throws -> (rate: Double, serverMicroseconds: String, savesPerCommit: String, framesPerCommit: String) {
+    ) throws -> (
+        rate: Double, serverMicroseconds: String, savesPerCommit: String, framesPerCommit: String,
+        writesPerCommit: String
+    ) {
         let storeCPU = ProcessCPUTime(pid: services.storesvc)
         let before = try commitCounts(socket: socket)
         let saves = try durableSaves(kind, socket: socket, directory: directory, in: processes)
@@ -222,12 +226,14 @@ enum StoreBusBenchmark {
         }
         return (
             saves, microsecondsPer(storeSeconds, saves * duration.seconds), perCommit(after.saves - before.saves),
-            perCommit(after.walFrames - before.walFrames)
+            perCommit(after.walFrames - before.walFrames), perCommit(after.walWrites - before.walWrites)
         )
     }
 
-    /// `store.stats`' commits, saves and WAL frames so far.
-    private static func commitCounts(socket: String) throws -> (commits: Int64, saves: Int64, walFrames: Int64) {
+    /// `store.stats`' commits, saves, WAL frames and WAL file writes so far.
+    private static func commitCounts(
+        socket: String
+    ) throws -> (commits: Int64, saves: Int64, walFrames: Int64, walWrites: Int64) {
         let peer = try BenchSocket(path: socket)
         try peer.hello()
         peer.write(frame(#"{"jsonrpc":"2.0","id":3,"method":"store.stats"}"#))
@@ -236,9 +242,10 @@ enum StoreBusBenchmark {
             let result = object["result"] as? [String: Any],
             let commits = (result["commits"] as? NSNumber)?.int64Value,
             let saves = (result["saves"] as? NSNumber)?.int64Value,
-            let walFrames = (result["walFrames"] as? NSNumber)?.int64Value
+            let walFrames = (result["walFrames"] as? NSNumber)?.int64Value,
+            let walWrites = (result["walWrites"] as? NSNumber)?.int64Value
         else { throw BenchError("store.stats failed") }
-        return (commits, saves, walFrames)
+        return (commits, saves, walFrames, walWrites)
     }
 
     // MARK: - Services

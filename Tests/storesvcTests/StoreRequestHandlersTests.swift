@@ -204,5 +204,7 @@ struct StoreRequestHandlersTests {
         // One page of each table and index the insert changed (Device, its address index, Reading, its two
         // indexes, the history, the counters); the failed update wrote none.
         expectEqual(stats.other["walFrames"], .int(7))
+        // A durable commit's frames reach the file with one write (`WALWriteGathering`).
+        expectEqual(stats.other["walWrites"], .int(1))
     }
 }

@@ -156,6 +156,7 @@ final class StoreRequestHandlers: Sendable {
             groupSizes = statistics.groupSizes.mapValues { Int64($0) }
             other["largestGroup"] = .int(Int64(statistics.largestGroup))
             other["walFrames"] = .int(Int64(statistics.walFrames))
+            other["walWrites"] = .int(Int64(statistics.walWrites))
             let checkpoints = sqlite.checkpointStatistics
             other["walCheckpoints"] = .int(Int64(checkpoints.checkpoints))
             other["walWriterCheckpoints"] = .int(Int64(checkpoints.writerCheckpoints))

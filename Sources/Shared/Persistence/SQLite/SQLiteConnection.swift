@@ -12,12 +12,13 @@ final class SQLiteConnection: @unchecked Sendable {
     private var statements: [String: SQLiteStatement] = [:]
     private(set) var isClosed = false
 
-    /// Opens (creating it unless `readOnly`) the database at `path`.
-    init(path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32) throws {
+    /// Opens (creating it unless `readOnly`) the database at `path`, through the VFS named `vfs` (SQLite's
+    /// default when `nil`).
+    init(path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32, vfs: String? = nil) throws {
         var db: OpaquePointer?
         let flags =
             (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
-        let code = sqlite3_open_v2(path, &db, flags, nil)
+        let code = sqlite3_open_v2(path, &db, flags, vfs)
         guard code == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             sqlite3_close_v2(db)
@@ -117,6 +118,25 @@ final class SQLiteConnection: @unchecked Sendable {
             return 0
         }
         return Int(current)
+    }
+
+    /// Turns the gathering of WAL writes on or off (off writes what is gathered); `false` when the
+    /// connection was not opened through `WALWriteGathering.vfsName`.
+    @discardableResult
+    func gatherWALWrites(_ on: Bool) throws(SQLiteError) -> Bool {
+        var argument: Int32 = on ? 1 : 0
+        let code = sqlite3_file_control(handle, "main", WALWriteGathering.setGatheringOpcode, &argument)
+        if code == SQLITE_NOTFOUND { return false }
+        guard code == SQLITE_OK else { throw error(code: code, sql: nil) }
+        return true
+    }
+
+    /// How many WAL writes SQLite made and how many reached the file since the last call; `nil` when the
+    /// connection does not gather them.
+    func takeWALWriteCounts() -> WALWriteGathering.Counts? {
+        var counts = WALWriteGathering.Counts()
+        let code = sqlite3_file_control(handle, "main", WALWriteGathering.countsOpcode, &counts)
+        return code == SQLITE_OK ? counts : nil
     }
 
     /// Runs a statement with `bindings` to completion.

@@ -46,6 +46,9 @@ public final class SQLiteStore: PersistentStore {
         /// counted after each group. Every frame is two `pwrite`s and part of its commit's `fdatasync`, so
         /// frames per group is the storage cost of a group commit (`docs/persistence.md`, "WAL frames").
         public var walFrames = 0
+        /// Writes the writer has made to the WAL file: one per group with `.disk` saves, however many frames
+        /// it has (`WALWriteGathering`); two per frame in a group of `.memory` saves, as SQLite makes them.
+        public var walWrites = 0
     }
 
     public let model: Model
@@ -77,7 +80,8 @@ public final class SQLiteStore: PersistentStore {
         self.tables = tables
         codec = HistoryCodec(model: model)
         let connection = try SQLiteConnection(
-            path: url.path, readOnly: false, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+            path: url.path, readOnly: false, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds,
+            vfs: WALWriteGathering.vfsName)
         try connection.execute("PRAGMA journal_mode=WAL")
         try SQLiteSchemaSetup.prepare(connection, for: model)
         checkpointer = try SQLiteCheckpointer(
@@ -192,6 +196,9 @@ public final class SQLiteStore: PersistentStore {
 
     /// Holds the writer until the returned function is called; saves queue up meanwhile (tests).
     func suspendWriter() -> @Sendable () -> Void { writer.suspend() }
+
+    /// Makes the writer's next gathered WAL write fail as a failing disk would (tests).
+    func failNextWALWrite() { writer.failNextWALWrite() }
 
     /// How many to-many members the writer has read while planning saves (tests).
     var toManyMembersReadBySaves: Int { writer.membersRead.load(ordering: .relaxed) }

@@ -76,11 +76,13 @@ final class SQLiteWriter: @unchecked Sendable {
         oldestHistory = try connection.integer("SELECT MIN(\"Z_TXN\") FROM \"Z_HISTORY\"")
         lastCommitted.store(lastTxn, ordering: .releasing)
         try connection.execute("PRAGMA synchronous=FULL")
+        try connection.gatherWALWrites(true)
         // The savepoints' sub-journals (the original of every page a save changes) in memory,
         // not in a temporary file: otherwise every save writes its pages twice.
         try connection.execute("PRAGMA temp_store=MEMORY")
         // `Statistics.walFrames` counts the groups' frames, not the schema set-up's on this connection.
         _ = connection.takePagesWrittenToTheWAL()
+        _ = connection.takeWALWriteCounts()
     }
 
     // MARK: - Saving
@@ -154,8 +156,10 @@ final class SQLiteWriter: @unchecked Sendable {
         }
         lastCommitted.store(lastTxn, ordering: .releasing)
         let walFrames = connection.takePagesWrittenToTheWAL()
+        let walWrites = connection.takeWALWriteCounts()?.written ?? 0
         statistics.withLock { stats in
             stats.walFrames += walFrames
+            stats.walWrites += Int(walWrites)
             stats.groups += 1
             stats.saves += jobs.count
             stats.lastGroupSize = jobs.count
@@ -371,6 +375,9 @@ final class SQLiteWriter: @unchecked Sendable {
     private func setSynchronous(full: Bool) throws(SQLiteError) {
         guard full != isSynchronousFull else { return }
         try connection.execute(full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
+        // A FULL commit syncs the WAL before the WAL index names its frames; a NORMAL one does not, so its
+        // frames are written as SQLite makes them (`WALWriteGathering`).
+        try connection.gatherWALWrites(full)
         isSynchronousFull = full
     }
 
@@ -379,6 +386,14 @@ final class SQLiteWriter: @unchecked Sendable {
     /// Called on the writer's queue whenever the saves taken into a group so far are applied,
     /// just before late joiners are taken (tests queue a save at that moment).
     let groupAppliedHook = Locked<(@Sendable () -> Void)?>(nil)
+
+    /// Makes the next gathered write to the WAL fail with `SQLITE_IOERR_WRITE` (tests).
+    func failNextWALWrite() {
+        queue.sync {
+            let code = sqlite3_file_control(connection.handle, "main", WALWriteGathering.failNextRunOpcode, nil)
+            precondition(code == SQLITE_OK, "the writer's connection does not gather WAL writes")
+        }
+    }
 
     /// The number of saves waiting for the next group.
     var pendingCount: Int { pending.withLock { $0.jobs.count } }
