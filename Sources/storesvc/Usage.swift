@@ -26,6 +26,9 @@ enum StoreServiceCommand {
           --allow-gid GID      Also allow peers with this primary gid (repeatable).
           --history N          Transactions kept in the history for store.history and subscribe's
                                since (default 100000).
+          --page-size N        Page size of a database file the service creates: a power of two from
+                               512 to 65536 (default 4096, SQLite's). An existing file keeps its own.
+                               2048 makes durable saves' commits fewer bytes (docs/operations.md).
           --log-level LEVEL    error, warning, info (default) or debug; logs go to standard error.
           -h, --help           Show this help.
 

@@ -29,6 +29,7 @@ struct StoreServiceConfigurationTests {
         expectEqual(configuration.socketMode, 0o660)
         expectEqual(configuration.allowedUIDs, [1000, 0])
         expectEqual(configuration.historyRetention, 100_000)
+        expectNil(configuration.pageSize)
         expectEqual(configuration.logLevel, .info)
     }
 
@@ -52,7 +53,8 @@ struct StoreServiceConfigurationTests {
         let configuration = try parse([
             "--socket", "/tmp/s.sock", "--database=/tmp/db.sqlite", "--model", "m.json", "--max-frame", "1024",
             "--max-in-flight", "8", "--max-outbound", "65536", "--socket-mode", "0600", "--allow-uid", "42",
-            "--allow-uid", "43", "--allow-gid", "100", "--history", "500", "--log-level", "debug",
+            "--allow-uid", "43", "--allow-gid", "100", "--history", "500", "--page-size", "2048",
+            "--log-level", "debug",
         ])
         expectEqual(configuration.socketPath, "/tmp/s.sock")
         expectEqual(configuration.databasePath, "/tmp/db.sqlite")
@@ -64,6 +66,7 @@ struct StoreServiceConfigurationTests {
         expectEqual(configuration.allowedUIDs, [1000, 0, 42, 43])
         expectEqual(configuration.allowedGIDs, [100])
         expectEqual(configuration.historyRetention, 500)
+        expectEqual(configuration.pageSize, 2048)
         expectEqual(configuration.logLevel, .debug)
         expectTrue(configuration.allows(uid: 43, gid: 5))
         expectTrue(configuration.allows(uid: 7, gid: 100))
@@ -90,6 +93,14 @@ struct StoreServiceConfigurationTests {
         (
             ["--allow-uid", "-1"],
             .invalidValue(flag: "--allow-uid", value: "-1", expected: "an integer from 0 to 4294967295")
+        ),
+        (
+            ["--page-size", "3000"],
+            .invalidValue(flag: "--page-size", value: "3000", expected: "a power of two from 512 to 65536")
+        ),
+        (
+            ["--page-size", "256"],
+            .invalidValue(flag: "--page-size", value: "256", expected: "a power of two from 512 to 65536")
         ),
         (["stray"], .unexpectedArgument("stray")),
         (["--database="], .invalidValue(flag: "--database", value: "", expected: "a path")),

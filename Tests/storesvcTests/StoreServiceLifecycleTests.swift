@@ -18,10 +18,34 @@ struct StoreServiceLifecycleTests {
         expectEqual(output.status, 0)
         for flag in [
             "--socket", "--database", "--model", "--max-frame", "--max-in-flight", "--max-outbound", "--socket-mode",
-            "--allow-uid", "--allow-gid", "--history", "--log-level",
+            "--allow-uid", "--allow-gid", "--history", "--page-size", "--log-level",
         ] {
             expectTrue(output.standardOutput.contains(flag), "\(flag) is not documented")
         }
+    }
+
+    @Test func pageSizeMakesANewDatabaseAndAnExistingOneKeepsItsOwnWithAWarning() throws {
+        /// The service's log once it holds `text` (the line is written just after the socket opens).
+        func log(of service: StoreServiceProcess, containing text: String) -> String {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !service.log.contains(text), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
+            return service.log
+        }
+        let first = try StoreServiceProcess.start(arguments: ["--page-size", "2048"])
+        defer { first.destroy() }
+        expectTrue(log(of: first, containing: "pages of").contains("pages of 2048 bytes"))
+        first.signal(SIGTERM)
+        expectEqual(first.waitForExit(), 0)
+        let second = try StoreServiceProcess(directory: first.directory, arguments: ["--page-size", "8192"])
+        defer { second.destroy() }
+        let warning = "--page-size 8192 applies to a new database only"
+        expectTrue(log(of: second, containing: warning).contains(warning))
+        expectTrue(second.log.contains("pages of 2048 bytes"))
+        second.signal(SIGTERM)
+        expectEqual(second.waitForExit(), 0)
+        let store = try SQLiteStore(url: URL(fileURLWithPath: first.databasePath), model: .deviceReadings)
+        defer { store.close() }
+        expectEqual(store.pageSize, 2048)
     }
 
     @Test func aSecondServiceOnTheSameDatabaseRefusesToStart() throws {

@@ -1,4 +1,5 @@
 import BusProtocol
+import Shared
 
 extension StoreServiceConfiguration {
     /// Reads the command line (without the program name).
@@ -22,6 +23,7 @@ extension StoreServiceConfiguration {
             case "--max-in-flight": configuration.maxInFlight = try flags.integer(in: 1...Int.max)
             case "--max-outbound": configuration.maxOutbound = try flags.integer(in: 1024...Int.max)
             case "--history": configuration.historyRetention = try flags.integer(in: 1...Int.max)
+            case "--page-size": configuration.pageSize = try pageSize(&flags)
             case "--socket-mode": configuration.socketMode = try mode(&flags)
             case "--allow-uid":
                 let uid = try UInt32(flags.integer(in: 0...Int(UInt32.max)))
@@ -34,6 +36,14 @@ extension StoreServiceConfiguration {
             }
         }
         return .run(configuration)
+    }
+
+    private static func pageSize(_ flags: inout FlagReader) throws(ConfigurationError) -> Int {
+        let text = try flags.value()
+        guard let size = Int(text), SQLiteStore.Configuration.isValidPageSize(size) else {
+            throw flags.invalid(text, expected: "a power of two from 512 to 65536")
+        }
+        return size
     }
 
     private static func mode(_ flags: inout FlagReader) throws(ConfigurationError) -> UInt32 {

@@ -26,6 +26,8 @@ struct StoreServiceConfiguration: Sendable, Equatable {
     var allowedGIDs: [UInt32] = []
     /// How many of the latest transactions the history keeps.
     var historyRetention: Int = 100_000
+    /// The page size of a database file the service creates; `nil` for SQLite's default (4,096).
+    var pageSize: Int?
     /// How much goes to standard error.
     var logLevel: LogLevel = .info
 

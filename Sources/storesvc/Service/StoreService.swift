@@ -57,7 +57,8 @@ final class StoreService: Sendable {
         do {
             store = try SQLiteStore(
                 url: databaseURL, model: model,
-                configuration: SQLiteStore.Configuration(historyRetention: configuration.historyRetention))
+                configuration: SQLiteStore.Configuration(
+                    historyRetention: configuration.historyRetention, pageSize: configuration.pageSize))
         } catch {
             throw .database(path: configuration.databasePath, reason: "\(error)")
         }
@@ -86,8 +87,13 @@ final class StoreService: Sendable {
             throw .socket(path: configuration.socketPath, reason: "\(error)")
         }
         log.info(
-            "serving \(configuration.databasePath) (model \(store.model.versionHash), txn \(store.lastTransaction)) on \(configuration.socketPath)"
+            "serving \(configuration.databasePath) (model \(store.model.versionHash), txn \(store.lastTransaction), pages of \(store.pageSize) bytes) on \(configuration.socketPath)"
         )
+        if let pageSize = configuration.pageSize, pageSize != store.pageSize {
+            log.warning(
+                "--page-size \(pageSize) applies to a new database only: \(configuration.databasePath) keeps its \(store.pageSize)-byte pages"
+            )
+        }
     }
 
     /// Stops accepting, answers every request in flight (saves included), closes every connection,

@@ -38,6 +38,38 @@ struct SQLiteStoreTests {
         store.close()
     }
 
+    @Test func aNewFileTakesTheConfiguredPageSizeAndAnExistingOneKeepsItsOwn() throws {
+        defer { cleanUp() }
+        var store = try SQLiteStore(
+            url: url, model: Model.deviceReadings, configuration: .init(historyRetention: 50, pageSize: 2048))
+        expectEqual(store.pageSize, 2048)
+        // 300 devices with long addresses: several pages of the table and of the index, each of 2,048 bytes.
+        let addresses = (0..<300).map { "aa:bb:cc:dd:ee:\($0) with a long tail to fill pages" }
+        try store.commit(
+            SaveRequest(
+                inserts: addresses.map { .init(id: tmp("Device", $0), values: ["address": .string($0)]) }))
+        store.close()
+        store = try SQLiteStore(url: url, model: Model.deviceReadings, configuration: .init(pageSize: 65_536))
+        expectEqual(store.pageSize, 2048)
+        expectEqual(try store.all("Device").count, 300)
+        store.close()
+        let file = try SQLiteConnection(path: url.path, readOnly: true, busyTimeoutMilliseconds: 1_000)
+        defer { file.close() }
+        try expectEqual(file.integer("PRAGMA page_size"), 2048)
+        try expectGreaterThan(file.integer("PRAGMA page_count") ?? 0, 10)
+        try expectEqual(file.text("PRAGMA integrity_check"), "ok")
+    }
+
+    @Test func withoutAPageSizeAFileHasSQLitesDefault() throws {
+        defer { cleanUp() }
+        let store = try SQLiteStore(url: url, model: Model.deviceReadings)
+        defer { store.close() }
+        expectEqual(store.pageSize, 4096)
+        expectFalse(SQLiteStore.Configuration.isValidPageSize(3000))
+        expectFalse(SQLiteStore.Configuration.isValidPageSize(131_072))
+        expectTrue(SQLiteStore.Configuration.isValidPageSize(512))
+    }
+
     @Test func aDatabaseMadeWithAnotherModelIsRefused() throws {
         defer { cleanUp() }
         try SQLiteStore(url: url, model: Model.deviceReadings).close()
