@@ -34,6 +34,11 @@ enum StoreBusBenchmark {
     /// 100, or `CTXBUS_BENCH_SUBSCRIBERS` (to separate the save path's latency from the fan-out's).
     static let subscribers = ProcessInfo.processInfo.environment["CTXBUS_BENCH_SUBSCRIBERS"].flatMap { Int($0) } ?? 100
     static let fanOutMessages = 2_000
+    /// More flags for the storesvc the suite starts, from `CTXBUS_BENCH_STORESVC_FLAGS` (space-separated, for
+    /// example `--page-size 2048`); printed in the table's heading, so that a run with them is not taken for the
+    /// defaults'.
+    static let extraStoreFlags =
+        ProcessInfo.processInfo.environment["CTXBUS_BENCH_STORESVC_FLAGS"]?.split(separator: " ").map(String.init) ?? []
 
     /// The parts of the suite a run measures.
     enum Part {
@@ -76,7 +81,8 @@ enum StoreBusBenchmark {
         }
         print(
             "bus: storesvc vs redis over Unix sockets, \(ProcessInfo.processInfo.activeProcessorCount) CPUs, "
-                + "load before: \(loadAverage())")
+                + "load before: \(loadAverage())"
+                + (extraStoreFlags.isEmpty ? "" : ", storesvc flags: \(extraStoreFlags.joined(separator: " "))"))
         let store = directory.appendingPathComponent("store.sock").path
         let redis = directory.appendingPathComponent("redis.sock").path
         let durableRedis = directory.appendingPathComponent("redis-aof.sock").path
@@ -273,7 +279,7 @@ enum StoreBusBenchmark {
             [
                 "--socket", store, "--database", directory.appendingPathComponent("store.sqlite").path, "--log-level",
                 "warning",
-            ])
+            ] + extraStoreFlags)
         let redisServer = try executable("redis-server")
         let aof = directory.appendingPathComponent("aof")
         try FileManager.default.createDirectory(at: aof, withIntermediateDirectories: true)
