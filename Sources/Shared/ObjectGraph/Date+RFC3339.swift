@@ -49,6 +49,9 @@ extension Date {
     }
 
     /// Parses an RFC 3339 date-time (`Z` or a numeric offset, fractional seconds optional).
+    ///
+    /// Fractional seconds are rounded to the millisecond, the precision `rfc3339String` writes, so that a date read
+    /// and written back reads back equal (`"…00.7777Z"` is `…00.778`; the rpc fuzz target found the difference).
     public init?(rfc3339 string: String) {
         let utf8 = Array(string.utf8)
         func number(_ start: Int, _ count: Int) -> Int? {
@@ -102,6 +105,6 @@ extension Date {
         parts.tm_min = Int32(minute)
         parts.tm_sec = Int32(second)
         let epoch = timegm(&parts)
-        self.init(timeIntervalSince1970: Double(epoch - offset) + fraction)
+        self.init(timeIntervalSince1970: Double(epoch - offset) + (fraction * 1000).rounded() / 1000)
     }
 }

@@ -52,6 +52,19 @@ struct DateRFC3339Tests {
         expectEqual(early.rfc3339String, formatted(early))
     }
 
+    @Test func fractionsBeyondMillisecondsAreReadRoundedSoTheyReadBackEqual() throws {
+        let long = try #require(Date(rfc3339: "2024-01-01T00:00:00.7777777777777777777777777000Z"))
+        expectEqual(long, Date(rfc3339: "2024-01-01T00:00:00.778Z"))
+        expectEqual(long.rfc3339String, "2024-01-01T00:00:00.778Z")
+        expectEqual(Date(rfc3339: long.rfc3339String), long)
+        expectEqual(Date(rfc3339: "2024-01-01T00:00:00.0004Z"), Date(rfc3339: "2024-01-01T00:00:00Z"))
+        // Rounded up into the next second, and before 1970.
+        expectEqual(Date(rfc3339: "2023-12-31T23:59:59.9996Z"), Date(rfc3339: "2024-01-01T00:00:00.000Z"))
+        let early = try #require(Date(rfc3339: "1969-12-31T23:59:59.7506Z"))
+        expectEqual(early.rfc3339String, "1969-12-31T23:59:59.751Z")
+        expectEqual(Date(rfc3339: early.rfc3339String), early)
+    }
+
     @Test func readsBackWhatItWrites() {
         for seconds in [0.0, 1_795_305_320.123, -86_400.25, 253_402_300_799.999] {
             let date = Date(timeIntervalSince1970: seconds)
