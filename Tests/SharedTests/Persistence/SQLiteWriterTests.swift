@@ -47,13 +47,6 @@ struct SQLiteWriterTests {
         expectEqual(sqlite3_exec(db, trigger, nil, nil, nil), SQLITE_OK)
     }
 
-    private func addresses() throws -> [String] {
-        try store.all("Device").compactMap { snapshot in
-            guard case .string(let address)? = snapshot.values["address"] else { return nil }
-            return address
-        }
-    }
-
     @Test func aSaveWhoseRowsCannotBeWrittenFailsAloneAndTheRestOfItsGroupCommits() throws {
         try refuseAddress("refused")
         let resume = sqlite.suspendWriter()
@@ -66,7 +59,7 @@ struct SQLiteWriterTests {
         expectEqual(sqlite.statistics.groups, 1)
         expectEqual(sqlite.statistics.groupSizes, [4: 1])
         expectEqual(sqlite.statistics.groupsRetriedInSavepoints, 1)
-        try expectEqual(addresses(), ["a", "b", "c"])
+        try expectEqual(store.deviceAddresses(), ["a", "b", "c"])
         let history = try store.history(since: 0, limit: 10)
         expectEqual(history.map(\.txn), [1, 2, 3])
         expectEqual(history.map { $0.inserted.first?.values["address"] }, [.string("a"), .string("b"), .string("c")])
@@ -90,7 +83,7 @@ struct SQLiteWriterTests {
             ])
         expectEqual(sqlite.statistics.groups, 1)
         expectEqual(sqlite.statistics.groupsRetriedInSavepoints, 0)
-        try expectEqual(addresses(), ["a", "b"])
+        try expectEqual(store.deviceAddresses(), ["a", "b"])
     }
 
     @Test func aGroupWhoseEverySaveFailsCommitsNothing() throws {
@@ -123,7 +116,7 @@ struct SQLiteWriterTests {
         expectEqual(lateAnswers(), ["txn 2"])
         expectEqual(sqlite.statistics.groups, 1)
         expectEqual(sqlite.statistics.groupSizes, [2: 1])
-        try expectEqual(addresses(), ["first", "late"])
+        try expectEqual(store.deviceAddresses(), ["first", "late"])
     }
 
     @Test func aDiskSaveDoesNotJoinAGroupCommittingWithoutFsyncNorDoTheSavesBehindIt() throws {
@@ -138,7 +131,7 @@ struct SQLiteWriterTests {
         expectEqual(first.txn, 1)
         expectEqual(lateAnswers(), ["txn 2", "txn 3"])
         expectEqual(sqlite.statistics.groupSizes, [1: 1, 2: 1])
-        try expectEqual(addresses(), ["first", "disk", "memory"])
+        try expectEqual(store.deviceAddresses(), ["first", "disk", "memory"])
     }
 
     @Test func eachWaiterOfAGroupLearnsItsOwnTxnIDsAndVersions() throws {

@@ -129,6 +129,14 @@ extension PersistentStore {
         return objects.sorted { $0.id < $1.id }
     }
 
+    /// The `address` of every `Device`, in ID order.
+    func deviceAddresses() throws -> [String] {
+        try all("Device").compactMap { snapshot in
+            guard case .string(let address)? = snapshot.values["address"] else { return nil }
+            return address
+        }
+    }
+
     /// Every object of every entity of the model, by ID.
     func everything() throws -> [ObjectID: ObjectSnapshot] {
         var result: [ObjectID: ObjectSnapshot] = [:]

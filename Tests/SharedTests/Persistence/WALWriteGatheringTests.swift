@@ -22,13 +22,6 @@ struct WALWriteGatheringTests {
         return request
     }
 
-    private func addresses() throws -> [String] {
-        try store.all("Device").compactMap { snapshot in
-            guard case .string(let address)? = snapshot.values["address"] else { return nil }
-            return address
-        }
-    }
-
     @Test func aDurableGroupReachesTheWALWithOneWriteWhateverItsFrames() throws {
         try store.commit(devices(["a"]))
         expectEqual(sqlite.statistics.walFrames, 4)
@@ -37,7 +30,7 @@ struct WALWriteGatheringTests {
         try store.commit(devices((0..<300).map { "device \($0)" }))
         expectGreaterThan(sqlite.statistics.walFrames, 4 + 8)
         expectEqual(sqlite.statistics.walWrites, 2)
-        expectEqual(try addresses().count, 301)
+        expectEqual(try store.deviceAddresses().count, 301)
         try expectEqual(store.sqliteIntegrityCheck(), "ok")
     }
 
@@ -48,7 +41,7 @@ struct WALWriteGatheringTests {
         let frames = sqlite.statistics.walFrames
         expectGreaterThan(frames * 4120, 2 * 128 * 1024)
         expectEqual(sqlite.statistics.walWrites, (frames * 4120 + 65535) / 65536)
-        expectEqual(try addresses().count, 3000)
+        expectEqual(try store.deviceAddresses().count, 3000)
         try expectEqual(store.sqliteIntegrityCheck(), "ok")
     }
 
@@ -58,11 +51,11 @@ struct WALWriteGatheringTests {
         expectEqual(sqlite.statistics.walFrames, 4)
         expectEqual(sqlite.statistics.walWrites, 8)
         // Reads go through the store's other connections.
-        expectEqual(try addresses(), ["a"])
+        expectEqual(try store.deviceAddresses(), ["a"])
         try store.commit(devices(["b"]))
         expectEqual(sqlite.statistics.walWrites, 9)
         try store.commit(devices(["c"], .memory))
-        expectEqual(try addresses(), ["a", "b", "c"])
+        expectEqual(try store.deviceAddresses(), ["a", "b", "c"])
         try expectEqual(store.sqliteIntegrityCheck(), "ok")
     }
 
@@ -71,10 +64,10 @@ struct WALWriteGatheringTests {
         sqlite.failNextWALWrite()
         let failure = #expect(throws: SQLiteError.self) { try store.commit(devices(["b", "c"])) }
         expectEqual(failure?.code, 778, "SQLITE_IOERR_WRITE")  // SQLITE_IOERR | (3 << 8)
-        expectEqual(try addresses(), ["a"])
+        expectEqual(try store.deviceAddresses(), ["a"])
         expectEqual(sqlite.lastTransaction, 1)
         try store.commit(devices(["d"]))
-        expectEqual(try addresses(), ["a", "d"])
+        expectEqual(try store.deviceAddresses(), ["a", "d"])
         expectEqual(sqlite.lastTransaction, 2)
         // And the file holds exactly that, for a store opened on it afresh.
         let url = try #require(store.directory).appendingPathComponent("store.sqlite")

@@ -120,23 +120,25 @@ final class SQLiteConnection: @unchecked Sendable {
         return Int(current)
     }
 
-    /// Turns the gathering of WAL writes on or off (off writes what is gathered); `false` when the
-    /// connection was not opened through `WALWriteGathering.vfsName`.
-    @discardableResult
-    func gatherWALWrites(_ on: Bool) throws(SQLiteError) -> Bool {
+    /// Turns the gathering of WAL writes on or off (off writes what is gathered); nothing for a connection not
+    /// opened through `WALWriteGathering.vfsName`.
+    func gatherWALWrites(_ on: Bool) throws(SQLiteError) {
         var argument: Int32 = on ? 1 : 0
         let code = sqlite3_file_control(handle, "main", WALWriteGathering.setGatheringOpcode, &argument)
-        if code == SQLITE_NOTFOUND { return false }
-        guard code == SQLITE_OK else { throw error(code: code, sql: nil) }
-        return true
+        guard code == SQLITE_OK || code == SQLITE_NOTFOUND else { throw error(code: code, sql: nil) }
     }
 
-    /// How many WAL writes SQLite made and how many reached the file since the last call; `nil` when the
-    /// connection does not gather them.
-    func takeWALWriteCounts() -> WALWriteGathering.Counts? {
-        var counts = WALWriteGathering.Counts()
-        let code = sqlite3_file_control(handle, "main", WALWriteGathering.countsOpcode, &counts)
-        return code == SQLITE_OK ? counts : nil
+    /// The writes made to the WAL file since the last call; 0 for a connection that does not gather them.
+    func takeWALWrites() -> Int {
+        var writes: Int64 = 0
+        let code = sqlite3_file_control(handle, "main", WALWriteGathering.writesOpcode, &writes)
+        return code == SQLITE_OK ? Int(writes) : 0
+    }
+
+    /// Makes the next gathered write to the WAL fail with `SQLITE_IOERR_WRITE`, as a failing disk would (tests).
+    func failNextWALWrite() {
+        let code = sqlite3_file_control(handle, "main", WALWriteGathering.failNextRunOpcode, nil)
+        precondition(code == SQLITE_OK, "the connection does not gather WAL writes")
     }
 
     /// Runs a statement with `bindings` to completion.

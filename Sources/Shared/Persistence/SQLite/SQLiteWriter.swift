@@ -82,7 +82,7 @@ final class SQLiteWriter: @unchecked Sendable {
         try connection.execute("PRAGMA temp_store=MEMORY")
         // `Statistics.walFrames` counts the groups' frames, not the schema set-up's on this connection.
         _ = connection.takePagesWrittenToTheWAL()
-        _ = connection.takeWALWriteCounts()
+        _ = connection.takeWALWrites()
     }
 
     // MARK: - Saving
@@ -156,10 +156,10 @@ final class SQLiteWriter: @unchecked Sendable {
         }
         lastCommitted.store(lastTxn, ordering: .releasing)
         let walFrames = connection.takePagesWrittenToTheWAL()
-        let walWrites = connection.takeWALWriteCounts()?.written ?? 0
+        let walWrites = connection.takeWALWrites()
         statistics.withLock { stats in
             stats.walFrames += walFrames
-            stats.walWrites += Int(walWrites)
+            stats.walWrites += walWrites
             stats.groups += 1
             stats.saves += jobs.count
             stats.lastGroupSize = jobs.count
@@ -389,10 +389,7 @@ final class SQLiteWriter: @unchecked Sendable {
 
     /// Makes the next gathered write to the WAL fail with `SQLITE_IOERR_WRITE` (tests).
     func failNextWALWrite() {
-        queue.sync {
-            let code = sqlite3_file_control(connection.handle, "main", WALWriteGathering.failNextRunOpcode, nil)
-            precondition(code == SQLITE_OK, "the writer's connection does not gather WAL writes")
-        }
+        queue.sync { connection.failNextWALWrite() }
     }
 
     /// The number of saves waiting for the next group.

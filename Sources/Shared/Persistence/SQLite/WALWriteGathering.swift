@@ -25,21 +25,14 @@ enum WALWriteGathering {
     /// The custom file-control opcode that turns gathering on (a nonzero `Int32` argument) or off (zero, which
     /// also writes what is gathered) for the connection's WAL.
     static let setGatheringOpcode: Int32 = 0x4342_5701
-    /// The custom file-control opcode that reads `Counts` (the argument points to one) and resets them.
-    static let countsOpcode: Int32 = 0x4342_5702
+    /// The custom file-control opcode that reads, and resets, how many writes reached the WAL file (the argument
+    /// points to an `Int64`): one per gathered run (one per 64 KiB of it), plus every write made while gathering
+    /// was off.
+    static let writesOpcode: Int32 = 0x4342_5702
 
     /// The custom file-control opcode that makes the next write of a gathered run fail with `SQLITE_IOERR_WRITE`,
     /// as a full or failing disk would (tests).
     static let failNextRunOpcode: Int32 = 0x4342_5703
-
-    /// How many writes SQLite asked of the WAL and how many reached the file, since they were last taken.
-    struct Counts: Equatable {
-        /// Writes SQLite made, gathered into runs or not.
-        var requested: Int64 = 0
-        /// Writes made to the file: one per run (one per 64 KiB of it), plus every write made while gathering
-        /// was off.
-        var written: Int64 = 0
-    }
 
     // SQLite's extended result codes are macros Swift does not import.
     private static let ioErrorWrite = SQLITE_IOERR | (3 << 8)
@@ -133,7 +126,8 @@ enum WALWriteGathering {
         /// The WAL's file in the default VFS, while the WAL is open.
         var wal: UnsafeMutablePointer<sqlite3_file>?
         var isGathering = false
-        var counts = Counts()
+        /// Writes made to the WAL file since `writesOpcode` last read them.
+        var writes: Int64 = 0
         var failsNextRun = false
         private var bytes: [UInt8] = []
         private var offset: Int64 = 0
@@ -145,8 +139,7 @@ enum WALWriteGathering {
             guard isGathering else {
                 let code = flush()
                 guard code == SQLITE_OK else { return code }
-                counts.requested += 1
-                counts.written += 1
+                writes += 1
                 return wal.pointee.pMethods.pointee.xWrite(wal, data, count, offset)
             }
             if !bytes.isEmpty, offset != self.offset + Int64(bytes.count) {
@@ -155,7 +148,6 @@ enum WALWriteGathering {
             }
             if bytes.isEmpty { self.offset = offset }
             bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: Int(count)))
-            counts.requested += 1
             return bytes.count >= WALWriteGathering.largestRun ? flush() : SQLITE_OK
         }
 
@@ -173,7 +165,7 @@ enum WALWriteGathering {
                 var written = 0
                 while written < run.count {
                     let count = min(run.count - written, WALWriteGathering.largestWrite)
-                    counts.written += 1
+                    writes += 1
                     let code = wal.pointee.pMethods.pointee.xWrite(
                         wal, run.baseAddress! + written, Int32(count), offset + Int64(written))
                     guard code == SQLITE_OK else { return code }
@@ -318,10 +310,10 @@ enum WALWriteGathering {
             }
             run.isGathering = on
             return SQLITE_OK
-        case countsOpcode where isDatabase:
+        case writesOpcode where isDatabase:
             guard let run = run(file) else { return SQLITE_NOTFOUND }
-            argument!.storeBytes(of: run.counts, as: Counts.self)
-            run.counts = Counts()
+            argument!.storeBytes(of: run.writes, as: Int64.self)
+            run.writes = 0
             return SQLITE_OK
         case failNextRunOpcode where isDatabase:
             guard let run = run(file) else { return SQLITE_NOTFOUND }
