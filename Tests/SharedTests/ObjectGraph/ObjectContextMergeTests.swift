@@ -181,7 +181,7 @@ struct ObjectContextMergeTests {
             writer.object(with: id)["name", as: String.self] = "pushed"
             try writer.save()
         }
-        expectEqual(merged.semaphore.wait(timeout: .now() + 10), .success)
+        expectEqual(merged.semaphore.wait(timeout: .now() + patience), .success)
         merged.observation.cancel()
         follower.performAndWait {
             expectEqual(device.string("name"), "pushed")
@@ -245,7 +245,7 @@ struct ObjectContextMergeTests {
             other.object(with: id)["name", as: String.self] = "elsewhere"
             try other.save()
         }
-        expectEqual(merged.semaphore.wait(timeout: .now() + 10), .success)
+        expectEqual(merged.semaphore.wait(timeout: .now() + patience), .success)
         merged.observation.cancel()
         drain(main)
         main.performAndWait { expectEqual(device.string("name"), "elsewhere") }

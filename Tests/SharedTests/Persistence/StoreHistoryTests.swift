@@ -84,7 +84,7 @@ struct StoreHistoryTests {
         DispatchQueue.concurrentPerform(iterations: 4) { worker in
             for i in 0..<5 { _ = try? store.insert("Device", ["address": .string("\(worker)-\(i)")]) }
         }
-        expectEqual(done.wait(timeout: .now() + 30), .success)
+        expectEqual(done.wait(timeout: .now() + patience), .success)
         expectEqual(seen.withLock { $0 }, Array(1...20))
         observation.cancel()
     }

@@ -153,7 +153,7 @@ struct ChainQueueTests {
             queue.enqueue(makeTrackedChain(key: index, sequence: index, tracker: tracker), for: index)
                 .start(Observer { event in if event.isTerminating { done.leave() } })
         }
-        expectEqual(done.wait(timeout: .now() + 20), .success)
+        expectEqual(done.wait(timeout: .now() + patience), .success)
         expectLessThanOrEqual(tracker.maxTotalInside, 2)
     }
 
@@ -221,7 +221,7 @@ struct ChainQueueTests {
                     .start(Observer { event in if event.isTerminating { done.leave() } })
             }
         }
-        expectEqual(done.wait(timeout: .now() + 30), .success)
+        expectEqual(done.wait(timeout: .now() + patience), .success)
         expectEqual(tracker.overlaps, 0)
         let starts = tracker.starts
         expectEqual(starts.values.map(\.count).reduce(0, +), threads * perThread)

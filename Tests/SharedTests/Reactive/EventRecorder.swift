@@ -29,7 +29,7 @@ final class EventRecorder<Value: Sendable, Failure: Error>: Sendable {
     var terminalEvents: [Event<Value, Failure>] { events.filter(\.isTerminating) }
 
     /// Waits (bounded, so that a bug fails the test instead of hanging it) for the first terminal event.
-    func waitForTermination(seconds: Int = 10) -> Bool {
+    func waitForTermination(seconds: Int = patienceSeconds) -> Bool {
         terminated.wait(timeout: .now() + .seconds(seconds)) == .success
     }
 }
@@ -45,14 +45,21 @@ final class Counter: Sendable {
     var value: Int { count.load(ordering: .relaxed) }
 }
 
+/// How long a test waits for something that must happen before it fails instead of hanging. Generous:
+/// only a failing test waits this long, and under a loaded CI machine (the whole suite in parallel on two
+/// cores, with libdispatch adding worker threads slowly) a step that takes milliseconds alone has taken
+/// more than 10 s.
+let patienceSeconds = 60
+let patience: DispatchTimeInterval = .seconds(patienceSeconds)
+
 /// Waits on a semaphore for at most `seconds`; returns whether it was signalled.
-func wait(_ semaphore: DispatchSemaphore, seconds: Int = 10) -> Bool {
+func wait(_ semaphore: DispatchSemaphore, seconds: Int = patienceSeconds) -> Bool {
     semaphore.wait(timeout: .now() + .seconds(seconds)) == .success
 }
 
 /// Waits on a semaphore from async code without blocking a thread of the cooperative pool (which has as few
 /// threads as the machine has cores, and which the tasks under test need).
-func waitAsync(_ semaphore: DispatchSemaphore, seconds: Int = 30) async -> Bool {
+func waitAsync(_ semaphore: DispatchSemaphore, seconds: Int = patienceSeconds) async -> Bool {
     await withLockedContinuation { continuation in
         runOnNewThread { continuation.resume(returning: wait(semaphore, seconds: seconds)) }
     }

@@ -16,7 +16,7 @@ struct ShutdownSignalsTests {
         }
         defer { installation.cancel() }
         kill(getpid(), SIGUSR2)
-        expectEqual(called.wait(timeout: .now() + 10), .success)
+        expectEqual(called.wait(timeout: .now() + patience), .success)
         expectEqual(calls.all, [SIGUSR2])
         expectEqual(installation.receivedSignal, SIGUSR2)
         // The handler has signalled but may not have returned yet, and a signal during a handler ends the process
@@ -28,12 +28,12 @@ struct ShutdownSignalsTests {
         let other = ShutdownSignals.install([SIGUSR2], exitsAfterHandler: false) { _ in second.signal() }
         defer { other.cancel() }
         kill(getpid(), SIGUSR2)
-        expectEqual(second.wait(timeout: .now() + 10), .success)
+        expectEqual(second.wait(timeout: .now() + patience), .success)
         expectEqual(calls.all, [SIGUSR2])
     }
 
     private func waitUntilNoHandlerRuns() {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(patienceSeconds)
         while ShutdownSignalHandler.isRunningAHandler, ContinuousClock.now < deadline { usleep(1_000) }
         expectFalse(ShutdownSignalHandler.isRunningAHandler, "a shutdown handler kept running")
     }

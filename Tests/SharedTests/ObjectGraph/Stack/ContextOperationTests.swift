@@ -90,7 +90,7 @@ struct ContextOperationTests {
             completion: { outcome in log.append("completion: \(outcome)") })
         let queue = OperationQueue()
         queue.addOperation(operation)
-        expectEqual(inFirstStep.wait(timeout: .now() + 10), .success)
+        expectEqual(inFirstStep.wait(timeout: .now() + patience), .success)
         expectTrue(operation.isExecuting)
         operation.cancel()
         proceed.signal()
@@ -185,15 +185,15 @@ struct ContextOperationTests {
         }
         queue.addOperations(operations, waitUntilFinished: false)
         // Two start; a third must not, while both are still executing.
-        expectEqual(started.wait(timeout: .now() + 10), .success)
-        expectEqual(started.wait(timeout: .now() + 10), .success)
+        expectEqual(started.wait(timeout: .now() + patience), .success)
+        expectEqual(started.wait(timeout: .now() + patience), .success)
         expectEqual(started.wait(timeout: .now() + .milliseconds(200)), .timedOut)
         expectEqual(inFlight.withLock { $0.now }, 2)
         expectEqual(queue.operations.filter(\.isExecuting).count, 2)
         // Each operation that finishes frees one slot for the next.
         for _ in 0..<4 {
             release.signal()
-            expectEqual(started.wait(timeout: .now() + 10), .success)
+            expectEqual(started.wait(timeout: .now() + patience), .success)
         }
         release.signal()
         release.signal()

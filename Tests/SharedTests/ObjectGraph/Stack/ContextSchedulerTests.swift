@@ -68,7 +68,7 @@ struct ContextSchedulerTests {
             onQueue.append(scheduler.isCurrent && worker.isOnQueue)
             done.signal()
         }
-        expectEqual(done.wait(timeout: .now() + 10), .success)
+        expectEqual(done.wait(timeout: .now() + patience), .success)
         expectEqual(onQueue.all, [true])
     }
 
