@@ -35,9 +35,14 @@ struct BusClientReconnectTests {
         _ = try await client.call(TestFlood.self, NumberParams(value: 2))
         #expect(await offPool { events.wait(forCount: 2) })
 
+        // The states are delivered on the client's state queue, so the last one may still be on its way.
+        let isReconnecting: @Sendable (BusClient.ConnectionState) -> Bool = {
+            if case .reconnecting = $0 { true } else { false }
+        }
+        #expect(await offPool { states.wait { $0.contains(where: isReconnecting) && $0.last?.isConnected == true } })
         let seen = states.all
         expectEqual(seen.first?.isConnected, true)
-        expectTrue(seen.contains { if case .reconnecting = $0 { return true } else { return false } })
+        expectTrue(seen.contains(where: isReconnecting))
         expectEqual(seen.last?.isConnected, true)
         stateDisposable.dispose()
         eventDisposable.dispose()

@@ -177,9 +177,14 @@ final class Recorder<Value: Sendable>: Sendable {
 
     /// Waits until at least `count` values were recorded; `false` after `patience`.
     func wait(forCount count: Int) -> Bool {
+        wait { $0.count >= count }
+    }
+
+    /// Waits until the values recorded so far satisfy `condition`; `false` after `patience`.
+    func wait(until condition: ([Value]) -> Bool) -> Bool {
         let deadline = DispatchTime.now() + patience
-        while all.count < count {
-            if changed.wait(timeout: deadline) == .timedOut { return all.count >= count }
+        while !condition(all) {
+            if changed.wait(timeout: deadline) == .timedOut { return condition(all) }
         }
         return true
     }
