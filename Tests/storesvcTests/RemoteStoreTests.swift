@@ -200,6 +200,41 @@ struct RemoteStoreTests {
         expectNil(store.changeStreamProblem)
     }
 
+    @Test func aSaveMadeWhileTheServiceRestartsWaitsForItAndIsCommitted() async throws {
+        let service = try await onThread { try StoreServiceProcess.start() }
+        defer { service.destroy() }
+        let store = try await service.remoteStore(
+            "patient",
+            reconnect: BusClient.ReconnectPolicy(initialDelay: .milliseconds(20), maxDelay: .milliseconds(100)))
+        defer { store.close() }
+        _ = try await onThread { try ObjectContext(store: store, name: "patient").saveDevice("AA:07") }
+        service.signal(SIGKILL)
+        _ = try await onThread { service.waitForExit() }
+        #expect(try await eventuallyAsync { !store.client.connectionState.isConnected })
+
+        let saving = Task {
+            try await onThread { try ObjectContext(store: store, name: "patient").saveDevice("AA:08") }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let restarted = try await onThread { try StoreServiceProcess(directory: service.directory) }
+        defer { restarted.destroy() }
+        let savedID = try await saving.value
+        let check = try await restarted.remoteStore("check")
+        defer { check.close() }
+        let fetched = try await onThread {
+            try check.fetch(
+                FetchRequest(entity: "Device", sortDescriptors: [ObjectSortDescriptor("address")]))
+        }
+        guard case .objects(let devices) = fetched.content else {
+            Issue.record("fetched \(fetched.content)")
+            return
+        }
+        expectEqual(
+            devices.map { $0.values["address"] }, [.string("AA:07"), .string("AA:08")],
+            "the save made while the service was down is there")
+        expectEqual(devices.last?.id, savedID)
+    }
+
     @Test func openingWithoutARunningServiceNamesTheSocket() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -122,7 +122,8 @@ extension BusClient {
     // MARK: - Core
 
     /// Sends a request on the current connection; `completion` is called exactly once, possibly before this
-    /// returns (when the client is not connected).
+    /// returns (when the client is not connected). While the client reconnects the call fails at once, or is held
+    /// until the connection is back (`Options.callsWhileReconnecting`).
     ///
     /// - Returns: A token that cancels the call (and sends `bus.cancel`) while it waits.
     @discardableResult
@@ -130,19 +131,42 @@ extension BusClient {
         method: String, params: JSONValue?, timeout: Duration?,
         completion: @escaping @Sendable (Result<JSONValue, any Error>) -> Void
     ) -> CallToken {
-        let (session, refusal) = state.withLock { state -> (ClientSession?, BusClientError?) in
-            if state.isClosed { return (nil, .closed(path: socketPath)) }
-            guard let session = state.session else { return (nil, .notConnected(path: socketPath)) }
-            return (session, nil)
+        let timeout = timeout ?? options.callTimeout
+        enum Route {
+            case send(ClientSession)
+            case refuse(BusClientError)
+            case held(HeldCall)
         }
-        guard let session else {
-            completion(.failure(refusal ?? .notConnected(path: socketPath)))
-            return CallToken(session: nil, id: 0)
+        let route = state.withLock { state -> Route in
+            if state.isClosed { return .refuse(.closed(path: socketPath)) }
+            if let session = state.session { return .send(session) }
+            guard options.callsWhileReconnecting == .wait, case .reconnecting = state.connectionState else {
+                return .refuse(.notConnected(path: socketPath))
+            }
+            let call = HeldCall(method: method, params: params, timeout: timeout, completion: completion)
+            state.heldCalls.append(call)
+            return .held(call)
         }
+        switch route {
+        case .send(let session):
+            return send(method: method, params: params, timeout: timeout, on: session, completion: completion)
+        case .refuse(let error):
+            completion(.failure(error))
+            return CallToken()
+        case .held(let call):
+            scheduleTimeout(of: call)
+            return CallToken { [weak self] in self?.cancelHeld(call) }
+        }
+    }
+
+    /// Sends a request on `session`.
+    func send(
+        method: String, params: JSONValue?, timeout: Duration?, on session: ClientSession,
+        completion: @escaping @Sendable (Result<JSONValue, any Error>) -> Void
+    ) -> CallToken {
         let id = session.makeID()
         sentRequests.add(1, ordering: .relaxed)
-        session.send(
-            id: id, method: method, params: params, timeout: timeout ?? options.callTimeout, completion: completion)
+        session.send(id: id, method: method, params: params, timeout: timeout, completion: completion)
         return CallToken(session: session, id: id)
     }
 
@@ -157,12 +181,26 @@ extension BusClient {
 
 /// Cancels one waiting call.
 struct CallToken: Sendable {
-    let session: ClientSession?
-    let id: Int64
+    private let action: (@Sendable () -> Void)?
 
-    /// Fails the call with `CancellationError` and sends `bus.cancel`, if it is still waiting.
+    /// A token for a call that has already been answered (refused): cancelling it does nothing.
+    init() {
+        action = nil
+    }
+
+    /// A token for a call sent on `session` as `id`.
+    init(session: ClientSession, id: Int64) {
+        action = { session.finish(id, with: .failure(CancellationError()), sendCancel: true) }
+    }
+
+    /// A token that runs `cancel`.
+    init(cancel: @escaping @Sendable () -> Void) {
+        action = cancel
+    }
+
+    /// Fails the call with `CancellationError` (sending `bus.cancel` if it was sent), if it is still waiting.
     func cancel() {
-        session?.finish(id, with: .failure(CancellationError()), sendCancel: true)
+        action?()
     }
 }
 

@@ -14,6 +14,8 @@ extension BusClient {
         public var maxOutbound: Int = 8 * 1024 * 1024
         /// Reconnect after a lost connection; `nil` (the default) stays disconnected.
         public var reconnect: ReconnectPolicy?
+        /// What calls made while the client reconnects do: fail at once (the default) or wait for the connection.
+        public var callsWhileReconnecting: CallsWhileReconnecting = .fail
 
         public init(
             eventLoop: EventLoop? = nil, callTimeout: Duration? = nil, reconnect: ReconnectPolicy? = nil
@@ -22,6 +24,19 @@ extension BusClient {
             self.callTimeout = callTimeout
             self.reconnect = reconnect
         }
+    }
+
+    /// What a call made while the client reconnects does. Either way the service never sees a call that failed
+    /// here: a call is sent only on a connection that is up.
+    public enum CallsWhileReconnecting: Sendable, Hashable {
+        /// Fail at once with `BusClientError.notConnected`.
+        case fail
+        /// Wait for the connection to come back, then be sent, in the order the calls were made and before any
+        /// call made after the connection is up. The call's timeout counts from when it was made; a call still
+        /// waiting fails with `.timedOut` when it passes, with `CancellationError` when cancelled, with
+        /// `.notConnected` when the client gives up reconnecting and with `.closed` when it is closed. A call
+        /// without a timeout waits as long as the client keeps trying.
+        case wait
     }
 
     /// When to try again after the connection was lost: exponential backoff from `initialDelay`, doubling up to
@@ -61,7 +76,8 @@ extension BusClient {
     public enum ConnectionState: Sendable, Hashable, CustomStringConvertible {
         /// Connected, with the service's `bus.hello` answer.
         case connected(HelloResult)
-        /// The connection was lost; attempt `attempt` to reconnect is pending. Calls fail with `notConnected`.
+        /// The connection was lost; attempt `attempt` to reconnect is pending. Calls fail with `notConnected`, or
+        /// wait (`CallsWhileReconnecting.wait`).
         case reconnecting(attempt: Int, lastError: String)
         /// The connection was lost and will not be restored (no reconnect policy, or it gave up). Final.
         case disconnected(reason: String)

@@ -66,17 +66,19 @@ extension BusClient {
     private func failedAttempt(_ attempt: Int, error: BusClientError) {
         guard let policy = options.reconnect else { return }
         let next = attempt + 1
-        let newState = state.withLock { state -> ConnectionState? in
-            guard !state.isClosed, state.session == nil else { return nil }
+        let (newState, held) = state.withLock { state -> (ConnectionState?, [HeldCall]) in
+            guard !state.isClosed, state.session == nil else { return (nil, []) }
             if policy.allows(attempt: next) {
                 state.connectionState = .reconnecting(attempt: next, lastError: error.description)
-            } else {
-                state.connectionState = .disconnected(
-                    reason: "gave up reconnecting after \(attempt) attempts; the last failed: \(error)")
+                return (state.connectionState, [])
             }
-            return state.connectionState
+            state.connectionState = .disconnected(
+                reason: "gave up reconnecting after \(attempt) attempts; the last failed: \(error)")
+            defer { state.heldCalls = [] }
+            return (state.connectionState, state.heldCalls)
         }
         guard let newState else { return }
+        for call in held { call.fail(BusClientError.notConnected(path: socketPath)) }
         publish(newState)
         if newState.isFinal {
             eventObservers.complete()

@@ -18,7 +18,8 @@ import Synchronization
 /// When the connection is lost, every waiting call fails with `BusClientError.disconnected`. With a
 /// `ReconnectPolicy` the client then reconnects with backoff, says `bus.hello` again and calls the
 /// `onReconnect` hooks, where a higher layer re-creates its server-side state (subscriptions with `since`).
-/// Calls made while reconnecting fail at once with `notConnected`; `stateChanges` tells when it is back.
+/// Calls made while reconnecting fail at once with `notConnected`, or with `Options.callsWhileReconnecting` set to
+/// `.wait` are held and sent once it is back; `stateChanges` tells when it is.
 ///
 /// Answers, events and state changes are delivered on the client's event loop thread: keep observers short,
 /// and hop elsewhere (`deliver(on:)`) for real work. Blocking calls made there fail fast.
@@ -46,6 +47,8 @@ public final class BusClient: Sendable, CustomStringConvertible {
         var reconnectTimer: ScheduledWork?
         var reconnectHooks: [UInt64: @Sendable (HelloResult) -> Void] = [:]
         var nextHookKey: UInt64 = 0
+        /// Calls made while reconnecting, in order (`CallsWhileReconnecting.wait`).
+        var heldCalls: [HeldCall] = []
     }
 
     private init(
@@ -180,14 +183,11 @@ public final class BusClient: Sendable, CustomStringConvertible {
     }
 
     /// Makes `session` the client's connection and publishes the new state (and runs the reconnect hooks).
+    ///
+    /// Calls held while reconnecting are sent first, in order; calls made while they are being sent are held
+    /// behind them, so that every call goes out in the order it was made.
     func install(_ session: ClientSession, hello: HelloResult, isReconnect: Bool) {
-        let hooks = state.withLock { state -> [@Sendable (HelloResult) -> Void]? in
-            guard !state.isClosed else { return nil }
-            state.session = session
-            state.connectionState = .connected(hello)
-            return Array(state.reconnectHooks.values)
-        }
-        guard let hooks else {
+        guard let hooks = sendHeldCallsAndInstall(session, hello: hello) else {
             session.close(with: .closed(path: socketPath))
             return
         }
@@ -198,6 +198,35 @@ public final class BusClient: Sendable, CustomStringConvertible {
         if !hooks.isEmpty {
             DispatchQueue.global().async {
                 for hook in hooks { hook(hello) }
+            }
+        }
+    }
+
+    /// Sends the held calls on `session` until none is left, then makes it the client's connection, in one
+    /// critical section with the check that none is left. Returns the reconnect hooks, or `nil` when closed.
+    private func sendHeldCallsAndInstall(
+        _ session: ClientSession, hello: HelloResult
+    ) -> [@Sendable (HelloResult) -> Void]? {
+        enum Step {
+            case closed
+            case send([HeldCall])
+            case installed(hooks: [@Sendable (HelloResult) -> Void])
+        }
+        while true {
+            let step = state.withLock { state -> Step in
+                guard !state.isClosed else { return .closed }
+                if !state.heldCalls.isEmpty {
+                    defer { state.heldCalls = [] }
+                    return .send(state.heldCalls)
+                }
+                state.session = session
+                state.connectionState = .connected(hello)
+                return .installed(hooks: Array(state.reconnectHooks.values))
+            }
+            switch step {
+            case .closed: return nil
+            case .send(let calls): for call in calls { call.send(on: session, by: self) }
+            case .installed(let hooks): return hooks
             }
         }
     }
@@ -269,18 +298,20 @@ public final class BusClient: Sendable, CustomStringConvertible {
 
     /// Closes the connection for good: waiting calls fail with `.closed`, event signals complete, no reconnect.
     public func close() {
-        let (session, timer) = state.withLock { state -> (ClientSession?, ScheduledWork?) in
-            guard !state.isClosed else { return (nil, nil) }
+        let (session, timer, held) = state.withLock { state -> (ClientSession?, ScheduledWork?, [HeldCall]) in
+            guard !state.isClosed else { return (nil, nil, []) }
             state.isClosed = true
             state.connectionState = .closed
             defer {
                 state.session = nil
                 state.reconnectTimer = nil
+                state.heldCalls = []
             }
-            return (state.session, state.reconnectTimer)
+            return (state.session, state.reconnectTimer, state.heldCalls)
         }
         timer?.cancel()
         session?.close(with: .closed(path: socketPath))
+        for call in held { call.fail(BusClientError.closed(path: socketPath)) }
         publish(.closed)
         eventObservers.complete()
     }

@@ -82,6 +82,10 @@ public final class RemoteStore: PersistentStore, CustomStringConvertible {
         public var callTimeout: Duration
         /// Reconnection after a lost connection; `nil` stays disconnected (every later call fails).
         public var reconnect: BusClient.ReconnectPolicy?
+        /// What saves, fetches and gets made while reconnecting do: wait for the service (the default; bounded by
+        /// `callTimeout`, so that a save made while `storesvc` restarts goes through once it is back) or fail at
+        /// once as `unavailable`.
+        public var callsWhileReconnecting: BusClient.CallsWhileReconnecting = .wait
         /// The loop serving the connection; `nil` uses the process's shared client loop.
         public var eventLoop: EventLoop?
         /// Whether the store subscribes to the service's changes (`.on`, the default) or only reads and
@@ -132,6 +136,7 @@ public final class RemoteStore: PersistentStore, CustomStringConvertible {
         var clientOptions = BusClient.Options(
             eventLoop: options.eventLoop, callTimeout: options.callTimeout, reconnect: options.reconnect)
         clientOptions.connectTimeout = min(options.callTimeout, .seconds(10))
+        clientOptions.callsWhileReconnecting = options.callsWhileReconnecting
         let client: BusClient
         let model: Model
         do {

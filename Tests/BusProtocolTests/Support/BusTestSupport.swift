@@ -127,6 +127,8 @@ final class Gate: Sendable {
         if !wasOpen { semaphore.signal() }
     }
 
+    var isOpen: Bool { opened.withLock { $0 } }
+
     /// Waits until opened; `false` after `patience`.
     @discardableResult
     func wait() -> Bool {
