@@ -103,18 +103,24 @@ extension BusClient {
         }
     }
 
-    /// Fails `call` with `.timedOut` when its timeout passes while it is held.
+    /// Fails `call` with `.timedOut` when its timeout passes while it is held, and takes it out of the queue
+    /// (a long outage must not collect the calls that timed out).
     func scheduleTimeout(of call: HeldCall) {
         guard let timeout = call.timeout else { return }
-        let timer = loop.schedule(after: timeout) {
+        let timer = loop.schedule(after: timeout) { [weak self] in
+            self?.removeHeld(call)
             call.fail(BusClientError.timedOut(method: call.method, after: timeout))
         }
         call.setTimeoutTimer(timer)
     }
 
-    /// Cancels a held call, removing it from the queue.
+    /// Cancels a held call, taking it out of the queue.
     func cancelHeld(_ call: HeldCall) {
-        state.withLock { state in state.heldCalls.removeAll { $0 === call } }
+        removeHeld(call)
         call.cancel()
+    }
+
+    private func removeHeld(_ call: HeldCall) {
+        state.withLock { state in state.heldCalls.removeAll { $0 === call } }
     }
 }

@@ -1,4 +1,4 @@
-import BusProtocol
+@testable import BusProtocol
 import Foundation
 import Shared
 import TestSupport
@@ -76,6 +76,19 @@ struct BusClientHeldCallTests {
         expectEqual(try await client.call(TestAppend.self, NumberParams(value: 2)).value, 2)
         expectEqual(restarted.appended.withLock { $0.values.first ?? [] }, [2])
         await restarted.shutdown()
+    }
+
+    @Test func heldCallsThatTimeOutLeaveTheQueue() async throws {
+        let bus = try TestBus()
+        let client = try await clientLosingItsService(bus, name: "outage")
+        defer { client.close() }
+        for value in 0..<20 {
+            await #expect(throws: BusClientError.self) {
+                try await client.call(TestAppend.self, NumberParams(value: value), timeout: .milliseconds(5))
+            }
+        }
+        // A long outage with calls that keep timing out must not collect them.
+        expectEqual(client.state.withLock { $0.heldCalls.count }, 0)
     }
 
     @Test func cancellingAHeldCallFailsItAtOnceAndItIsNeverSent() async throws {
