@@ -1,8 +1,9 @@
-@testable import BusProtocol
 import Foundation
 import Shared
 import TestSupport
 import Testing
+
+@testable import BusProtocol
 
 /// Calls made while the client reconnects, with `callsWhileReconnecting = .wait`: held until the service is back.
 struct BusClientHeldCallTests {
