@@ -13,13 +13,23 @@ extension BusConnection {
                 onRead: { [self] bytes in received(bytes) },
                 onOverflow: { [self] overflow in overflowed(overflow) },
                 onDrain: { [self] in releaseWritableWaiters(isOpen: true) },
-                onClose: { [self] reason in closed(reason) }))
+                onClose: { [self] reason in closed(reason) },
+                onEndOfInput: { [self] in inputEnded() }))
         if let timeout = core.configuration.helloTimeout {
             let timer = socket.loop.schedule(after: timeout) { [self] in
                 if !state.withLock({ $0.isHelloDone }) { socket.close() }
             }
             state.withLock { $0.helloTimer = timer }
         }
+    }
+
+    /// The peer shut down its writing side: a one-shot client (`socat`, `nc -N`, a script) that sends its requests,
+    /// then `shutdown(SHUT_WR)`, then reads the answers. Every request read is answered, then the connection closes;
+    /// a partial frame left in the decoder is dropped (its rest can never come).
+    private func inputEnded() {
+        session.withLock { $0.isStopped = true }
+        // The peer is waiting to read: give a large answer time to drain, but not forever.
+        whenIdle { [self] in socket.closeAfterFlushing(timeout: .seconds(10)) }
     }
 
     // MARK: - Frames

@@ -206,6 +206,26 @@ extension SocketConnection {
         if mustFinish { scheduleFinishClose() }
     }
 
+    /// The peer's end of file: closes, or with an `onEndOfInput` handler stops reading and tells the handler. If
+    /// the peer has closed entirely, not just its writing side, epoll reports the hang-up on the next turn (it
+    /// does whatever the interest), and `read` then closes.
+    private func endOfInput(_ handler: (@Sendable () -> Void)?) {
+        guard let handler else {
+            closeNow(.endOfFile)
+            return
+        }
+        let mustFinish = state.withLock { state -> Bool in
+            guard !state.isClosed, !state.isInputClosed else { return false }
+            state.isInputClosed = true
+            return !updateInterest(&state)
+        }
+        if mustFinish {
+            scheduleFinishClose()
+            return
+        }
+        handler()
+    }
+
     /// Reads up to `maxReadsPerWakeup` times, handing each chunk to `onRead`.
     private func read(after readiness: IOReadiness) {
         enum Outcome: Sendable { case bytes([UInt8], filledBuffer: Bool), wouldBlock, endOfFile, failed(SystemError) }
@@ -213,7 +233,14 @@ extension SocketConnection {
         // interest, and level-triggered, it would report them again on every turn).
         let readsEvenIfPaused = !readiness.isDisjoint(with: [.hangup, .error])
         for _ in 0..<options.maxReadsPerWakeup {
-            let (phase, handlers, isPaused) = state.withLock { ($0.phase, $0.handlers, $0.isReadingPaused) }
+            let (phase, handlers, isPaused, isInputClosed) = state.withLock {
+                ($0.phase, $0.handlers, $0.isReadingPaused, $0.isInputClosed)
+            }
+            if isInputClosed {
+                // Only a hang-up or an error is reported now: the peer has closed its reading side too.
+                if readsEvenIfPaused { closeNow(.endOfFile) }
+                return
+            }
             if isPaused, !readsEvenIfPaused { return }
             switch phase {
             case .open: break
@@ -240,7 +267,7 @@ extension SocketConnection {
             case .wouldBlock:
                 return
             case .endOfFile:
-                closeNow(.endOfFile)
+                endOfInput(handlers?.onEndOfInput)
                 return
             case .failed(let error):
                 closeNow(.error(error))

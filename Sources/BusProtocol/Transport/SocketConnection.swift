@@ -45,17 +45,24 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
         public var onDrain: @Sendable () -> Void
         /// The connection closed; called exactly once (if `start` was called), and nothing is called after it.
         public var onClose: @Sendable (CloseReason) -> Void
+        /// The peer shut down its writing side (`shutdown(SHUT_WR)`: end of file, but the peer still reads). With
+        /// this handler the connection stays open for writing, reads nothing more, and closes with `.endOfFile`
+        /// when the peer closes entirely; the handler's owner closes it when it has answered (e.g.
+        /// `closeAfterFlushing`). Without it (`nil`, the default) end of file closes the connection at once.
+        public var onEndOfInput: (@Sendable () -> Void)?
 
         public init(
             onRead: @escaping @Sendable ([UInt8]) -> Void,
             onOverflow: @escaping @Sendable (OutboundOverflow) -> Void = { _ in },
             onDrain: @escaping @Sendable () -> Void = {},
-            onClose: @escaping @Sendable (CloseReason) -> Void = { _ in }
+            onClose: @escaping @Sendable (CloseReason) -> Void = { _ in },
+            onEndOfInput: (@Sendable () -> Void)? = nil
         ) {
             self.onRead = onRead
             self.onOverflow = onOverflow
             self.onDrain = onDrain
             self.onClose = onClose
+            self.onEndOfInput = onEndOfInput
         }
     }
 
@@ -90,6 +97,8 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
         var isFinished = false
         /// `pauseReading()`: epoll does not watch for readability, and nothing is read until `resumeReading()`.
         var isReadingPaused = false
+        /// The peer shut down its writing side and `onEndOfInput` took it: nothing more is read.
+        var isInputClosed = false
 
         var isClosed: Bool {
             if case .closed = phase { return true }
@@ -232,7 +241,7 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
     func desiredInterest(_ state: State) -> IOInterest {
         switch state.phase {
         case .open:
-            let reading: IOInterest = state.isReadingPaused ? [] : [.readable]
+            let reading: IOInterest = state.isReadingPaused || state.isInputClosed ? [] : [.readable]
             return state.outbound.isEmpty ? reading : reading.union(.writable)
         case .draining: return state.outbound.isEmpty ? [] : [.writable]
         case .closed: return []

@@ -342,6 +342,11 @@ final class RawBusPeer: @unchecked Sendable {
         write(frame(text))
     }
 
+    /// Shuts down the writing side, as a one-shot client does after its requests (it still reads).
+    func shutdownWriting() {
+        shutdown(descriptor, Int32(SHUT_WR))
+    }
+
     func sendHello(client: String = "raw") {
         send(#"{"jsonrpc":"2.0","id":"hello","method":"bus.hello","params":{"protocol":1,"client":"\#(client)"}}"#)
     }
