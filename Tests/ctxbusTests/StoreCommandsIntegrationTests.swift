@@ -145,6 +145,70 @@ import Testing
         }
     }
 
+    @Test func watchWithReconnectCarriesOnAcrossAServiceRestartWithNoGapAndNoDuplicate() async throws {
+        let store = try await TestStoreService.start()
+        defer { store.stop() }
+        let environment = ["CTXBUS_STORE_SOCKET": store.socketPath]
+        let watch = try Ctxbus.start(["store", "watch", "Device", "--json", "--reconnect"], environment: environment)
+        defer { watch.stop() }
+        try await waitForSubscriptions(1, at: store, watch: watch)
+        try await saveDevice("AA:BB:CC:DD:EE:05", to: store)
+        try await watch.waitUntil("the first change") { output, _ in output.split(separator: "\n").count >= 1 }
+
+        await store.stopKeepingFiles()
+        let restarted = try await TestStoreService.start(in: store.directory)
+        defer { restarted.stop() }
+        // Saved whether or not the watch has subscribed again: the resubscription replays what it missed.
+        try await saveDevice("AA:BB:CC:DD:EE:06", to: restarted)
+        try await watch.waitUntil("the change saved after the restart") { output, _ in
+            output.split(separator: "\n").count >= 2
+        }
+        try await waitForSubscriptions(1, at: restarted, watch: watch)
+        try await saveDevice("AA:BB:CC:DD:EE:07", to: restarted)
+        try await watch.waitUntil("the live change") { output, _ in output.split(separator: "\n").count >= 3 }
+
+        let events = try watch.standardOutput.split(separator: "\n").map { try ChangedEvent(json: json(String($0))) }
+        expectEqual(events.map(\.txn), [1, 2, 3], "no gap, no duplicate")
+        expectEqual(
+            events.flatMap { $0.inserted.map(\.values["address"]) },
+            ["AA:BB:CC:DD:EE:05", "AA:BB:CC:DD:EE:06", "AA:BB:CC:DD:EE:07"].map { .string($0) })
+        watch.send(signal: SIGTERM)
+        await expectEqual(watch.waitForExit(), 0, "\(watch.standardError)")
+    }
+
+    @Test func watchWithoutReconnectExitsThreeWhenTheServiceGoes() async throws {
+        let store = try await TestStoreService.start()
+        defer { store.stop() }
+        let watch = try Ctxbus.start(
+            ["store", "watch", "Device"], environment: ["CTXBUS_STORE_SOCKET": store.socketPath])
+        defer { watch.stop() }
+        try await waitForSubscriptions(1, at: store, watch: watch)
+        await store.stopKeepingFiles()
+        await expectEqual(watch.waitForExit(), 3, "\(watch.standardError)")
+    }
+
+    /// Waits until the service counts `count` subscriptions (the watch's readiness).
+    private func waitForSubscriptions(_ count: Int, at store: TestStoreService, watch: ChildProcess) async throws {
+        let client = try await store.client()
+        defer { client.close() }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try await client.call(StoreStats.self).subscriptions < count {
+            guard ContinuousClock.now < deadline else {
+                throw ChildProcessError.timedOut(
+                    "the subscription", output: watch.standardOutput, errors: watch.standardError)
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    private func saveDevice(_ address: String, to store: TestStoreService) async throws {
+        let client = try await store.client()
+        defer { client.close() }
+        _ = try await client.call(
+            StoreSave.self,
+            SaveParams(inserts: [.init(entity: "Device", ref: "d", values: ["address": .string(address)])]))
+    }
+
     @Test func aMissingSocketExitsThreeNamingThePathAndTheStartCommand() async throws {
         let directory = makeTestDirectory(prefix: "ctxbus-nosocket")
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -11,10 +11,11 @@ struct CommandContext: Sendable {
     /// Connects to the command's service and says `bus.hello` as `ctxbus`.
     ///
     /// - Throws: `CommandFailure.unreachable` naming the socket tried and how to start the service.
-    func connect() async throws -> BusClient {
+    func connect(reconnect: BusClient.ReconnectPolicy? = nil) async throws -> BusClient {
         guard let endpoint else { preconditionFailure("the command declares no service") }
         do {
-            return try await BusClient.connect(to: endpoint.path, clientName: "ctxbus")
+            return try await BusClient.connect(
+                to: endpoint.path, clientName: "ctxbus", options: BusClient.Options(reconnect: reconnect))
         } catch let error as BusClientError {
             throw CommandFailure.unreachable(endpoint, reason: error.description)
         }

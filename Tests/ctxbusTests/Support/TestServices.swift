@@ -14,9 +14,10 @@ final class TestStoreService: Sendable {
         self.directory = directory
     }
 
-    /// Starts `storesvc` and waits until it says hello (a readiness guard of 60 s).
-    static func start() async throws -> TestStoreService {
-        let directory = makeTestDirectory(prefix: "ctxbus-store")
+    /// Starts `storesvc` (on the socket and database in `directory`, a new one by default) and waits until it
+    /// says hello (a readiness guard of 60 s).
+    static func start(in existingDirectory: String? = nil) async throws -> TestStoreService {
+        let directory = existingDirectory ?? makeTestDirectory(prefix: "ctxbus-store")
         let process = try ChildProcess(
             executable: productsDirectory + "/storesvc",
             arguments: ["--socket", directory + "/store.sock", "--database", directory + "/store.sqlite"])
@@ -39,6 +40,12 @@ final class TestStoreService: Sendable {
     func stop() {
         process.stop()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Stops the service and keeps its directory, for a restart on the same socket and database.
+    func stopKeepingFiles() async {
+        process.stop()
+        _ = await process.waitForExit()
     }
 }
 
