@@ -108,6 +108,29 @@ import Testing
         try expectServiceIntact()
     }
 
+    @Test func aOneShotPeerThatStopsWritingIsAnsweredAndItsSaveIsCommitted() throws {
+        let connection = try helloedConnection()
+        try connection.writeFrame(
+            #"{"jsonrpc":"2.0","id":7,"method":"store.save","params":{"insert":[{"entity":"Device","ref":"e","#
+                + #""values":{"address":"AA:CC"}}],"durability":"disk"}}"#)
+        try connection.writeFrame(#"{"jsonrpc":"2.0","id":8,"method":"store.fetch","params":{"entity":"Device"}}"#)
+        shutdown(connection.fd, Int32(SHUT_WR))
+        // Answered in any order (the fetch need not wait for the save's fsync), then the connection closes.
+        let answers = try connection.readUntilClosed()
+        expectEqual(Set(answers.compactMap { $0["id"]?.intValue }), [7, 8])
+        let saved = try #require(answers.first { $0["id"] == .int(7) })
+        expectEqual(saved["result"]?["txn"], .int(2))
+        expectNotNil(answers.first { $0["id"] == .int(8) }?["result"]?["objects"])
+        // The save is there for everyone; undo it so the other tests find the setup data alone.
+        let probe = try helloedConnection()
+        let count = try probe.call(2, "store.fetch", #"{"entity":"Device","result":"count"}"#)
+        expectEqual(count["result"]?["count"], .int(2))
+        let id = try #require(saved["result"]?["ids"]?["e"]?.stringValue)
+        let deleted = try probe.call(3, "store.save", #"{"delete":[{"id":"\#(id)"}]}"#)
+        expectNotNil(deleted["result"], "\(deleted)")
+        try expectServiceIntact()
+    }
+
     @Test func aPeerThatClosesMidFrameLeavesTheServiceUp() throws {
         do {
             let connection = try helloedConnection()
