@@ -138,20 +138,23 @@ enum StoreBenchmark {
 final class RawSQLite {
     let db: OpaquePointer
 
-    init(path: String) throws {
+    /// Opens (or makes) the file at `path` in WAL mode with FULL sync, then runs `schema`.
+    init(path: String, schema: String = RawSQLite.readingSchema) throws {
         var db: OpaquePointer?
         guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw SQLiteError(code: 1, message: "open \(path)") }
         self.db = db
         try exec("PRAGMA journal_mode=WAL")
         try exec("PRAGMA synchronous=FULL")
-        try exec(
-            """
-            CREATE TABLE Reading (Z_PK INTEGER PRIMARY KEY, Z_VERSION INTEGER NOT NULL, characteristic TEXT,
-                value BLOB, time REAL, chain TEXT, device INTEGER);
-            CREATE INDEX Reading_characteristic ON Reading (characteristic);
-            CREATE INDEX Reading_device ON Reading (device);
-            """)
+        if !schema.isEmpty { try exec(schema) }
     }
+
+    /// A table shaped like the default model's `Reading`, with its indexes.
+    static let readingSchema = """
+        CREATE TABLE Reading (Z_PK INTEGER PRIMARY KEY, Z_VERSION INTEGER NOT NULL, characteristic TEXT,
+            value BLOB, time REAL, chain TEXT, device INTEGER);
+        CREATE INDEX Reading_characteristic ON Reading (characteristic);
+        CREATE INDEX Reading_device ON Reading (device);
+        """
 
     deinit { sqlite3_close_v2(db) }
 
@@ -199,7 +202,7 @@ final class RawSQLite {
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, transaction after transaction, for `duration`.
-    private func repeatTransactions(
+    func repeatTransactions(
         for duration: Duration, _ body: () -> Void
     ) throws -> (transactions: Int, seconds: Double, cpuSeconds: Double) {
         var transactions = 0

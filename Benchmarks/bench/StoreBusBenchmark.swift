@@ -208,9 +208,37 @@ enum StoreBusBenchmark {
             "  (server CPU µs per save / SET)", raw.serverMicroseconds, bus.serverMicroseconds,
             microsecondsPer(redisSeconds, 100_000), "",
         ])
-        rows.append(["  (saves per commit)", raw.savesPerCommit, bus.savesPerCommit, "", ""])
+        rows.append(["  (saves per commit)", perCommit(raw.savesPerCommit), perCommit(bus.savesPerCommit), "", ""])
         rows.append(["  (WAL frames per commit)", raw.framesPerCommit, bus.framesPerCommit, "", ""])
         rows.append(["  (WAL file writes per commit)", raw.writesPerCommit, bus.writesPerCommit, "", ""])
+        // The floor: SQLite alone writing the same saves in groups as large as storesvc's, on the same disk.
+        let group = max(1, Int((raw.savesPerCommit ?? 1).rounded()))
+        let floor = try RawSQLite.withStoreSchema(
+            path: directory.appendingPathComponent("floor.sqlite").path, model: .deviceReadings,
+            pageSize: storePageSize
+        ).deviceSaveRate(
+            savesPerCommit: group, clients: saveClients,
+            historyJSON: RawSQLite.lastHistoryJSON(ofStoreAt: directory.appendingPathComponent("store.sqlite").path),
+            duration: duration)
+        rows.append([
+            "  (SQLite alone: the same writes, \(group) saves per commit, 1 thread)", rate(floor.saves), "", "",
+            ratio(floor.saves, redisSet["SET"], goal: "no goal"),
+        ])
+        rows.append([
+            "  (its CPU µs per save)", microsecondsPer(1 / floor.savesPerCPUSecond, 1), "", "", "",
+        ])
+    }
+
+    /// The page size storesvc was started with (`--page-size` in `CTXBUS_BENCH_STORESVC_FLAGS`), for the floor.
+    private static var storePageSize: Int? {
+        guard let flag = extraStoreFlags.firstIndex(of: "--page-size"), flag + 1 < extraStoreFlags.count else {
+            return nil
+        }
+        return Int(extraStoreFlags[flag + 1])
+    }
+
+    private static func perCommit(_ value: Double?) -> String {
+        value.map { String(format: "%.2f", $0) } ?? "?"
     }
 
     /// Durable saves from `saveClients` child processes of one kind, with storesvc's CPU per save, and its saves
@@ -218,7 +246,7 @@ enum StoreBusBenchmark {
     private static func measuredDurableSaves(
         _ kind: SaveClientKind, socket: String, services: Services, directory: URL, in processes: ProcessGroup
     ) throws -> (
-        rate: Double, serverMicroseconds: String, savesPerCommit: String, framesPerCommit: String,
+        rate: Double, serverMicroseconds: String, savesPerCommit: Double?, framesPerCommit: String,
         writesPerCommit: String
     ) {
         let storeCPU = ProcessCPUTime(pid: services.storesvc)
@@ -231,7 +259,8 @@ enum StoreBusBenchmark {
             commits > 0 ? String(format: "%.2f", Double(count) / Double(commits)) : "?"
         }
         return (
-            saves, microsecondsPer(storeSeconds, saves * duration.seconds), perCommit(after.saves - before.saves),
+            saves, microsecondsPer(storeSeconds, saves * duration.seconds),
+            commits > 0 ? Double(after.saves - before.saves) / Double(commits) : nil,
             perCommit(after.walFrames - before.walFrames), perCommit(after.walWrites - before.walWrites)
         )
     }

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 @preconcurrency import Glibc
 import Shared
@@ -31,7 +30,7 @@ enum StoreGroupCommitBenchmark {
             let (one, eight) = try directory.withStore { store in
                 (try measure(store, threads: 1), try measure(store, threads: 8))
             }
-            let historyJSON = try lastHistoryJSON(path: directory.path("store.sqlite"))
+            let historyJSON = try RawSQLite.lastHistoryJSON(ofStoreAt: directory.path("store.sqlite"))
             let rawShaped = try raw.storeShapedSaveRate(
                 savesPerTransaction: 8, historyJSON: historyJSON, duration: duration)
             return (rawOne, rawEight, rawShaped, one, eight)
@@ -66,26 +65,6 @@ enum StoreGroupCommitBenchmark {
             rate.saves, 1e6 / rate.objectsPerCPUSecond, Double(after.saves - before.saves) / transactions,
             Double(after.walFrames - before.walFrames) / transactions
         )
-    }
-
-    /// The change set the store wrote last in its history, as the JSON text it stored: what a raw
-    /// writer doing a save's work must write too.
-    private static func lastHistoryJSON(path: String) throws -> String {
-        var db: OpaquePointer?
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else {
-            throw SQLiteError(code: 1, message: "open \(path)")
-        }
-        defer { sqlite3_close_v2(db) }
-        var statement: OpaquePointer?
-        let sql = "SELECT Z_CHANGES FROM Z_HISTORY ORDER BY Z_TXN DESC LIMIT 1"
-        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-            throw SQLiteError(code: sqlite3_errcode(db), message: String(cString: sqlite3_errmsg(db)), sql: sql)
-        }
-        defer { sqlite3_finalize(statement) }
-        guard sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else {
-            throw SQLiteError(code: 0, message: "the store wrote no history", sql: sql)
-        }
-        return String(cString: text)
     }
 
     /// The 1-minute load average, beside the rates (the machine is shared).
