@@ -78,7 +78,7 @@ extension DeviceBenchmark {
             print("| " + cells.joined(separator: " | ") + " |")
         }
         var speedUps: [String] = []
-        for client in ["devicesvc", "bleak", "bleak, connect() locked"] {
+        for client in ["devicesvc", concurrentConnectsClient, "bleak", "bleak, connect() locked"] {
             guard
                 let one = phases.first(where: { $0.client == client.prefix(while: { $0 != "," }) && $0.devices == 1 }),
                 let many = phases.first(where: { $0.client == client && $0.devices > 1 })

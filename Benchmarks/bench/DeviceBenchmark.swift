@@ -7,7 +7,8 @@ import Shared
 /// `bench device`: connect → read 2a19 → write (with response) → disconnect chains through the real `devicesvc`
 /// against the simulated BlueZ, next to bleak (Python) doing the same against the same simulator afterwards.
 ///
-/// Phases of 200 chains each: devicesvc on one device (sequential), devicesvc on four devices at once (50 each);
+/// Phases of 200 chains each: devicesvc on one device (sequential), devicesvc on four devices at once (50 each),
+/// first with its default of one link set-up at a time on the adapter, then with `--concurrent-connects 4`;
 /// with devicesvc stopped, bleak the same two ways and on four devices with its `connect()` serialised by hand;
 /// then devicesvc on one device again (the load of a shared machine drifts). Each phase reports chains/s, latency, the
 /// overhead over the 25 ms the simulator spends "on the radio" (connect 10 + resolve 10 + disconnect 5 ms) and
@@ -35,6 +36,14 @@ enum DeviceBenchmark {
                 try measure("devicesvc", devices: devices.count, cpu: cpu) { try runChains(client, on: devices) },
             ]
         }
+        // Link set-ups overlapping, as bleak's do: the simulator's adapter takes several at once.
+        phases += try withService(on: simulator, watching: stack, arguments: concurrentConnects) { client, cpu in
+            [
+                try measure(concurrentConnectsClient, devices: devices.count, cpu: cpu) {
+                    try runChains(client, on: devices)
+                }
+            ]
+        }
         // bleak runs alone: devicesvc would otherwise receive (and the bus route to it) bleak's signals too.
         let bleak = try runBleak(bus: simulator.busAddress, watching: stack)
         phases += bleak
@@ -48,11 +57,11 @@ enum DeviceBenchmark {
     /// Starts `devicesvc` on the simulator, connects a client, runs five warm-up chains, then `body` with a CPU
     /// watch over devicesvc, this process and `stack`; stops the service afterwards.
     static func withService(
-        on simulator: Simulator, watching stack: [(name: String, pid: pid_t)],
+        on simulator: Simulator, watching stack: [(name: String, pid: pid_t)], arguments: [String] = [],
         _ body: (BusClient, CPUWatch) throws -> [Phase]
     ) throws -> [Phase] {
         let socket = simulator.directory + "/device.sock"
-        let service = try startService(bus: simulator.busAddress, socket: socket)
+        let service = try startService(bus: simulator.busAddress, socket: socket, arguments: arguments)
         defer { _ = service.terminate() }
         let client = try connect(to: socket)
         defer { client.close() }
@@ -126,7 +135,11 @@ enum DeviceBenchmark {
 
     // MARK: - Processes
 
-    static func startService(bus: String, socket: String) throws -> ChildProcess {
+    /// devicesvc's flags for the phase whose link set-ups overlap, and the phase's name.
+    static let concurrentConnects = ["--concurrent-connects", "\(devices.count)"]
+    static let concurrentConnectsClient = "devicesvc, " + concurrentConnects.joined(separator: " ")
+
+    static func startService(bus: String, socket: String, arguments: [String] = []) throws -> ChildProcess {
         let binaryDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let binary = binaryDirectory.appendingPathComponent("devicesvc")
         if !FileManager.default.isExecutableFile(atPath: binary.path) {
@@ -139,7 +152,8 @@ enum DeviceBenchmark {
                     "-q",
                 ])
         }
-        return try ChildProcess(binary.path, ["--socket", socket, "--bus", bus, "--log-level", "warning"])
+        return try ChildProcess(
+            binary.path, ["--socket", socket, "--bus", bus, "--log-level", "warning"] + arguments)
     }
 
     static func connect(to socket: String) throws -> BusClient {

@@ -21,6 +21,9 @@ enum DeviceServiceCommand {
           --max-concurrent N      Chains on different devices running at once (default 4).
           --serialize MODE        device: one chain at a time per device (default); global: one chain at a
                                   time overall.
+          --concurrent-connects N Link set-ups at once on the adapter (default 1: BlueZ and most
+                                  controllers set up one LE connection at a time and answer InProgress to
+                                  another; raise it for adapters that take more).
           --retry N               Retries of transient failures (InProgress, le-connection-abort-by-local,
                                   services not resolved) within a step (default 3).
           --retry-delay-ms MS     The first retry's delay; it doubles for each further retry, up to 2 s

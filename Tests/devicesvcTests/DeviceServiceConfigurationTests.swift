@@ -23,6 +23,7 @@ struct DeviceServiceConfigurationTests {
         expectEqual(bare.chains.adapter, "hci0")
         expectEqual(bare.chains.maxConcurrent, 4)
         expectEqual(bare.chains.serialization, .device)
+        expectEqual(bare.chains.concurrentConnects, 1)
         expectEqual(bare.busAddress, "unix:path=/run/dbus/system_bus_socket")
     }
 
@@ -32,6 +33,7 @@ struct DeviceServiceConfigurationTests {
                 "--socket", "/s", "--store=/t", "--adapter", "hci1", "--max-concurrent", "8", "--serialize", "global",
                 "--retry", "0", "--retry-delay-ms", "20", "--step-timeout-ms", "500", "--chain-timeout-ms", "900",
                 "--resolve-timeout-ms", "300", "--log-level", "debug", "--bus", "unix:path=/b",
+                "--concurrent-connects", "3",
             ], environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/ignored"])
         expectEqual(configuration.socketPath, "/s")
         expectEqual(configuration.storeSocketPath, "/t")
@@ -39,6 +41,7 @@ struct DeviceServiceConfigurationTests {
         expectEqual(configuration.chains.adapter, "hci1")
         expectEqual(configuration.chains.maxConcurrent, 8)
         expectEqual(configuration.chains.serialization, .global)
+        expectEqual(configuration.chains.concurrentConnects, 3)
         expectEqual(configuration.chains.retry, RetryPolicy(retries: 0, initialDelay: .milliseconds(20)))
         expectEqual(configuration.chains.stepTimeout, .milliseconds(500))
         expectEqual(configuration.chains.chainTimeout, .milliseconds(900))
@@ -60,6 +63,10 @@ struct DeviceServiceConfigurationTests {
         (
             ["--max-concurrent", "0"],
             ConfigurationError.invalidValue(flag: "--max-concurrent", value: "0", expected: "an integer from 1 to 1024")
+        ),
+        (
+            ["--concurrent-connects", "0"],
+            .invalidValue(flag: "--concurrent-connects", value: "0", expected: "an integer from 1 to 64")
         ),
         (
             ["--serialize", "adapter"],

@@ -226,6 +226,69 @@ struct DeviceServiceSimulatorTests {
         }
     }
 
+    @Test func aConnectThatHangsHoldsTheAdaptersOnlyLinkSetUpByDefault() async throws {
+        try await withSimulatedStack { stack in
+            let hung = try await hangTheFirstDevicesConnect(stack)
+            // The second device waits for the adapter's one link set-up until its chain times out, never connecting.
+            let second = await stack.service.run(
+                RunParams(address: Self.second, steps: Self.readWriteChain, timeoutMs: 1_000))
+            guard case .failure(let error) = second else {
+                Issue.record("the second device connected while the first one's link set-up hung")
+                return
+            }
+            expectEqual(error.code, .timeout)
+            expectEqual(try await chainCalls(stack.simulator, for: Self.second), [])
+            await hung.end()
+        }
+    }
+
+    @Test func withTwoConcurrentConnectsASecondDeviceRunsWhileTheFirstOnesConnectHangs() async throws {
+        try await withSimulatedStack(serviceArguments: ["--concurrent-connects", "2"]) { stack in
+            let hung = try await hangTheFirstDevicesConnect(stack)
+            let second = try await stack.service.run(RunParams(address: Self.second, steps: Self.readWriteChain)).get()
+            expectEqual(second.run.results.count, 4)
+            expectEqual(
+                try await chainCalls(stack.simulator, for: Self.second),
+                ["Connect", "ReadValue", "WriteValue", "Disconnect"])
+            expectEqual(hung.hasEnded, false)
+            await hung.end()
+        }
+    }
+
+    /// A chain on the first device whose `Connect` BlueZ never answers, running (on a client of its own) once the
+    /// simulator has logged that call.
+    func hangTheFirstDevicesConnect(_ stack: SimulatedStack) async throws -> HungChain {
+        try await stack.simulator.hang(Self.first.string, "Connect")
+        let client = try await stack.service.makeClient(name: "hung")
+        let ended = Locked(false)
+        let task = Task {
+            _ = await stack.service.run(
+                RunParams(address: Self.first, steps: [.connect(timeoutMs: 120_000)]), on: client)
+            ended.withLock { $0 = true }
+        }
+        try await eventually {
+            try await stack.simulator.callLog().contains {
+                $0.method == "Connect" && $0.address == Self.first.string && $0.outcome == "hung"
+            }
+        }
+        return HungChain(client: client, task: task, ended: ended)
+    }
+
+    /// The chain of `hangTheFirstDevicesConnect`.
+    struct HungChain {
+        let client: BusClient
+        let task: Task<Void, Never>
+        let ended: Locked<Bool>
+
+        var hasEnded: Bool { ended.withLock { $0 } }
+
+        /// Closes its client (which cancels the chain) and waits for it.
+        func end() async {
+            client.close()
+            await task.value
+        }
+    }
+
     @Test func aDeviceStillResolvingItsServicesDoesNotHoldUpAnotherDevicesConnect() async throws {
         try await withSimulatedStack(serviceArguments: ["--resolve-timeout-ms", "120000"]) { stack in
             try await stack.simulator.neverResolveServices("AA:BB:CC:DD:EE:01")

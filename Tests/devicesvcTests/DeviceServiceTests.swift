@@ -11,7 +11,8 @@ struct DeviceServiceTests {
 
 struct DeviceServiceUsageTests {
     @Test(arguments: [
-        "--socket", "--store", "--bus", "--adapter", "--max-concurrent", "--serialize", "--retry", "--retry-delay-ms",
+        "--socket", "--store", "--bus", "--adapter", "--max-concurrent", "--serialize", "--concurrent-connects",
+        "--retry", "--retry-delay-ms",
         "--step-timeout-ms", "--chain-timeout-ms", "--resolve-timeout-ms", "--log-level", "--help",
     ])
     func usageDocumentsEveryFlag(_ flag: String) {

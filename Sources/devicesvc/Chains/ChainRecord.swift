@@ -10,27 +10,31 @@ final class ChainRecord: Sendable {
     private struct State {
         var currentStep = 0
         var results: [StepResult] = []
-        var isConnected = false
+        var mayBeConnected = false
     }
 
     /// The step running now (or the last one started).
     var currentStep: Int { state.withLock { $0.currentStep } }
     /// The results of the steps that finished, in order.
     var results: [StepResult] { state.withLock { $0.results } }
-    /// Whether a `connect` step started and no `disconnect` step finished since: a failure must disconnect.
-    var needsDisconnect: Bool { state.withLock { $0.isConnected } }
+    /// Whether a `Connect` went out to BlueZ and no `disconnect` step finished since: a failure must disconnect
+    /// (BlueZ's `Disconnect` also aborts a link set-up still under way). A connect step that failed while it
+    /// waited for the adapter's turn sent nothing, and leaves the device alone.
+    var needsDisconnect: Bool { state.withLock { $0.mayBeConnected } }
 
-    func begin(_ step: Int, _ operation: StepOperation) {
-        state.withLock { state in
-            state.currentStep = step
-            if operation == .connect { state.isConnected = true }
-        }
+    func begin(_ step: Int) {
+        state.withLock { $0.currentStep = step }
+    }
+
+    /// A connect step's attempt is going out to BlueZ now.
+    func connectAttempted() {
+        state.withLock { $0.mayBeConnected = true }
     }
 
     func finish(_ result: StepResult) {
         state.withLock { state in
             state.results.append(result)
-            if result.operation == .disconnect { state.isConnected = false }
+            if result.operation == .disconnect { state.mayBeConnected = false }
         }
     }
 }

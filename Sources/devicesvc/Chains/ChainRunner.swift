@@ -10,7 +10,8 @@ import Shared
 ///                                  │ its turn
 ///                                  ▼
 ///       steps, one after the other (flatMap .concat), each with its timeout; read/write/notify/wait fail on link loss
-///            connect ─▶ connections queue (one link set-up at a time per adapter, held until Connected) ─▶
+///            connect ─▶ connections queue (--concurrent-connects link set-ups at once, default 1, each held until
+///                       Connected) ─▶
 ///                       Connect + ServicesResolved; each retry queues again
 ///                                  │ first failure, cancellation, or chain timeout
 ///                                  ▼
@@ -34,7 +35,8 @@ final class ChainRunner: Sendable {
     let scheduler: any Scheduler
     let settings: ChainSettings
     private let chains: ChainQueue<String>
-    private let connections = ChainQueue<String>()
+    /// Link set-ups, keyed by device: at most `settings.concurrentConnects` at once, in the order they were asked for.
+    private let connections: ChainQueue<String>
     private let state = Locked(State())
     /// Tells about retries (for the log).
     private let onRetry: (@Sendable (_ chain: String, _ step: Int, DeviceError, _ retry: Int) -> Void)?
@@ -55,6 +57,7 @@ final class ChainRunner: Sendable {
         // Global mode is one key for every chain: the same FIFO, one lane.
         chains = ChainQueue(
             mode: .perKey, maxConcurrent: settings.serialization == .global ? 1 : settings.maxConcurrent)
+        connections = ChainQueue(mode: .perKey, maxConcurrent: settings.concurrentConnects)
     }
 
     // MARK: - Chains
@@ -163,7 +166,7 @@ final class ChainRunner: Sendable {
         let work: Signal<ChainProgress, DeviceError>
         switch step {
         case .connect:
-            work = connectTakingTheAdaptersTurn(address, timeout: timeout)
+            work = connectTakingTheAdaptersTurn(address, timeout: timeout, record: record)
                 .retrying(retry, on: scheduler, onRetry: onRetry)
                 .map { finished(nil) }
         case .read(let characteristic, _):
@@ -194,7 +197,7 @@ final class ChainRunner: Sendable {
                 after: timeout, raising: StepFailure(step: index, reason: .stepTimedOut(timeout)), on: scheduler)
         }
         return signal.on(
-            starting: { record.begin(index, step.operation) },
+            starting: { record.begin(index) },
             value: { progress in
                 if case .finished(let result) = progress { record.finish(result) }
             })
@@ -205,14 +208,16 @@ final class ChainRunner: Sendable {
     /// BlueZ answers `InProgress` (or the controller aborts) when a second LE connection is set up on the same
     /// adapter before the first link is established; service discovery on an established link does not block
     /// the adapter, so the next device's `Connect` goes out while this one still resolves its services. Each
-    /// retry takes a new turn (other devices may connect during the backoff).
+    /// retry takes a new turn (other devices may connect during the backoff). The adapter has
+    /// `settings.concurrentConnects` turns (one by default).
     private func connectTakingTheAdaptersTurn(
-        _ address: BluetoothAddress, timeout: Duration
+        _ address: BluetoothAddress, timeout: Duration, record: ChainRecord
     ) -> Signal<Void, DeviceError> {
         let attempt = backend.connect(address, timeout: timeout)
-        return Signal { [connections, adapter = settings.adapter] observer, lifetime in
+        return Signal { [connections] observer, lifetime in
             // The turn ends at `.linkUp` (or when the attempt ends); the attempt itself lives on in `lifetime`.
             let turn = Signal<Never, Never> { turnObserver, _ in
+                record.connectAttempted()
                 lifetime += attempt.start { event in
                     switch event {
                     case .value(.linkUp):
@@ -230,7 +235,7 @@ final class ChainRunner: Sendable {
                     }
                 }
             }
-            lifetime += connections.enqueue(turn, for: adapter).start { _ in }
+            lifetime += connections.enqueue(turn, for: address.string).start { _ in }
         }
     }
 

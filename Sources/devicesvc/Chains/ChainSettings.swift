@@ -13,6 +13,11 @@ struct ChainSettings: Sendable, Hashable {
     /// The most chains that run at once (`--max-concurrent`).
     var maxConcurrent = 4
     var serialization = Serialization.device
+    /// Link set-ups in progress at once on the adapter (`--concurrent-connects`). One, the default, is what BlueZ
+    /// and most controllers take: a second LE connection set up on an adapter before the first link is up is
+    /// answered `InProgress`, or aborted. Adapters that set up several at once can be given more; an `InProgress`
+    /// answered then is retried like any other (`retry`).
+    var concurrentConnects = 1
     /// Retries of transient failures (`--retry`).
     var retry = RetryPolicy(retries: 3)
     /// A step's timeout when it names none (`--step-timeout-ms`).

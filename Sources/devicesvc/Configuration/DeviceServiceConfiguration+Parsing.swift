@@ -19,6 +19,7 @@ extension DeviceServiceConfiguration {
             case "--max-concurrent": configuration.chains.maxConcurrent = try flags.integer(in: 1...1024)
             case "--serialize":
                 configuration.chains.serialization = try flags.choice(expected: "device or global")
+            case "--concurrent-connects": configuration.chains.concurrentConnects = try flags.integer(in: 1...64)
             case "--retry": configuration.chains.retry.retries = try flags.integer(in: 0...100)
             case "--retry-delay-ms": configuration.chains.retry.initialDelay = try milliseconds(&flags)
             case "--step-timeout-ms": configuration.chains.stepTimeout = try milliseconds(&flags)
