@@ -255,6 +255,30 @@ struct DeviceServiceSimulatorTests {
         }
     }
 
+    @Test func overlappingConnectsOnAnAdapterThatTakesOneAtATimeAreRetriedAndEveryChainSucceeds() async throws {
+        // Three set-ups at once on an adapter that answers InProgress to the second: slower, never wrong. Each
+        // link takes 100 ms to come up, so the three first connects meet even on a slow machine.
+        try await withSimulatedStack(
+            simulatorOptions: ["--one-connect-per-adapter", "--timing", "connect_ms=100"],
+            serviceArguments: ["--concurrent-connects", "3", "--retry", "20", "--retry-delay-ms", "5"]
+        ) { stack in
+            let devices = [Self.first, Self.second, BluetoothAddress("AA:BB:CC:DD:EE:03")!]
+            let outcomes = await withTaskGroup(of: Result<RecordedRunResult, RPCError>.self) { group in
+                for index in 0..<6 {
+                    group.addTask {
+                        await stack.service.run(RunParams(address: devices[index % 3], steps: Self.readWriteChain))
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            expectTrue(outcomes.allSatisfy { (try? $0.get()) != nil })
+            let connects = try await stack.simulator.callLog().filter { $0.method == "Connect" }.map(\.outcome)
+            expectEqual(connects.filter { $0 == "ok" }.count, 6)
+            // The overlap happened: BlueZ refused at least one set-up, and the refused ones were retried.
+            expectTrue(connects.contains("org.bluez.Error.InProgress"))
+        }
+    }
+
     /// A chain on the first device whose `Connect` BlueZ never answers, running (on a client of its own) once the
     /// simulator has logged that call.
     func hangTheFirstDevicesConnect(_ stack: SimulatedStack) async throws -> HungChain {
