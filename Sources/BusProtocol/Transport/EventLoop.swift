@@ -37,7 +37,7 @@ public final class EventLoop: Sendable, CustomStringConvertible {
     private struct State {
         var lifecycle = Lifecycle.running
         var tasks: [@Sendable () -> Void] = []
-        var timers = TimerQueue()
+        var timers = TimerQueue<ContinuousClock.Instant>()
         var registrations: [UInt64: Registration] = [:]
         var nextID: UInt64 = 1
     }

@@ -106,10 +106,17 @@ extension DBusConnection {
             complete(call, with: .failure(closeReason))
             return serial
         }
-        // The timer is not cancelled when the reply comes: it finds no pending call under the serial and does nothing.
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+        // Completing the call cancels its timer; the timer is stored after the call, so a call that completes in
+        // between cancels it here.
+        let timer = callTimeouts.schedule(at: .now() + timeout.dispatchInterval) { [weak self] in
             self?.expireCall(serial: serial, member: member, timeout: timeout)
         }
+        let isPending = state.withLock { state in
+            guard state.pendingCalls[serial] != nil else { return false }
+            state.pendingCalls[serial]?.timeout = timer
+            return true
+        }
+        if !isPending { timer.dispose() }
         do {
             try write(bytes)
         } catch {

@@ -33,6 +33,8 @@ final class DBusConnection: Sendable {
     let serverGUID: String
     let socket: DBusSocket
     let deliveryQueue = DispatchQueue(label: "devicesvc.dbus.delivery")
+    /// The calls' timeouts, on one dispatch timer (a call's reply cancels its timeout).
+    let callTimeouts = DispatchDeadlines(queue: .global())
     let state = Locked(State())
     /// `true` while writers may use the socket; a writer holds it for the whole `send`.
     let writeLock = Locked(true)
@@ -59,6 +61,8 @@ final class DBusConnection: Sendable {
     /// A call waiting for its reply.
     struct PendingCall: Sendable {
         let member: String
+        /// Fails the call when its timeout passes; cancelled when the call completes first.
+        var timeout: DispatchDeadlines.Timer?
         /// Internal calls (name-owner seeding) complete on the reader thread, in order with the messages around
         /// their reply; user calls complete on the delivery queue.
         let completesOnReader: Bool
@@ -265,6 +269,7 @@ final class DBusConnection: Sendable {
 
     /// Runs a call's completion where it belongs.
     func complete(_ call: PendingCall, with result: Result<DBusMessage, any Error>) {
+        call.timeout?.dispose()
         if call.completesOnReader {
             call.completion(result)
         } else {

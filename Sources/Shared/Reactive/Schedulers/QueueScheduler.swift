@@ -32,6 +32,8 @@ public final class QueueScheduler: Scheduler {
     /// The name given at creation (also the queue's label).
     public let name: String
     private let identifier: UInt64
+    /// The timers of `schedule(after:)`, on one dispatch source.
+    private let deadlines: DispatchDeadlines
 
     private static let nextIdentifier = Atomic<UInt64>(1)
 
@@ -47,6 +49,7 @@ public final class QueueScheduler: Scheduler {
         identifier = Self.nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
         queue = DispatchQueue(label: name, qos: qos, target: target)
         queue.setSpecific(key: queueSchedulerKey, value: identifier)
+        deadlines = DispatchDeadlines(queue: queue)
     }
 
     /// Creates a scheduler on a new serial queue with a RACScheduler-style priority.
@@ -71,7 +74,7 @@ public final class QueueScheduler: Scheduler {
 
     @discardableResult
     public func schedule(after time: SchedulerTime, _ action: @escaping @Sendable () -> Void) -> any Disposable {
-        DispatchTimer(deadline: time.dispatchTime, queue: queue, action: action)
+        deadlines.schedule(at: time.dispatchTime, action)
     }
 
     public var description: String { "QueueScheduler(\(name))" }

@@ -1,11 +1,19 @@
-/// The pending timers of one event loop, earliest last so that firing pops from the end.
-struct TimerQueue {
-    struct Entry {
-        var deadline: ContinuousClock.Instant
-        var id: UInt64
-        var work: @Sendable () -> Void
+/// Pending one-shot timers, earliest last so that firing pops from the end: an event loop's
+/// (`ContinuousClock.Instant` deadlines) or `DispatchDeadlines`' (`DispatchTime`). Timers due at the same
+/// deadline fire in the order of their ids.
+package struct TimerQueue<Deadline: Comparable & Sendable>: Sendable {
+    package struct Entry: Sendable {
+        package var deadline: Deadline
+        package var id: UInt64
+        package var work: @Sendable () -> Void
 
-        func isEarlierOrSame(as deadline: ContinuousClock.Instant, id: UInt64) -> Bool {
+        package init(deadline: Deadline, id: UInt64, work: @escaping @Sendable () -> Void) {
+            self.deadline = deadline
+            self.id = id
+            self.work = work
+        }
+
+        func isEarlierOrSame(as deadline: Deadline, id: UInt64) -> Bool {
             self.deadline < deadline || (self.deadline == deadline && self.id <= id)
         }
     }
@@ -13,16 +21,18 @@ struct TimerQueue {
     /// Sorted by (deadline, id), descending.
     private var entries: [Entry] = []
 
-    var isEmpty: Bool { entries.isEmpty }
-    var count: Int { entries.count }
-    var nextDeadline: ContinuousClock.Instant? { entries.last?.deadline }
+    package init() {}
 
-    mutating func insert(_ entry: Entry) {
+    package var isEmpty: Bool { entries.isEmpty }
+    package var count: Int { entries.count }
+    package var nextDeadline: Deadline? { entries.last?.deadline }
+
+    package mutating func insert(_ entry: Entry) {
         entries.insert(entry, at: position(of: entry.deadline, id: entry.id))
     }
 
     /// Removes a timer that has not fired; `false` when it had already fired or been removed.
-    mutating func remove(deadline: ContinuousClock.Instant, id: UInt64) -> Bool {
+    package mutating func remove(deadline: Deadline, id: UInt64) -> Bool {
         let index = position(of: deadline, id: id)
         guard index < entries.count, entries[index].id == id else { return false }
         entries.remove(at: index)
@@ -30,7 +40,7 @@ struct TimerQueue {
     }
 
     /// Removes and returns the work of every timer due at `now`, earliest first.
-    mutating func removeExpired(at now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
+    package mutating func removeExpired(at now: Deadline) -> [@Sendable () -> Void] {
         var due: [@Sendable () -> Void] = []
         while let last = entries.last, last.deadline <= now {
             due.append(last.work)
@@ -39,12 +49,12 @@ struct TimerQueue {
         return due
     }
 
-    mutating func removeAll() {
+    package mutating func removeAll() {
         entries.removeAll()
     }
 
     /// The first index whose entry is not later than (deadline, id): where that entry is, or would be inserted.
-    private func position(of deadline: ContinuousClock.Instant, id: UInt64) -> Int {
+    private func position(of deadline: Deadline, id: UInt64) -> Int {
         var low = 0
         var high = entries.count
         while low < high {
