@@ -60,7 +60,9 @@ struct DispatchDeadlinesTests {
         do {
             let payload = Payload()
             released = payload
-            timer = deadlines.schedule(at: .now() + .milliseconds(20)) { _ = payload; runs.increment() }
+            timer = deadlines.schedule(at: .now() + .milliseconds(20)) {
+                _ = payload; runs.increment()
+            }
         }
         expectNotNil(released)
         timer.dispose()
