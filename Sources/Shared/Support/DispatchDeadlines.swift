@@ -1,4 +1,4 @@
-import Dispatch
+public import Dispatch
 import Synchronization
 
 /// One-shot timers on a dispatch queue that share ONE dispatch timer source.
@@ -14,11 +14,11 @@ import Synchronization
 /// A timer either fires or is cancelled, never both: its work does not run if `dispose()` came first. As with a
 /// dispatch source, a pending timer fires even when its `DispatchDeadlines` is no longer referenced; the shared
 /// source is cancelled once the owner is gone and no timer is pending.
-package final class DispatchDeadlines: Sendable {
+public final class DispatchDeadlines: Sendable {
     private let core: Core
 
     /// Timers whose work runs on `queue`.
-    package init(queue: DispatchQueue) {
+    public init(queue: DispatchQueue) {
         core = Core(queue: queue)
     }
 
@@ -28,15 +28,15 @@ package final class DispatchDeadlines: Sendable {
 
     /// Runs `work` on the queue at `deadline`, unless the returned timer is disposed first.
     @discardableResult
-    package func schedule(at deadline: DispatchTime, _ work: @escaping @Sendable () -> Void) -> Timer {
+    public func schedule(at deadline: DispatchTime, _ work: @escaping @Sendable () -> Void) -> Timer {
         core.schedule(at: deadline, work)
     }
 
     /// The timers waiting to fire (tests).
-    package var count: Int { core.count }
+    public var count: Int { core.count }
 
     /// One timer of `DispatchDeadlines`; disposing it cancels it.
-    package final class Timer: Disposable {
+    public final class Timer: Disposable {
         private let core: Core
         fileprivate let deadline: DispatchTime
         fileprivate let id: UInt64
@@ -48,9 +48,9 @@ package final class DispatchDeadlines: Sendable {
             self.id = id
         }
 
-        package var isDisposed: Bool { decided.isSet }
+        public var isDisposed: Bool { decided.isSet }
 
-        package func dispose() {
+        public func dispose() {
             guard decided.setOnce() else { return }
             core.remove(self)
         }

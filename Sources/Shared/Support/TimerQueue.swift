@@ -1,13 +1,13 @@
 /// Pending one-shot timers, earliest last so that firing pops from the end: an event loop's
 /// (`ContinuousClock.Instant` deadlines) or `DispatchDeadlines`' (`DispatchTime`). Timers due at the same
 /// deadline fire in the order of their ids.
-package struct TimerQueue<Deadline: Comparable & Sendable>: Sendable {
-    package struct Entry: Sendable {
-        package var deadline: Deadline
-        package var id: UInt64
-        package var work: @Sendable () -> Void
+public struct TimerQueue<Deadline: Comparable & Sendable>: Sendable {
+    public struct Entry: Sendable {
+        public var deadline: Deadline
+        public var id: UInt64
+        public var work: @Sendable () -> Void
 
-        package init(deadline: Deadline, id: UInt64, work: @escaping @Sendable () -> Void) {
+        public init(deadline: Deadline, id: UInt64, work: @escaping @Sendable () -> Void) {
             self.deadline = deadline
             self.id = id
             self.work = work
@@ -21,18 +21,18 @@ package struct TimerQueue<Deadline: Comparable & Sendable>: Sendable {
     /// Sorted by (deadline, id), descending.
     private var entries: [Entry] = []
 
-    package init() {}
+    public init() {}
 
-    package var isEmpty: Bool { entries.isEmpty }
-    package var count: Int { entries.count }
-    package var nextDeadline: Deadline? { entries.last?.deadline }
+    public var isEmpty: Bool { entries.isEmpty }
+    public var count: Int { entries.count }
+    public var nextDeadline: Deadline? { entries.last?.deadline }
 
-    package mutating func insert(_ entry: Entry) {
+    public mutating func insert(_ entry: Entry) {
         entries.insert(entry, at: position(of: entry.deadline, id: entry.id))
     }
 
     /// Removes a timer that has not fired; `false` when it had already fired or been removed.
-    package mutating func remove(deadline: Deadline, id: UInt64) -> Bool {
+    public mutating func remove(deadline: Deadline, id: UInt64) -> Bool {
         let index = position(of: deadline, id: id)
         guard index < entries.count, entries[index].id == id else { return false }
         entries.remove(at: index)
@@ -40,7 +40,7 @@ package struct TimerQueue<Deadline: Comparable & Sendable>: Sendable {
     }
 
     /// Removes and returns the work of every timer due at `now`, earliest first.
-    package mutating func removeExpired(at now: Deadline) -> [@Sendable () -> Void] {
+    public mutating func removeExpired(at now: Deadline) -> [@Sendable () -> Void] {
         var due: [@Sendable () -> Void] = []
         while let last = entries.last, last.deadline <= now {
             due.append(last.work)
@@ -49,7 +49,7 @@ package struct TimerQueue<Deadline: Comparable & Sendable>: Sendable {
         return due
     }
 
-    package mutating func removeAll() {
+    public mutating func removeAll() {
         entries.removeAll()
     }
 
