@@ -1,35 +1,130 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The layers (docs/architecture.md); each target imports only targets to its left or below it, and
+// scripts/module-graph fails on any other import:
+//
+//   ContextBusSupport ← ContextBusReactive ← ContextBusObjectGraph ← ContextBusSQLite ← ContextBus (in process)
+//                                                    ↑
+//   ContextBusTransport ← ContextBusWire ─────────────┘
+//          ↑                   ↑
+//   ContextBusServer, ContextBusClient (talking to the services) ← storesvc, devicesvc, ctxbus
+//   ContextBusDBus ← devicesvc
 let package = Package(
     name: "ContextBus",
     products: [
-        .library(name: "Shared", targets: ["Shared"]),
-        .library(name: "BusProtocol", targets: ["BusProtocol"]),
+        // In one process, like Core Data: contexts, fetches, live queries, SQLiteStore, signals.
+        .library(name: "ContextBus", targets: ["ContextBus"]),
+        // A client of the services: BusClient, RemoteStore (contexts whose root is storesvc's), the wire types.
+        .library(name: "ContextBusClient", targets: ["ContextBusClient"]),
         .executable(name: "storesvc", targets: ["storesvc"]),
         .executable(name: "devicesvc", targets: ["devicesvc"]),
         .executable(name: "ctxbus", targets: ["ctxbus"]),
     ],
     targets: [
-        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
-        .target(name: "Shared", dependencies: ["CSQLite"]),
-        .target(name: "BusProtocol", dependencies: ["Shared"]),
-        .executableTarget(name: "storesvc", dependencies: ["BusProtocol", "Shared"]),
-        .executableTarget(name: "devicesvc", dependencies: ["BusProtocol", "Shared"]),
-        .executableTarget(name: "ctxbus", dependencies: ["BusProtocol", "Shared"]),
-        .executableTarget(name: "bench", dependencies: ["Shared", "BusProtocol", "CSQLite"], path: "Benchmarks/bench"),
+        // C modules: libsqlite3, and the Linux calls the Swift Glibc module does not import (epoll, eventfd, accept4).
+        .systemLibrary(name: "CContextBusSQLite", path: "Sources/CContextBusSQLite"),
+        .target(name: "CContextBusLinux", path: "Sources/CContextBusLinux"),
+
+        // The in-process library (Sources/Shared).
+        .target(name: "ContextBusSupport", path: "Sources/Shared/Support"),
+        .target(name: "ContextBusReactive", dependencies: ["ContextBusSupport"], path: "Sources/Shared/Reactive"),
+        .target(
+            name: "ContextBusObjectGraph", dependencies: ["ContextBusReactive", "ContextBusSupport"],
+            path: "Sources/Shared/ObjectGraph"),
+        .target(
+            name: "ContextBusSQLite",
+            dependencies: ["ContextBusObjectGraph", "ContextBusSupport", "CContextBusSQLite"],
+            path: "Sources/Shared/Persistence"),
+        .target(
+            name: "ContextBus", dependencies: ["ContextBusReactive", "ContextBusObjectGraph", "ContextBusSQLite"],
+            path: "Sources/Shared/ContextBus"),
+
+        // The bus (Sources/BusProtocol).
+        .target(
+            name: "ContextBusTransport", dependencies: ["ContextBusSupport", "CContextBusLinux"],
+            path: "Sources/BusProtocol/Transport"),
+        .target(
+            name: "ContextBusWire",
+            dependencies: ["ContextBusObjectGraph", "ContextBusTransport", "ContextBusSupport"],
+            path: "Sources/BusProtocol/Wire"),
+        .target(
+            name: "ContextBusServer",
+            dependencies: ["ContextBusWire", "ContextBusTransport", "ContextBusReactive", "ContextBusSupport"],
+            path: "Sources/BusProtocol/Server"),
+        .target(
+            name: "ContextBusClient",
+            dependencies: [
+                "ContextBusWire", "ContextBusTransport", "ContextBusObjectGraph", "ContextBusReactive",
+                "ContextBusSupport",
+            ],
+            path: "Sources/BusProtocol/Client"),
+
+        // The native D-Bus client devicesvc talks to BlueZ with.
+        .target(name: "ContextBusDBus", dependencies: ["ContextBusSupport"], path: "Sources/devicesvc/DBus"),
+
+        .executableTarget(
+            name: "storesvc",
+            dependencies: [
+                "ContextBusServer", "ContextBusWire", "ContextBusSQLite", "ContextBusObjectGraph", "ContextBusSupport",
+            ]),
+        .executableTarget(
+            name: "devicesvc",
+            dependencies: [
+                "ContextBusServer", "ContextBusClient", "ContextBusWire", "ContextBusDBus", "ContextBusObjectGraph",
+                "ContextBusReactive", "ContextBusSupport",
+            ],
+            exclude: ["DBus"]),
+        .executableTarget(
+            name: "ctxbus",
+            dependencies: ["ContextBusClient", "ContextBusWire", "ContextBusObjectGraph", "ContextBusSupport"]),
+        .executableTarget(
+            name: "bench",
+            dependencies: [
+                "ContextBus", "ContextBusSupport", "ContextBusTransport", "ContextBusWire", "ContextBusClient",
+                "ContextBusServer", "CContextBusSQLite",
+            ],
+            path: "Benchmarks/bench"),
+
         // Helpers every test module shares (docs/testing.md "Compile time of the tests").
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "SharedTests", dependencies: ["Shared", "CSQLite", "TestSupport"]),
-        .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "Shared", "TestSupport"]),
-        .testTarget(name: "storesvcTests", dependencies: ["storesvc", "BusProtocol", "Shared", "TestSupport"]),
-        .testTarget(name: "devicesvcTests", dependencies: ["devicesvc", "BusProtocol", "Shared", "TestSupport"]),
-        .testTarget(name: "ctxbusTests", dependencies: ["ctxbus", "BusProtocol", "Shared", "TestSupport"]),
+        .testTarget(
+            name: "SharedTests",
+            dependencies: [
+                "ContextBusSupport", "ContextBusReactive", "ContextBusObjectGraph", "ContextBusSQLite",
+                "CContextBusSQLite",
+                "TestSupport",
+            ]),
+        .testTarget(
+            name: "BusProtocolTests",
+            dependencies: [
+                "ContextBusSupport", "ContextBusObjectGraph", "ContextBusTransport", "ContextBusWire",
+                "ContextBusServer",
+                "ContextBusClient", "TestSupport",
+            ]),
+        .testTarget(
+            name: "storesvcTests",
+            dependencies: [
+                "storesvc", "ContextBusSupport", "ContextBusObjectGraph", "ContextBusSQLite", "ContextBusTransport",
+                "ContextBusWire", "ContextBusServer", "ContextBusClient", "TestSupport",
+            ]),
+        .testTarget(
+            name: "devicesvcTests",
+            dependencies: [
+                "devicesvc", "ContextBusSupport", "ContextBusReactive", "ContextBusObjectGraph", "ContextBusWire",
+                "ContextBusServer", "ContextBusClient", "ContextBusDBus", "TestSupport",
+            ]),
+        .testTarget(
+            name: "ctxbusTests",
+            dependencies: [
+                "ctxbus", "ContextBusSupport", "ContextBusObjectGraph", "ContextBusWire", "ContextBusClient",
+                "TestSupport",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )
 
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && !target.name.hasPrefix("CContextBus") {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     target.swiftSettings = settings

@@ -1,5 +1,6 @@
+import ContextBusObjectGraph
+import ContextBusSQLite
 import Foundation
-import Shared
 
 /// A scratch directory for one benchmark, under the temporary directory and removed afterwards.
 struct BenchDirectory {

@@ -1,8 +1,10 @@
-import BusProtocol
+import ContextBusClient
+import ContextBusServer
+import ContextBusTransport
+import ContextBusWire
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import Synchronization
 
 /// `bus.ping` round trips per second through a real `BusServer`: the per-request cost of the bus layer (framing,

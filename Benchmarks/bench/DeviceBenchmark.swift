@@ -1,8 +1,9 @@
-import BusProtocol
+import ContextBusClient
+import ContextBusSupport
+import ContextBusWire
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Shared
 
 /// `bench device`: connect → read 2a19 → write (with response) → disconnect chains through the real `devicesvc`
 /// against the simulated BlueZ, next to bleak (Python) doing the same against the same simulator afterwards.

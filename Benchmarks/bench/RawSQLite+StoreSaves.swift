@@ -1,6 +1,7 @@
-import CSQLite
+import CContextBusSQLite
+import ContextBusObjectGraph
+import ContextBusSQLite
 import Foundation
-import Shared
 
 /// SQLite alone doing what storesvc's durable one-object saves write: the floor under their rate.
 extension RawSQLite {

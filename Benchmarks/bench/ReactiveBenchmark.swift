@@ -1,5 +1,5 @@
+import ContextBusReactive
 import Dispatch
-import Shared
 import Synchronization
 
 /// `scripts/bench reactive`: the cost of the reactive core's hot path, against a plain loop doing the same work.

@@ -1,4 +1,4 @@
-import BusProtocol
+import ContextBusTransport
 import Dispatch
 import Foundation
 @preconcurrency import Glibc

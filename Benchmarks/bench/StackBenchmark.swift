@@ -1,6 +1,8 @@
+import ContextBusObjectGraph
+import ContextBusSQLite
+import ContextBusSupport
 import Dispatch
 import Foundation
-import Shared
 
 /// `scripts/bench stack`: a long worker import through a `ContextStack` (worker → root → SQLite,
 /// background root saves) and how late a 1 ms ticker on the main context's queue runs meanwhile.

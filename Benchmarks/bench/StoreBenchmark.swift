@@ -1,8 +1,9 @@
-import CSQLite
+import CContextBusSQLite
+import ContextBusObjectGraph
+import ContextBusSQLite
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import Synchronization
 
 /// `scripts/bench store`: the SQLite store's save and fetch rates next to the same workloads done

@@ -1,8 +1,10 @@
-import BusProtocol
+import ContextBusClient
+import ContextBusObjectGraph
+import ContextBusTransport
+import ContextBusWire
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import Synchronization
 
 /// `scripts/bench bus`: the store service over the bus next to Redis on the same machine, in one table.

@@ -1,6 +1,6 @@
+import ContextBusSQLite
 import Foundation
 @preconcurrency import Glibc
-import Shared
 
 /// `scripts/bench storegroup`: only the store benchmark's one-object durable saves (1 and 8
 /// threads) next to raw SQLite at 1 and 8 rows per transaction, for longer, with the CPU time each

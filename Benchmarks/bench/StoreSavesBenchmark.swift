@@ -1,5 +1,4 @@
 import Foundation
-import Shared
 
 /// `scripts/bench storesaves`: only the store benchmark's 1,000-object saves, for longer, with the
 /// CPU time each save costs (less sensitive to a busy machine than the rate) — the workload to

@@ -1,6 +1,8 @@
-import BusProtocol
+import ContextBusObjectGraph
+import ContextBusSupport
+import ContextBusTransport
+import ContextBusWire
 import Foundation
-import Shared
 
 /// `bench wire`: encoding and decoding a `store.get` request and its ~200-byte response with the
 /// BusProtocol codec (typed params/result ⇄ JSONValue ⇄ bytes) against Foundation's

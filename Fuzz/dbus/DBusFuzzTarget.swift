@@ -1,5 +1,7 @@
-// Fuzz target `dbus`: the D-Bus unmarshaller of devicesvc (Sources/devicesvc/DBus), compiled
-// into this harness's module because its types are internal.
+@testable import ContextBusDBus
+
+// Fuzz target `dbus`: the D-Bus unmarshaller of devicesvc (ContextBusDBus, Sources/devicesvc/DBus), imported
+// @testable because its types are internal.
 //
 // Properties:
 // - `DBusMessage.decode` never crashes on any bytes, with the byte-order mark forced to

@@ -1,4 +1,4 @@
-import BusProtocol
+import ContextBusTransport
 
 // Fuzz target `frame`: FrameDecoder over a byte stream cut into reads at random points.
 //

@@ -1,4 +1,4 @@
-import Shared
+import ContextBusSupport
 
 // Fuzz target `json`: JSONParser on arbitrary bytes, and JSONWriter on what it accepts.
 //

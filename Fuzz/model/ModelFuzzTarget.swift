@@ -1,5 +1,7 @@
 import Foundation
-import Shared
+import ContextBusObjectGraph
+import ContextBusSQLite
+import ContextBusSupport
 
 // Fuzz target `model`: `Model(json:)` on whatever JSON the fuzzer finds.
 //

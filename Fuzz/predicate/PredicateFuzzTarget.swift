@@ -1,5 +1,7 @@
 import Foundation
-import Shared
+import ContextBusObjectGraph
+import ContextBusSQLite
+import ContextBusSupport
 
 // Fuzz target `predicate`: `ObjectPredicate(format:)` on arbitrary text, then everything a store
 // does with a predicate, against the default model (`Model.deviceReadings`).
@@ -16,9 +18,9 @@ import Shared
 //
 // The database is `PredicateTestDatabase` from the Shared tests, compiled into this harness.
 
-typealias ObjectPredicate = Shared.ObjectPredicate
-typealias PredicateOperand = Shared.PredicateOperand
-typealias ObjectPredicateError = Shared.ObjectPredicateError
+typealias ObjectPredicate = ContextBusObjectGraph.ObjectPredicate
+typealias PredicateOperand = ContextBusObjectGraph.PredicateOperand
+typealias ObjectPredicateError = ContextBusObjectGraph.ObjectPredicateError
 
 private let model = Model.deviceReadings
 

@@ -1,5 +1,7 @@
-import BusProtocol
-import Shared
+import ContextBusObjectGraph
+import ContextBusSupport
+import ContextBusTransport
+import ContextBusWire
 
 // Fuzz target `rpc`: a frame's payload classified as a message, then read as typed params.
 //

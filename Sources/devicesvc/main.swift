@@ -1,7 +1,7 @@
-import BusProtocol
+import ContextBusServer
+import ContextBusSupport
 import Dispatch
 import Foundation
-import Shared
 
 /// `devicesvc`: parse the command line, start the service, serve until SIGTERM/SIGINT.
 

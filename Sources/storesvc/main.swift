@@ -1,7 +1,7 @@
-import BusProtocol
+import ContextBusServer
+import ContextBusSupport
 import Dispatch
 import Foundation
-import Shared
 
 /// `storesvc`: parse the command line, open the service, serve until SIGTERM/SIGINT.
 

@@ -1,6 +1,7 @@
-import BusProtocol
 import TestSupport
 import Testing
+
+@testable import ContextBusWire
 
 struct BluetoothIdentifiersTests {
     @Test func readsAddressesCaseInsensitivelyAndKeepsThemUppercase() {

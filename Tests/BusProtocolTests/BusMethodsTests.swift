@@ -1,7 +1,8 @@
-import BusProtocol
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusTransport
+@testable import ContextBusWire
 
 struct BusMethodsTests {
     @Test func helloParamsMatchTheProtocolExample() throws {

@@ -1,6 +1,7 @@
-import BusProtocol
 import TestSupport
 import Testing
+
+@testable import ContextBusWire
 
 struct BusProtocolVersionTests {
     @Test func speaksProtocolVersionOne() {

@@ -1,7 +1,7 @@
-import BusProtocol
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusWire
 
 struct DeviceDiscoveryMethodsTests {
     @Test func adaptersResultMatchesTheProtocol() throws {

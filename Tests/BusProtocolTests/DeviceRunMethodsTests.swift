@@ -1,8 +1,8 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusWire
 
 struct DeviceRunMethodsTests {
     private let example = json(

@@ -1,8 +1,8 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusWire
 
 struct DeviceSubscriptionMethodsTests {
     @Test func subscribeParamsAndResultMatchTheProtocol() throws {

@@ -1,4 +1,5 @@
-import Shared
+@testable import ContextBusSupport
+@testable import ContextBusWire
 
 /// Codable mirrors of wire shapes that tests encode and decode with Foundation's `JSONEncoder` /
 /// `JSONDecoder`, to compare with what the hand-written writers produce.

@@ -1,6 +1,7 @@
-import BusProtocol
 import TestSupport
 import Testing
+
+@testable import ContextBusTransport
 
 struct FrameDecoderTests {
     private let ping = frame(#"{"jsonrpc":"2.0","id":1,"method":"bus.ping"}"#)

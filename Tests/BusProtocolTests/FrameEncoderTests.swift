@@ -1,7 +1,8 @@
-import BusProtocol
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
+@testable import ContextBusTransport
 
 struct FrameEncoderTests {
     @Test func prefixesThePayloadWithItsBigEndianLength() throws {

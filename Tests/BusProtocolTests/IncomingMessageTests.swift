@@ -1,7 +1,8 @@
-import BusProtocol
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
+@testable import ContextBusWire
 
 struct IncomingMessageTests {
     private func fromClient(_ text: String) -> IncomingMessage {

@@ -1,7 +1,8 @@
-import BusProtocol
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
+@testable import ContextBusWire
 
 struct RPCErrorTests {
     @Test func everyConstructorUsesItsCodeFromTheProtocolTable() {

@@ -1,8 +1,11 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
+@testable import ContextBusTransport
+@testable import ContextBusWire
 
 struct RPCMessageTests {
     private func text(_ message: some RPCMessage) throws -> String {

@@ -1,8 +1,9 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusWire
 
 struct StoreHistoryMethodsTests {
     @Test func historyParamsMatchTheProtocolExample() throws {

@@ -1,7 +1,8 @@
-import BusProtocol
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusWire
 
 struct StoreReadMethodsTests {
     private let fetchExample = json(

@@ -1,8 +1,10 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
+@testable import ContextBusWire
 
 /// The envelopes and hot methods written by `RPCMessage.write` compared with what Foundation's
 /// `JSONEncoder` writes for the same message through Codable mirror types, both parsed back and

@@ -1,7 +1,8 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
 
 /// `JSONParser` and `JSONWriter` compared with Foundation's `JSONSerialization`, `JSONEncoder` and
 /// `JSONDecoder` on seeded random documents. Numbers are compared exactly with `JSONDecoder` and

@@ -1,7 +1,8 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
 
 struct JSONParserTests {
     private func parse(_ text: String, maximumDepth: Int = 512) throws(JSONParseError) -> JSONValue {

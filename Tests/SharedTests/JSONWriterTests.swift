@@ -1,7 +1,8 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
 
 struct JSONWriterTests {
     private func text(_ value: JSONValue, sortsKeys: Bool = true) throws -> String {

@@ -2,7 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
 
 /// Model checks that protect the SQL store: names it would map to the same table or column, or to
 /// one of its own (found by the `model` fuzz target, `Fuzz/corpus/model/regression-*`).

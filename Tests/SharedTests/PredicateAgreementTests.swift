@@ -1,7 +1,9 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
 
 /// Property: for random model-conforming objects stored in a real SQLite database and random
 /// predicates, in-memory evaluation selects exactly the IDs that the compiled SQL selects.

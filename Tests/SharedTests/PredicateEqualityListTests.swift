@@ -1,7 +1,9 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
 
 /// Runs of `==` in an OR group and of `!=` in an AND group on one key path compile to one `IN`
 /// list, and select exactly the objects the in-memory evaluator matches.

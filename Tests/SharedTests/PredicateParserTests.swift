@@ -1,7 +1,8 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 struct PredicateParserTests {
     private func parse(_ format: String) throws -> ObjectPredicate { try ObjectPredicate(format: format) }

@@ -1,7 +1,9 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
 
 struct PredicateSQLCompilerTests {
     private let schema = SQLSchema(model: PredicateTestFixtures.model)

@@ -1,7 +1,9 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
 
 struct PredicateSQLFunctionsTests {
     private func value(_ sql: String, _ bindings: [PropertyValue] = []) throws -> Any? {

@@ -1,6 +1,8 @@
-import CSQLite
+import CContextBusSQLite
 import Foundation
-import Shared
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
 
 /// A test-only SQLite database with the predicate functions registered and tables made by
 /// hand from `SQLSchema`'s conventions: one table per entity (`Z_PK`, `Z_VERSION`, one column

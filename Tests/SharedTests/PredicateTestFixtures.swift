@@ -1,10 +1,11 @@
 import Foundation
-import Shared
+
+@testable import ContextBusObjectGraph
 
 /// Foundation also declares `ObjectPredicate`, `PredicateOperand` and `ObjectPredicateError` (the `#ObjectPredicate` macro's types);
 /// in this module the names mean ContextBus's.
-typealias PredicateOperand = Shared.PredicateOperand
-typealias ObjectPredicateError = Shared.ObjectPredicateError
+typealias PredicateOperand = ContextBusObjectGraph.PredicateOperand
+typealias ObjectPredicateError = ContextBusObjectGraph.ObjectPredicateError
 
 /// The model the predicate tests use: every attribute type, optional and not (binary on both
 /// sides of the to-one / to-many pair, for GATT-style numeric reads), a to-one /

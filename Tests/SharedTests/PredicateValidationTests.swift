@@ -1,7 +1,8 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 struct PredicateValidationTests {
     private func validationError(_ format: String, entity: String = "Device") -> ObjectPredicateError? {

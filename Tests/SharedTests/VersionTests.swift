@@ -1,6 +1,7 @@
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
 
 struct VersionTests {
     @Test func versionIsSemantic() {

@@ -1,8 +1,8 @@
-import BusProtocol
 import Foundation
 import TestSupport
 import Testing
 
+@testable import ContextBusWire
 @testable import ctxbus
 
 struct ChainSyntaxTests {

@@ -1,8 +1,9 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
+@testable import ContextBusWire
 
 /// `ctxbus device run` against the simulated BlueZ and a real `devicesvc` (recording into a real `storesvc`).
 @Suite(.serialized, .enabled(if: TestBlueZSimulator.isSupported, "needs dbus-daemon and python3-dbus"))

@@ -1,7 +1,7 @@
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusSupport
 @testable import ctxbus
 
 struct KeyValueArgumentTests {

@@ -1,8 +1,8 @@
-import BusProtocol
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusObjectGraph
+@testable import ContextBusWire
 @testable import ctxbus
 
 struct ObjectRenderingTests {

@@ -1,8 +1,7 @@
-import BusProtocol
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusObjectGraph
 @testable import ctxbus
 
 struct SaveInputTests {

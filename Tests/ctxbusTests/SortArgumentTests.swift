@@ -1,7 +1,7 @@
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusObjectGraph
 @testable import ctxbus
 
 struct SortArgumentTests {

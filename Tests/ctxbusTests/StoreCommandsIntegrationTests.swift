@@ -1,9 +1,11 @@
-import BusProtocol
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
+@testable import ContextBusWire
 
 /// The built `ctxbus` binary against a real `storesvc` started for each test (one test at a time: each starts
 /// processes, and the whole suite shares two cores with the rest of the tests).

@@ -1,7 +1,8 @@
-import BusProtocol
 import TestSupport
 import Testing
 
+@testable import ContextBusDBus
+@testable import ContextBusWire
 @testable import devicesvc
 
 struct BlueZObjectTreeTests {

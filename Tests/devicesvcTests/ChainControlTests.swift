@@ -1,7 +1,8 @@
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusReactive
+@testable import ContextBusSupport
 @testable import devicesvc
 
 /// `ChainControl`: who hears a cancellation, and that a listener is let go once its token is disposed.

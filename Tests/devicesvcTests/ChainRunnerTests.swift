@@ -1,9 +1,10 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusDBus
+@testable import ContextBusReactive
+@testable import ContextBusWire
 @testable import devicesvc
 
 struct ChainRunnerTests {

@@ -3,6 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import ContextBusDBus
 @testable import devicesvc
 
 /// The SASL EXTERNAL handshake, as a state machine and over a socket pair with a scripted server.

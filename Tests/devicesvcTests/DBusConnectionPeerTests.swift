@@ -1,9 +1,10 @@
 import Dispatch
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusDBus
+@testable import ContextBusSupport
 @testable import devicesvc
 
 /// The connection against a scripted peer on a socket pair: out-of-order replies, unknown serials, incoming

@@ -1,6 +1,7 @@
 import TestSupport
 import Testing
 
+@testable import ContextBusDBus
 @testable import devicesvc
 
 /// Hostile and malformed input for the value decoder: every case throws, none traps.

@@ -1,6 +1,7 @@
 import TestSupport
 import Testing
 
+@testable import ContextBusDBus
 @testable import devicesvc
 
 /// Cutting a byte stream into messages, whatever the read sizes.

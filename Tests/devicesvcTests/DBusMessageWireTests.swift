@@ -1,6 +1,7 @@
 import TestSupport
 import Testing
 
+@testable import ContextBusDBus
 @testable import devicesvc
 
 /// Encoding and decoding whole messages against bytes written by libdbus and GDBus (see `DBusReferenceMessages`).

@@ -1,6 +1,7 @@
 import TestSupport
 import Testing
 
+@testable import ContextBusDBus
 @testable import devicesvc
 
 /// `GetManagedObjects` and `InterfacesAdded`/`InterfacesRemoved`, against the python-dbus service.

@@ -1,6 +1,7 @@
 import TestSupport
 import Testing
 
+@testable import ContextBusDBus
 @testable import devicesvc
 
 /// `org.freedesktop.DBus.Properties` helpers and `PropertiesChanged` decoding, against the python-dbus service.

@@ -1,5 +1,7 @@
 import Foundation
 
+@testable import ContextBusDBus
+@testable import ContextBusServer
 @testable import devicesvc
 
 /// A python-dbus service on a private bus, exporting test objects under a well-known name.

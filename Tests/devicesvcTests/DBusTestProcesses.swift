@@ -1,8 +1,9 @@
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import Testing
 
+@testable import ContextBusDBus
+@testable import ContextBusSupport
 @testable import devicesvc
 
 /// Test fixtures that run real processes: a private `dbus-daemon` and a python-dbus service.

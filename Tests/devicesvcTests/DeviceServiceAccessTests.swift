@@ -1,10 +1,9 @@
-import BusProtocol
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusSupport
 @testable import devicesvc
 
 /// Who may talk to a real `devicesvc`: its socket file is `0660`, a client really running as uid 65534 (through

@@ -1,8 +1,8 @@
-import BusProtocol
 import Foundation
 import TestSupport
 import Testing
 
+@testable import ContextBusWire
 @testable import devicesvc
 
 /// Every error reply BlueZ gives to the GATT and device calls of a chain, injected one at a time into the simulated

@@ -1,7 +1,7 @@
-import BusProtocol
 import TestSupport
 import Testing
 
+@testable import ContextBusServer
 @testable import devicesvc
 
 struct DeviceServiceConfigurationTests {

@@ -1,10 +1,11 @@
-import BusProtocol
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusClient
+@testable import ContextBusSupport
+@testable import ContextBusWire
 @testable import devicesvc
 
 /// `kill -9` of a real `devicesvc` with chains in flight on the simulated BlueZ: every waiting client gets a clear

@@ -1,10 +1,12 @@
-import BusProtocol
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusClient
+@testable import ContextBusReactive
+@testable import ContextBusSupport
+@testable import ContextBusWire
 @testable import devicesvc
 
 /// The real `devicesvc` process against the simulated BlueZ (scripts/bluez-sim), one simulator per test.

@@ -1,6 +1,7 @@
 import TestSupport
 import Testing
 
+@testable import ContextBusDBus
 @testable import devicesvc
 
 /// `NameWatcher` following the owner of a well-known name on a private bus.

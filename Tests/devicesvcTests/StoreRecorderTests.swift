@@ -1,9 +1,10 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusClient
+@testable import ContextBusObjectGraph
+@testable import ContextBusWire
 @testable import devicesvc
 
 struct StoreRecorderTests {

@@ -1,9 +1,11 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
+@testable import ContextBusTransport
+@testable import ContextBusWire
 @testable import storesvc
 
 struct ChangedEventFrameTests {

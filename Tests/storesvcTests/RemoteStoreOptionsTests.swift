@@ -1,8 +1,10 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusClient
+@testable import ContextBusObjectGraph
+@testable import ContextBusWire
 
 /// `RemoteStore.Options` against the real `storesvc` process.
 struct RemoteStoreOptionsTests {

@@ -1,8 +1,8 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 /// `RemoteStore.save` works out the committed change set from the request and the answer when they determine it:
 /// one `store.save`, no `store.get` read-back (which would carry a device's whole readings array), and the saving

@@ -1,9 +1,10 @@
-import BusProtocol
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusClient
+@testable import ContextBusObjectGraph
 
 /// `RemoteStore` against the real `storesvc` process: contexts in "different processes" (each with its own
 /// store and connection) sharing one service.

@@ -1,8 +1,8 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 /// `RemoteStore`'s change stream with `"toMany":"changes"`: to-many changes made in another process reach a
 /// context's loaded relationships from the events alone, with no request.

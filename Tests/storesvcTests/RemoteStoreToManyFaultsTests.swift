@@ -1,8 +1,9 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusClient
+@testable import ContextBusObjectGraph
 
 /// An `ObjectContext` over a `RemoteStore` faults to-many relationships as over a local store: fetches and fired
 /// faults ask `storesvc` for `"toMany":"faults"`, and a relationship's members cross the wire only when used.

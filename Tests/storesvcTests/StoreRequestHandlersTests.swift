@@ -1,10 +1,11 @@
-import BusProtocol
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
+@testable import ContextBusWire
 @testable import storesvc
 
 struct StoreRequestHandlersTests {
@@ -17,9 +18,9 @@ struct StoreRequestHandlersTests {
             store: fixture.store, hub: SubscriptionHub(store: fixture.store, log: .silent), log: .silent)
     }
 
-    private func save(_ text: String) -> Result<BusProtocol.SaveResult, RPCError> {
+    private func save(_ text: String) -> Result<ContextBusWire.SaveResult, RPCError> {
         let done = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<BusProtocol.SaveResult, RPCError>?>(nil)
+        let outcome = Locked<Result<ContextBusWire.SaveResult, RPCError>?>(nil)
         handlers.save(try! SaveParams(json: json(text))) { result in
             outcome.withLock { $0 = result }
             done.signal()
@@ -28,12 +29,12 @@ struct StoreRequestHandlersTests {
         return outcome.withLock { $0! }
     }
 
-    private func failure(of result: Result<BusProtocol.SaveResult, RPCError>) -> RPCError? {
+    private func failure(of result: Result<ContextBusWire.SaveResult, RPCError>) -> RPCError? {
         if case .failure(let error) = result { return error }
         return nil
     }
 
-    private func insertDeviceWithReading() throws -> BusProtocol.SaveResult {
+    private func insertDeviceWithReading() throws -> ContextBusWire.SaveResult {
         try save(
             """
             {"insert":[{"entity":"Device","ref":"d","values":{"address":"AA:BB","name":"thermo"}},

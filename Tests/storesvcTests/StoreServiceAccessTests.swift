@@ -1,8 +1,9 @@
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
 
 /// Who may talk to a real `storesvc`: a peer whose uid is not allowed is refused at `bus.hello` with 403 (the
 /// client really runs under another uid, through `setpriv`), the socket file has the mode `--socket-mode` names,

@@ -1,8 +1,9 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
+@testable import ContextBusTransport
 
 /// One named test per hostile input against a real `storesvc`: each gets its exact error, and afterwards a new
 /// connection still works and the objects saved before are unchanged. Extends `StoreServiceHostileInputTests`

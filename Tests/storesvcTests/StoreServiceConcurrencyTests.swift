@@ -1,8 +1,11 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
+@testable import ContextBusTransport
+@testable import ContextBusWire
 
 /// Several clients saving at once against the real `storesvc` process.
 struct StoreServiceConcurrencyTests {
@@ -101,7 +104,7 @@ struct StoreServiceConcurrencyTests {
         func stale(
             _ policy: MergePolicy, values: [String: JSONValue], original: [String: JSONValue]? = nil
         )
-            async throws -> BusProtocol.SaveResult
+            async throws -> ContextBusWire.SaveResult
         {
             try await client.call(
                 StoreSave.self,

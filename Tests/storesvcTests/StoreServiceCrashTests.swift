@@ -1,8 +1,9 @@
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
 
 /// `kill -9` of a real `storesvc` at random moments of a mixed load, round after round on one database: after
 /// every restart, nothing a client was told is lost or half applied, txns never go back, and a subscriber that

@@ -1,9 +1,12 @@
-import BusProtocol
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSQLite
+@testable import ContextBusSupport
+@testable import ContextBusTransport
+@testable import ContextBusWire
 
 /// Starting, refusing, stopping and crashing the real `storesvc` process.
 struct StoreServiceLifecycleTests {

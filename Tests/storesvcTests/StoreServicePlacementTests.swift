@@ -1,8 +1,8 @@
-import BusProtocol
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusObjectGraph
+@testable import ContextBusWire
 @testable import storesvc
 
 /// Which `store.get` requests the event loop serves itself: a few IDs, and no to-many arrays to read.

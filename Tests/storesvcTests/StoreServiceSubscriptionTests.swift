@@ -1,8 +1,9 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
+@testable import ContextBusWire
 
 /// `store.subscribe` against the real `storesvc` process.
 struct StoreServiceSubscriptionTests {

@@ -1,8 +1,8 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
 
 /// `store.subscribe` with `"toMany":"changes"` (an addition to `PROTOCOL.md`) against the real `storesvc` process.
 struct StoreServiceToManyChangesTests {

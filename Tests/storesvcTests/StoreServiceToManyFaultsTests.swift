@@ -1,8 +1,8 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
 
 /// `store.fetch` and `store.get` with `"toMany":"faults"` (an addition to `PROTOCOL.md`) against the real `storesvc`
 /// process.

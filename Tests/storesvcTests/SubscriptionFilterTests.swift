@@ -1,9 +1,10 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
+@testable import ContextBusWire
 @testable import storesvc
 
 struct SubscriptionFilterTests {

@@ -1,10 +1,11 @@
-import BusProtocol
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
+@testable import ContextBusWire
 @testable import storesvc
 
 struct SubscriptionHubTests {

@@ -1,10 +1,11 @@
-import BusProtocol
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
 
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
+@testable import ContextBusWire
 @testable import storesvc
 
 /// The to-many arrays in a transaction's events are the members as of that transaction, even when later

@@ -1,5 +1,7 @@
+import ContextBusReactive
+import ContextBusSupport
+import ContextBusWire
 import Dispatch
-import Shared
 
 // The four ways to make a call: async, as a Signal, blocking, and untyped. All go through `startCall`, which
 // completes exactly once: with the answer, a client-side error, the timeout or the cancellation.

@@ -1,4 +1,5 @@
-import Shared
+import ContextBusReactive
+import ContextBusWire
 
 // Server events (`store.changed`, `device.step`, `device.event`, `bus.overflow`), as signals and async streams.
 // They are delivered on the client's loop thread, in the order the service sent them. Event streams survive a

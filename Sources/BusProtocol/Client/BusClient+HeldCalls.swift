@@ -3,7 +3,8 @@
 // are cancelled, when the client gives up or when it is closed. A held call has not been sent, so failing it leaves
 // nothing behind on the service.
 
-import Shared
+import ContextBusSupport
+import ContextBusTransport
 
 extension BusClient {
     /// A call waiting for the connection to come back.

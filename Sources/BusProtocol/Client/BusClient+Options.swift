@@ -1,3 +1,6 @@
+import ContextBusTransport
+import ContextBusWire
+
 extension BusClient {
     /// How a client connects, waits and reconnects.
     public struct Options: Sendable {

@@ -1,7 +1,7 @@
 // What happens when the connection is lost: every waiting call has already failed (the session does that);
 // here the client either reconnects with backoff or reaches its final `disconnected` state.
 
-import Shared
+import ContextBusSupport
 
 extension BusClient {
     /// A session ended; acts only if it is the client's current one.

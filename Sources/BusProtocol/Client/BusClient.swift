@@ -1,5 +1,8 @@
+import ContextBusReactive
+import ContextBusSupport
+import ContextBusTransport
+import ContextBusWire
 import Dispatch
-import Shared
 import Synchronization
 
 /// A connection to a ContextBus service (`storesvc`, `devicesvc`) that makes typed calls and receives events.

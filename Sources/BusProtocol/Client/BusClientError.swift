@@ -1,3 +1,6 @@
+import ContextBusTransport
+import ContextBusWire
+
 /// Why a `BusClient` call or connection failed on the client's side (the service's own answers are `RPCError`s).
 ///
 /// Every case names what it was about, e.g. "no service is listening at /run/ctxbus/store.sock".

@@ -1,4 +1,6 @@
-import Shared
+import ContextBusSupport
+import ContextBusTransport
+import ContextBusWire
 import Synchronization
 
 /// One connection of a `BusClient`: the socket, the frame decoder and the table of calls waiting for answers.

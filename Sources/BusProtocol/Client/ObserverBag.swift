@@ -1,4 +1,5 @@
-import Shared
+import ContextBusReactive
+import ContextBusSupport
 
 /// A set of observers that are sent the same values, until the bag completes. Observers are called on the
 /// sending thread, never under the bag's lock.

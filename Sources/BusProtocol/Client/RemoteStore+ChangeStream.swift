@@ -1,6 +1,8 @@
+import ContextBusObjectGraph
+import ContextBusSupport
+import ContextBusWire
 import Dispatch
 import Foundation
-import Shared
 
 // The change stream: one `store.subscribe` to every entity (`"toMany":"changes"`), its `store.changed` events
 // turned into `ChangeSet`s on `deliveryQueue` (`RemoteStore+EventConversion.swift`), and a new subscription with

@@ -1,5 +1,6 @@
+import ContextBusObjectGraph
+import ContextBusWire
 import Foundation
-import Shared
 
 // A `store.changed` event of the `"toMany":"changes"` subscription as a `ChangeSet`, from the event alone (no read
 // back): contexts merge it into the objects they hold (`ObjectContext.merge`), applying to-many changes to loaded

@@ -1,5 +1,6 @@
+import ContextBusObjectGraph
+import ContextBusWire
 import Foundation
-import Shared
 
 // The change set of a committed save worked out from the request and the service's answer alone, when they say
 // everything the transaction wrote: no read-back round trip, and no to-many set read (a reading saved for a device
@@ -25,7 +26,7 @@ extension RemoteStore {
     /// Versions are the answer's. A context keeps the values the change set leaves out when no version was
     /// skipped, and otherwise turns the object into a fault.
     func changesWithoutReadBack(
-        of request: SaveRequest, answer: BusProtocol.SaveResult, permanentIDs: [ObjectID: ObjectID]
+        of request: SaveRequest, answer: ContextBusWire.SaveResult, permanentIDs: [ObjectID: ObjectID]
     ) -> ChangeSet? {
         guard request.deletes.isEmpty, [.error, .objectTrump, .overwrite].contains(request.mergePolicy) else {
             return nil

@@ -1,5 +1,6 @@
+import ContextBusObjectGraph
+import ContextBusWire
 import Foundation
-import Shared
 
 // `save`: one `store.save`, then the committed state of what it wrote, so that the saving context gets the
 // same `SaveResult` (permanent IDs, versions, full change set) as from a local store.
@@ -18,10 +19,10 @@ extension RemoteStore {
     /// - Throws: `StoreError.conflict` with the service's per-object details (policy `error`), `.notFound`,
     ///   `.validation` (inserts named by their temporary IDs), `.invalidRequest` naming the field,
     ///   `.unavailable`.
-    public func save(_ request: SaveRequest) throws -> Shared.SaveResult {
+    public func save(_ request: SaveRequest) throws -> ContextBusObjectGraph.SaveResult {
         guard !request.isEmpty else {
             let txn = lastTransaction
-            return Shared.SaveResult(
+            return ContextBusObjectGraph.SaveResult(
                 txn: txn, ids: [:], versions: [:],
                 changes: ChangeSet(
                     txn: txn, time: Date(), author: request.author, inserted: [], updated: [], deleted: []))
@@ -32,7 +33,7 @@ extension RemoteStore {
         } catch {
             throw storeError(for: error)
         }
-        let answer: BusProtocol.SaveResult
+        let answer: ContextBusWire.SaveResult
         do {
             answer = try call(StoreSave.self, params)
         } catch {
@@ -49,12 +50,12 @@ extension RemoteStore {
             changesWithoutReadBack(of: request, answer: answer, permanentIDs: ids)
             ?? (try? committedChanges(of: request, answer: answer, insertedIDs: Set(ids.values)))
             ?? ChangeSet(txn: answer.txn, time: Date(), author: request.author, inserted: [], updated: [], deleted: [])
-        return Shared.SaveResult(txn: answer.txn, ids: ids, versions: answer.versions, changes: changes)
+        return ContextBusObjectGraph.SaveResult(txn: answer.txn, ids: ids, versions: answer.versions, changes: changes)
     }
 
     /// The change set of a committed save: snapshots of every object it wrote, and what it deleted.
     private func committedChanges(
-        of request: SaveRequest, answer: BusProtocol.SaveResult, insertedIDs: Set<ObjectID>
+        of request: SaveRequest, answer: ContextBusWire.SaveResult, insertedIDs: Set<ObjectID>
     ) throws -> ChangeSet {
         var time = Date()
         var deleted: [ObjectSnapshot] = []

@@ -1,4 +1,5 @@
-import Shared
+import ContextBusObjectGraph
+import ContextBusWire
 
 /// Reads that leave out to-many values (`"toMany":"faults"`, an addition to `PROTOCOL.md`: `docs/protocol.md`,
 /// `docs/decisions/tomany-faults.md`).

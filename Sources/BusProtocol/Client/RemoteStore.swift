@@ -1,6 +1,10 @@
+import ContextBusObjectGraph
+import ContextBusReactive
+import ContextBusSupport
+import ContextBusTransport
+import ContextBusWire
 import Dispatch
 import Foundation
-import Shared
 
 /// A `PersistentStore` served by `storesvc` over the bus: an `ObjectContext` or a `ContextStack` in any process
 /// works on it unchanged, and merges the changes other processes commit automatically.

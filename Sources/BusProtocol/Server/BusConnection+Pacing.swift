@@ -3,7 +3,8 @@
 // holds less than the pacing threshold (a quarter of `maxOutbound` by default) and otherwise waits until the
 // socket has drained it, which happens exactly as fast as the client reads.
 
-import Shared
+import ContextBusSupport
+import ContextBusWire
 
 extension BusConnection {
     /// Why a paced send stopped.

@@ -1,5 +1,7 @@
+import ContextBusSupport
+import ContextBusTransport
+import ContextBusWire
 import Dispatch
-import Shared
 
 // The session rules of PROTOCOL.md ("Transport and framing", "Messages", "Session"), applied on the
 // connection's loop thread: framing, the access check, the `bus.hello` gate, the session methods, and the hand-off

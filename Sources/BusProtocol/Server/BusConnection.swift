@@ -1,4 +1,7 @@
-import Shared
+import ContextBusReactive
+import ContextBusSupport
+import ContextBusTransport
+import ContextBusWire
 
 /// One client's connection to a `BusServer`, as handlers see it: who the peer is, a way to send it events, and
 /// hooks for when it goes away.

@@ -1,4 +1,5 @@
-import Shared
+import ContextBusSupport
+import ContextBusWire
 
 /// One request being handled: its id and method, the connection it came on, and its cancellation.
 ///

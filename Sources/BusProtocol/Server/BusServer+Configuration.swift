@@ -1,3 +1,4 @@
+import ContextBusTransport
 import Dispatch
 
 extension BusServer {
@@ -26,7 +27,7 @@ extension BusServer {
         public var largeFrameThreshold: Int = 64 * 1024
         /// Called on the parsing thread before a large frame is parsed off the loop, with its length (tests: a parse
         /// that takes as long as the test wants).
-        var largeFrameParseHook: (@Sendable (Int) -> Void)?
+        package var largeFrameParseHook: (@Sendable (Int) -> Void)?
         /// Requests that may be in flight on one connection before `429` (default 1024).
         public var maxInFlight: Int = 1024
         /// Bytes one connection's outbound queue may hold before the connection is dropped with `bus.overflow`

@@ -1,4 +1,5 @@
-import Shared
+import ContextBusSupport
+import ContextBusWire
 
 // Registering one handler per method. Two styles:
 //

@@ -1,5 +1,6 @@
+import ContextBusSupport
+import ContextBusTransport
 import Dispatch
-import Shared
 
 /// A JSON-RPC service on a Unix-domain socket, speaking PROTOCOL.md's session rules: the generic half of
 /// `storesvc` and `devicesvc`.
@@ -147,7 +148,7 @@ public final class BusServer: Sendable, CustomStringConvertible {
         guard !items.isEmpty else { return }
         await withLockedContinuation { (continuation: LockedContinuation<Void, Never>) in
             let remaining = Locked(items.count)
-            let resumed = OnceFlag()
+            let resumed = AtomicFlag()
             let resume: @Sendable () -> Void = {
                 if resumed.setOnce() { continuation.resume() }
             }

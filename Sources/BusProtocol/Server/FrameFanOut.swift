@@ -1,4 +1,5 @@
-import Shared
+import ContextBusSupport
+import ContextBusTransport
 
 /// Sends one `NumberedFrame` to many bus connections, each with its own number, from the connections' own loops.
 ///

@@ -1,4 +1,4 @@
-import Shared
+import ContextBusSupport
 
 /// How the requests of one method are scheduled relative to the other requests of the same connection.
 public enum HandlerOrdering: Sendable, Hashable {

@@ -1,4 +1,5 @@
-import Shared
+import ContextBusSupport
+import ContextBusTransport
 
 /// A frame that many connections are sent with one integer of their own spliced in: the payload is `prefix`, the
 /// number in decimal, then `suffix`. Encoding the shared parts once and splicing the number per connection is how

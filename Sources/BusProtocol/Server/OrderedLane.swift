@@ -1,4 +1,5 @@
-import Shared
+import ContextBusSupport
+import ContextBusTransport
 
 /// Runs jobs one at a time in the order they were added; a job ends when it calls the `finished` it is given.
 ///
@@ -28,7 +29,7 @@ final class OrderedLane: Sendable {
     }
 
     private func run(_ job: @escaping Job) {
-        let finished = OnceFlag()
+        let finished = AtomicFlag()
         job { [self] in
             guard finished.setOnce() else { return }
             next()

@@ -1,4 +1,5 @@
-import Shared
+import ContextBusTransport
+import ContextBusWire
 
 /// Answers one request of method `M`, once, from any thread and at any time.
 ///

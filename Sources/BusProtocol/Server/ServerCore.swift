@@ -1,5 +1,7 @@
+import ContextBusSupport
+import ContextBusTransport
+import ContextBusWire
 import Dispatch
-import Shared
 
 /// What the connections of one `BusServer` share: the configuration, the handler registry, the handler queue
 /// and the table of open connections. Connections keep it alive; it does not keep the `BusServer` alive.

@@ -1,25 +1,14 @@
+import CContextBusLinux
 @preconcurrency import Glibc
 
-// epoll and eventfd, reached through `HiddenLibc` because the Swift Glibc module does not import their headers.
-// The constants below are the kernel ABI values from <sys/epoll.h> (stable since Linux 2.6.17).
-private let epollIn: UInt32 = 0x001
-private let epollOut: UInt32 = 0x004
-private let epollErr: UInt32 = 0x008
-private let epollHup: UInt32 = 0x010
-private let epollRdHup: UInt32 = 0x2000
-private let epollCtlAdd: CInt = 1
-private let epollCtlDel: CInt = 2
-private let epollCtlMod: CInt = 3
-
-// `struct epoll_event { uint32_t events; epoll_data_t data; }` is declared `__EPOLL_PACKED` on x86_64 only
-// (12 bytes, data at offset 4); elsewhere it has natural alignment (16 bytes, data at offset 8).
-#if arch(x86_64)
-private let eventStride = 12
-private let dataOffset = 4
-#else
-private let eventStride = 16
-private let dataOffset = 8
-#endif
+// epoll and eventfd through the C shim module `CContextBusLinux`, since the Swift Glibc module does not import
+// their headers. The shim's functions take and give an event's mask and 64-bit id, so no Swift code lays out
+// `struct epoll_event` (packed on x86_64 only).
+private let epollIn = UInt32(EPOLLIN.rawValue)
+private let epollOut = UInt32(EPOLLOUT.rawValue)
+private let epollErr = UInt32(EPOLLERR.rawValue)
+private let epollHup = UInt32(EPOLLHUP.rawValue)
+private let epollRdHup = UInt32(EPOLLRDHUP.rawValue)
 
 /// One epoll instance plus the eventfd that wakes it, used level-triggered (see docs/transport.md).
 ///
@@ -34,24 +23,24 @@ final class Epoll: Sendable {
 
     init() throws(SystemError) {
         instance = FileDescriptor(
-            adopting: try retryingInterrupts("epoll_create1") { HiddenLibc.epollCreate1(O_CLOEXEC) })
+            adopting: try retryingInterrupts("epoll_create1") { epoll_create1(CInt(EPOLL_CLOEXEC)) })
         wakeup = FileDescriptor(
-            adopting: try retryingInterrupts("eventfd") { HiddenLibc.eventFD(0, O_CLOEXEC | O_NONBLOCK) })
+            adopting: try retryingInterrupts("eventfd") { eventfd(0, CInt(EFD_CLOEXEC) | CInt(EFD_NONBLOCK)) })
         try add(wakeup.rawValue, id: Self.wakeupID, interest: .readable)
     }
 
     func add(_ fd: CInt, id: UInt64, interest: IOInterest) throws(SystemError) {
-        try control(epollCtlAdd, fd, id: id, interest: interest, operation: "epoll_ctl(ADD)")
+        try control(EPOLL_CTL_ADD, fd, id: id, interest: interest, operation: "epoll_ctl(ADD)")
     }
 
     func modify(_ fd: CInt, id: UInt64, interest: IOInterest) throws(SystemError) {
-        try control(epollCtlMod, fd, id: id, interest: interest, operation: "epoll_ctl(MOD)")
+        try control(EPOLL_CTL_MOD, fd, id: id, interest: interest, operation: "epoll_ctl(MOD)")
     }
 
     /// Removes `fd`; a descriptor that is already gone is not an error.
     func remove(_ fd: CInt) {
         _ = try? retryingInterrupts("epoll_ctl(DEL)") {
-            HiddenLibc.epollControl(instance.rawValue, epollCtlDel, fd, nil)
+            cctxbus_epoll_ctl(instance.rawValue, EPOLL_CTL_DEL, fd, 0, 0)
         }
     }
 
@@ -61,7 +50,7 @@ final class Epoll: Sendable {
         let capacity = CInt(events.capacity)
         return Int(
             try retryingInterrupts("epoll_wait") {
-                HiddenLibc.epollWait(instance.rawValue, storage, capacity, timeout)
+                cctxbus_epoll_wait(instance.rawValue, storage, capacity, timeout)
             })
     }
 
@@ -84,14 +73,7 @@ final class Epoll: Sendable {
         var mask = epollErr | epollHup
         if interest.contains(.readable) { mask |= epollIn | epollRdHup }
         if interest.contains(.writable) { mask |= epollOut }
-        var event: (UInt64, UInt64) = (0, 0)  // room for either layout
-        _ = try withUnsafeMutableBytes(of: &event) { (raw) throws(SystemError) in
-            raw.storeBytes(of: mask, toByteOffset: 0, as: UInt32.self)
-            raw.storeBytes(of: id, toByteOffset: dataOffset, as: UInt64.self)
-            return try retryingInterrupts(operation) {
-                HiddenLibc.epollControl(instance.rawValue, command, fd, raw.baseAddress)
-            }
-        }
+        _ = try retryingInterrupts(operation) { cctxbus_epoll_ctl(instance.rawValue, command, fd, mask, id) }
     }
 }
 
@@ -102,16 +84,15 @@ struct EpollEvents: ~Copyable {
 
     init(capacity: Int) {
         self.capacity = capacity
-        storage = UnsafeMutableRawPointer.allocate(byteCount: capacity * eventStride, alignment: 8)
+        storage = UnsafeMutableRawPointer.allocate(byteCount: capacity * cctxbus_epoll_event_size(), alignment: 8)
     }
 
     deinit { storage.deallocate() }
 
     /// The registration id and readiness of the `index`th event of the last `wait`.
     subscript(index: Int) -> (id: UInt64, readiness: IOReadiness) {
-        let base = storage + index * eventStride
-        let mask = base.loadUnaligned(as: UInt32.self)
-        let id = base.loadUnaligned(fromByteOffset: dataOffset, as: UInt64.self)
+        let mask = cctxbus_epoll_event_mask(storage, CInt(index))
+        let id = cctxbus_epoll_event_id(storage, CInt(index))
         var readiness: IOReadiness = []
         if mask & epollIn != 0 { readiness.insert(.readable) }
         if mask & epollOut != 0 { readiness.insert(.writable) }

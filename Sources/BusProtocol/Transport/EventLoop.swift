@@ -1,4 +1,4 @@
-import Shared
+import ContextBusSupport
 import Synchronization
 
 /// One thread running `epoll_wait`: it watches registered descriptors, runs timers and runs work handed to it
@@ -67,7 +67,7 @@ public final class EventLoop: Sendable, CustomStringConvertible {
     }
 
     /// Like `execute`, but reports whether the loop accepted the work (`false` once it has stopped).
-    func submit(_ work: @escaping @Sendable () -> Void) -> Bool {
+    package func submit(_ work: @escaping @Sendable () -> Void) -> Bool {
         let onLoop = inEventLoop
         let (accepted, mustWake) = state.withLock { state -> (Bool, Bool) in
             guard state.lifecycle != .stopped else { return (false, false) }

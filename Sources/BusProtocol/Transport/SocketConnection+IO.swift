@@ -135,7 +135,7 @@ extension SocketConnection {
 
     /// Sends queued bytes until the queue is empty or the socket is full (then epoll reports when it has room);
     /// on epoll's writability and for `writeBatched(_:)`'s scheduled flush.
-    func flush() {
+    package func flush() {
         enum Outcome { case idle, drained(Handlers?), finish }
         let outcome = state.withLock { state -> Outcome in
             state.isFlushScheduled = false

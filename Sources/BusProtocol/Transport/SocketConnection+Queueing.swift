@@ -14,7 +14,7 @@ extension SocketConnection {
     ///   - write: Appends the bytes to the array it is given; it must only append. Called under the
     ///     connection's lock: it must not call back into the connection.
     /// - Returns: `true` when the bytes were queued; `false` after close or overflow.
-    func queueWithoutSending(byteCount: Int, _ write: (inout [UInt8]) -> Void) -> Bool {
+    package func queueWithoutSending(byteCount: Int, _ write: (inout [UInt8]) -> Void) -> Bool {
         let outcome = state.withLock { state -> WriteOutcome in
             if let refusal = admission(of: byteCount, &state) { return refusal }
             let before = state.outbound.count

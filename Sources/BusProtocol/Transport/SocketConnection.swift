@@ -1,4 +1,4 @@
-import Shared
+import ContextBusSupport
 
 /// A non-blocking Unix-domain stream connection served by one event loop.
 ///

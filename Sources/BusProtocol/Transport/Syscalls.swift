@@ -1,3 +1,4 @@
+import CContextBusLinux
 @preconcurrency import Glibc
 
 // Thin wrappers over the socket and file system calls the transport uses. All `sockaddr_un`, `socketpair`, `recv`,
@@ -5,18 +6,18 @@
 // `EINTR` goes through `retryingInterrupts`.
 
 /// The socket and file system calls of the transport.
-enum Syscall {
+package enum Syscall {
     // MARK: - Sockets
 
     /// A non-blocking, close-on-exec `AF_UNIX` stream socket.
-    static func makeStreamSocket() throws(SystemError) -> FileDescriptor {
+    package static func makeStreamSocket() throws(SystemError) -> FileDescriptor {
         let type = CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
         let raw = try retryingInterrupts("socket(AF_UNIX)") { socket(AF_UNIX, type, 0) }
         return FileDescriptor(adopting: raw)
     }
 
     /// A connected pair of non-blocking, close-on-exec `AF_UNIX` stream sockets.
-    static func makeSocketPair() throws(SystemError) -> (FileDescriptor, FileDescriptor) {
+    package static func makeSocketPair() throws(SystemError) -> (FileDescriptor, FileDescriptor) {
         let type = CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
         var pair: (CInt, CInt) = (-1, -1)
         _ = try withUnsafeMutableBytes(of: &pair) { (raw) throws(SystemError) in
@@ -26,29 +27,29 @@ enum Syscall {
         return (FileDescriptor(adopting: pair.0), FileDescriptor(adopting: pair.1))
     }
 
-    static func bind(_ fd: CInt, to address: UnixSocketAddress) throws(SystemError) {
+    package static func bind(_ fd: CInt, to address: UnixSocketAddress) throws(SystemError) {
         _ = try withSocketAddress(address) { (pointer, length) throws(SystemError) in
             try retryingInterrupts("bind(\(address.path))") { Glibc.bind(fd, pointer, length) }
         }
     }
 
-    static func listen(_ fd: CInt, backlog: CInt) throws(SystemError) {
+    package static func listen(_ fd: CInt, backlog: CInt) throws(SystemError) {
         _ = try retryingInterrupts("listen") { Glibc.listen(fd, backlog) }
     }
 
     /// Connects `fd` to `address`; a Unix-domain connect completes at once or fails (`EAGAIN` when the listener's
     /// backlog is full, `ECONNREFUSED` when nothing listens, `ENOENT` when there is no socket file).
-    static func connect(_ fd: CInt, to address: UnixSocketAddress) throws(SystemError) {
+    package static func connect(_ fd: CInt, to address: UnixSocketAddress) throws(SystemError) {
         _ = try withSocketAddress(address) { (pointer, length) throws(SystemError) in
             try retryingInterrupts("connect(\(address.path))") { Glibc.connect(fd, pointer, length) }
         }
     }
 
     /// Accepts one connection as a non-blocking, close-on-exec descriptor; `nil` when none is pending.
-    static func accept(_ fd: CInt) throws(SystemError) -> FileDescriptor? {
+    package static func accept(_ fd: CInt) throws(SystemError) -> FileDescriptor? {
         let flags = CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
         do {
-            let raw = try retryingInterrupts("accept4") { HiddenLibc.accept4(fd, nil, nil, flags) }
+            let raw = try retryingInterrupts("accept4") { cctxbus_accept4(fd, nil, nil, flags) }
             return FileDescriptor(adopting: raw)
         } catch  where error.isWouldBlock {
             return nil
@@ -56,7 +57,7 @@ enum Syscall {
     }
 
     /// Reads into `buffer`: the byte count (`0` at end of file), or `nil` when nothing is available.
-    static func receive(_ fd: CInt, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int? {
+    package static func receive(_ fd: CInt, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int? {
         do {
             return try retryingInterrupts("recv") { recv(fd, buffer.baseAddress, buffer.count, 0) }
         } catch  where error.isWouldBlock {
@@ -66,7 +67,7 @@ enum Syscall {
 
     /// Writes as much of `bytes` as the socket takes without blocking (`0` when it takes nothing). Uses
     /// `MSG_NOSIGNAL`, so a peer that has gone away gives `EPIPE` instead of killing the process with `SIGPIPE`.
-    static func send(_ fd: CInt, _ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Int {
+    package static func send(_ fd: CInt, _ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Int {
         do {
             let flags = CInt(MSG_NOSIGNAL) | CInt(MSG_DONTWAIT)
             return try retryingInterrupts("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, flags) }
@@ -76,7 +77,7 @@ enum Syscall {
     }
 
     /// The peer's process credentials (`SO_PEERCRED`), as they were when the connection was made.
-    static func peerCredentials(_ fd: CInt) throws(SystemError) -> PeerCredentials {
+    package static func peerCredentials(_ fd: CInt) throws(SystemError) -> PeerCredentials {
         // `struct ucred` is a GNU extension that the Glibc module does not import; its layout is pid, uid, gid.
         var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
         var length = socklen_t(MemoryLayout.size(ofValue: credentials))
@@ -87,7 +88,7 @@ enum Syscall {
     }
 
     /// The pending error of a socket (`SO_ERROR`), `0` when there is none.
-    static func integerOption(_ fd: CInt, _ option: CInt) throws(SystemError) -> CInt {
+    package static func integerOption(_ fd: CInt, _ option: CInt) throws(SystemError) -> CInt {
         var value: CInt = 0
         var length = socklen_t(MemoryLayout<CInt>.size)
         _ = try retryingInterrupts("getsockopt") { getsockopt(fd, SOL_SOCKET, option, &value, &length) }
@@ -95,7 +96,7 @@ enum Syscall {
     }
 
     /// `true` when `fd` is a listening `AF_UNIX` stream socket (what systemd hands over for `ListenStream=`).
-    static func isListeningUnixStreamSocket(_ fd: CInt) -> Bool {
+    package static func isListeningUnixStreamSocket(_ fd: CInt) -> Bool {
         guard let domain = try? integerOption(fd, SO_DOMAIN), let type = try? integerOption(fd, SO_TYPE),
             let accepting = try? integerOption(fd, SO_ACCEPTCONN)
         else { return false }
@@ -103,7 +104,7 @@ enum Syscall {
     }
 
     /// Makes an inherited descriptor non-blocking and close-on-exec.
-    static func makeNonBlockingAndCloseOnExec(_ fd: CInt) throws(SystemError) {
+    package static func makeNonBlockingAndCloseOnExec(_ fd: CInt) throws(SystemError) {
         let status = try retryingInterrupts("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
         _ = try retryingInterrupts("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, status | O_NONBLOCK) }
         let descriptorFlags = try retryingInterrupts("fcntl(F_GETFD)") { fcntl(fd, F_GETFD) }
@@ -111,7 +112,7 @@ enum Syscall {
     }
 
     /// Closes a descriptor. Never retried: on Linux the descriptor is released even when `close` reports `EINTR`.
-    static func close(_ fd: CInt) {
+    package static func close(_ fd: CInt) {
         _ = Glibc.close(fd)
     }
 
@@ -139,7 +140,7 @@ enum Syscall {
     // MARK: - Files
 
     /// What is at a path, without following a final symbolic link.
-    enum FileKind: Equatable {
+    package enum FileKind: Equatable {
         case missing
         case socket
         case directory
@@ -148,12 +149,12 @@ enum Syscall {
     }
 
     /// The device and inode of a file, to recognise "the same file" later.
-    struct FileIdentity: Equatable {
+    package struct FileIdentity: Equatable {
         var device: UInt64
         var inode: UInt64
     }
 
-    static func fileKind(atPath path: String) throws(SystemError) -> FileKind {
+    package static func fileKind(atPath path: String) throws(SystemError) -> FileKind {
         var status = stat()
         do {
             _ = try retryingInterrupts("lstat(\(path))") { lstat(path, &status) }
@@ -168,84 +169,56 @@ enum Syscall {
     }
 
     /// Whether `path` is a directory, following symbolic links.
-    static func isDirectory(followingLinksAt path: String) -> Bool {
+    package static func isDirectory(followingLinksAt path: String) -> Bool {
         var status = stat()
         guard (try? retryingInterrupts("stat(\(path))", { stat(path, &status) })) != nil else { return false }
         return status.st_mode & S_IFMT == S_IFDIR
     }
 
-    static func fileIdentity(atPath path: String) -> FileIdentity? {
+    package static func fileIdentity(atPath path: String) -> FileIdentity? {
         var status = stat()
         guard (try? retryingInterrupts("lstat(\(path))", { lstat(path, &status) })) != nil else { return nil }
         return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
     }
 
     /// Creates a directory with exactly `mode` (set with `chmod`, so the umask cannot narrow it).
-    static func makeDirectory(atPath path: String, mode: UInt32) throws(SystemError) {
+    package static func makeDirectory(atPath path: String, mode: UInt32) throws(SystemError) {
         _ = try retryingInterrupts("mkdir(\(path))") { mkdir(path, mode_t(mode)) }
         try changeMode(atPath: path, to: mode)
     }
 
-    static func changeMode(atPath path: String, to mode: UInt32) throws(SystemError) {
+    package static func changeMode(atPath path: String, to mode: UInt32) throws(SystemError) {
         _ = try retryingInterrupts("chmod(\(path))") { chmod(path, mode_t(mode)) }
     }
 
-    static func removeFile(atPath path: String) throws(SystemError) {
+    package static func removeFile(atPath path: String) throws(SystemError) {
         _ = try retryingInterrupts("unlink(\(path))") { unlink(path) }
     }
 
     // MARK: - Process
 
-    static var processID: Int32 { getpid() }
+    package static var processID: Int32 { getpid() }
 
     /// The effective user id of this process (`geteuid`), which the kernel reports to peers in `SO_PEERCRED`.
-    static var effectiveUserID: UInt32 { geteuid() }
+    package static var effectiveUserID: UInt32 { geteuid() }
 
     /// The effective group id of this process (`getegid`).
-    static var effectiveGroupID: UInt32 { getegid() }
+    package static var effectiveGroupID: UInt32 { getegid() }
 
-    static var onlineProcessorCount: Int { max(1, sysconf(CInt(_SC_NPROCESSORS_ONLN))) }
+    package static var onlineProcessorCount: Int { max(1, sysconf(CInt(_SC_NPROCESSORS_ONLN))) }
 
-    static func environmentValue(_ name: String) -> String? {
+    package static func environmentValue(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }
 
-    static func removeEnvironmentValue(_ name: String) {
+    package static func removeEnvironmentValue(_ name: String) {
         _ = unsetenv(name)
     }
 
     /// Sleeps the calling thread (used only off the event loops, e.g. between connect retries).
-    static func sleep(milliseconds: Int) {
+    package static func sleep(milliseconds: Int) {
         var request = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
         var remaining = timespec()
         while nanosleep(&request, &remaining) == -1 && Glibc.errno == EINTR { request = remaining }
-    }
-}
-
-/// Functions glibc exports but the Swift Glibc module does not import (it lacks `<sys/epoll.h>` and
-/// `<sys/eventfd.h>`, and `accept4` needs `_GNU_SOURCE`). They are looked up once with `dlsym`; a missing symbol
-/// is a broken C library, so it traps.
-enum HiddenLibc {
-    typealias Accept4 =
-        @convention(c) (
-            CInt, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, CInt
-        ) -> CInt
-    typealias EpollCreate1 = @convention(c) (CInt) -> CInt
-    typealias EpollControl = @convention(c) (CInt, CInt, CInt, UnsafeMutableRawPointer?) -> CInt
-    typealias EpollWait = @convention(c) (CInt, UnsafeMutableRawPointer?, CInt, CInt) -> CInt
-    typealias EventFD = @convention(c) (CUnsignedInt, CInt) -> CInt
-
-    // nonisolated(unsafe): each is written once by the lazy, thread-safe static initialiser and only read after.
-    nonisolated(unsafe) static let accept4 = symbol("accept4", as: Accept4.self)
-    nonisolated(unsafe) static let epollCreate1 = symbol("epoll_create1", as: EpollCreate1.self)
-    nonisolated(unsafe) static let epollControl = symbol("epoll_ctl", as: EpollControl.self)
-    nonisolated(unsafe) static let epollWait = symbol("epoll_wait", as: EpollWait.self)
-    nonisolated(unsafe) static let eventFD = symbol("eventfd", as: EventFD.self)
-
-    private static func symbol<Function>(_ name: String, as type: Function.Type) -> Function {
-        guard let process = dlopen(nil, RTLD_NOW), let address = dlsym(process, name) else {
-            fatalError("the C library does not export \(name)")
-        }
-        return unsafeBitCast(address, to: Function.self)
     }
 }

@@ -1,5 +1,5 @@
+import ContextBusSupport
 import Dispatch
-import Shared
 
 /// A listening Unix-domain stream socket that accepts on an event loop and hands each connection to a loop of its
 /// group, round-robin.

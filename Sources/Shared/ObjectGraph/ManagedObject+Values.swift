@@ -1,3 +1,4 @@
+import ContextBusSupport
 public import Foundation
 
 extension ManagedObject {

@@ -219,15 +219,15 @@ enum PropertyKind {
 }
 
 /// Pending changes of one to-many relationship, relative to its committed members.
-struct ToManyDelta: Hashable, Sendable {
-    var added: Set<ObjectID> = []
-    var removed: Set<ObjectID> = []
-    var isEmpty: Bool { added.isEmpty && removed.isEmpty }
+package struct ToManyDelta: Hashable, Sendable {
+    package var added: Set<ObjectID> = []
+    package var removed: Set<ObjectID> = []
+    package var isEmpty: Bool { added.isEmpty && removed.isEmpty }
 }
 
 extension PropertyValue {
     /// The IDs a relationship value refers to (none for attributes and `null`).
-    var referencedIDs: [ObjectID] {
+    package var referencedIDs: [ObjectID] {
         switch self {
         case .reference(let id): return [id]
         case .references(let ids): return ids

@@ -1,3 +1,5 @@
+import ContextBusReactive
+
 extension ObjectContext {
     /// The change set of every save of this context, as a hot stream: a started signal sends
     /// the saves that happen while it is started, on the context's queue, after the context is

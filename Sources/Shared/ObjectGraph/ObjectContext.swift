@@ -1,3 +1,4 @@
+import ContextBusSupport
 public import Dispatch
 
 /// A scratch pad of managed objects on one serial queue: Core Data's `NSManagedObjectContext`.

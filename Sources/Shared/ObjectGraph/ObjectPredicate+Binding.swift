@@ -1,3 +1,5 @@
+import ContextBusSupport
+
 extension ObjectPredicate {
     /// The predicate with every `$name` replaced by `arguments[name]`.
     ///

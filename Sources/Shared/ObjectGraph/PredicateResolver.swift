@@ -17,12 +17,18 @@ extension ObjectPredicate {
 }
 
 /// Turns a `ObjectPredicate` into a `ResolvedPredicate` for one entity of a model.
-struct PredicateResolver {
-    let model: Model
+package struct PredicateResolver {
+    package let model: Model
     /// When true (validation of an unbound template), variables are skipped instead of rejected.
-    let allowsVariables: Bool
+    package let allowsVariables: Bool
 
-    func resolve(_ predicate: ObjectPredicate, entity: String) throws(ObjectPredicateError) -> ResolvedPredicate {
+    package init(model: Model, allowsVariables: Bool) {
+        self.model = model
+        self.allowsVariables = allowsVariables
+    }
+
+    package func resolve(_ predicate: ObjectPredicate, entity: String) throws(ObjectPredicateError) -> ResolvedPredicate
+    {
         guard model.entity(named: entity) != nil else { throw .unknownEntity(entity) }
         try PredicateDepth.check(predicate)
         return try resolvePredicate(predicate, entity: entity)
@@ -64,7 +70,7 @@ struct PredicateResolver {
     // MARK: - Operands
 
     /// An operand before coercion: constants are still the values written.
-    enum Operand {
+    package enum Operand {
         case value(PropertyValue)
         case values([PropertyValue])
         case keyPath(ResolvedKeyPath)

@@ -13,7 +13,7 @@ extension PredicateScalar {
     ///
     /// The in-memory evaluator and the SQLite function `cb_uint_le` both call this, so the
     /// two agree by construction.
-    static func unsignedLittleEndian(_ bytes: some Collection<UInt8>) -> PredicateScalar {
+    package static func unsignedLittleEndian(_ bytes: some Collection<UInt8>) -> PredicateScalar {
         guard !bytes.isEmpty, bytes.count <= maximumIntegerByteCount else { return .null }
         var value: UInt64 = 0
         for (i, byte) in bytes.enumerated() { value |= UInt64(byte) << UInt64(8 * i) }

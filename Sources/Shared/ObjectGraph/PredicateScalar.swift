@@ -13,7 +13,7 @@ import Foundation
 /// | `object` | ID equality | the destination's `Z_PK` |
 ///
 /// A double NaN is `null` (SQLite stores NaN as NULL).
-enum PredicateScalar: Sendable, Hashable {
+package enum PredicateScalar: Sendable, Hashable {
     case null
     case int(Int64)
     case double(Double)
@@ -26,7 +26,7 @@ enum PredicateScalar: Sendable, Hashable {
     case opaque
 
     /// A stored value as the engine sees it, whatever its attribute type.
-    init(_ value: PropertyValue) {
+    package init(_ value: PropertyValue) {
         switch value {
         case .null: self = .null
         case .string(let s): self = .text(s)
@@ -42,10 +42,10 @@ enum PredicateScalar: Sendable, Hashable {
         }
     }
 
-    var isNull: Bool { self == .null }
+    package var isNull: Bool { self == .null }
 
     /// The value to bind in SQL, following `SQLSchema`'s storage conventions.
-    var binding: PropertyValue {
+    package var binding: PropertyValue {
         switch self {
         case .null, .opaque: return .null
         case .int(let i): return .int(i)
@@ -62,7 +62,7 @@ enum PredicateScalar: Sendable, Hashable {
     // MARK: - Comparison
 
     /// How two values order; `nil` when either is null or they are not comparable.
-    static func order(_ a: PredicateScalar, _ b: PredicateScalar) -> ComparisonResult? {
+    package static func order(_ a: PredicateScalar, _ b: PredicateScalar) -> ComparisonResult? {
         switch (a, b) {
         case (.int(let x), .int(let y)): return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
         case (.double(let x), .double(let y)):
@@ -81,7 +81,7 @@ enum PredicateScalar: Sendable, Hashable {
     }
 
     /// NSPredicate equality: `nil == nil`, `nil` equals nothing else.
-    static func equal(_ a: PredicateScalar, _ b: PredicateScalar) -> Bool {
+    package static func equal(_ a: PredicateScalar, _ b: PredicateScalar) -> Bool {
         if a.isNull || b.isNull { return a.isNull && b.isNull }
         return order(a, b) == .orderedSame
     }

@@ -8,27 +8,27 @@ import Foundation
 /// `[c]` and `[d]` fold both sides with Foundation's `.caseInsensitive` /
 /// `.diacriticInsensitive` before comparing. As with `NSString`, an empty search string is
 /// never found: `BEGINSWITH ''`, `ENDSWITH ''` and `CONTAINS ''` are false.
-enum PredicateStringMatching {
+package enum PredicateStringMatching {
     /// `s` folded by `[c]` / `[d]`.
-    static func fold(_ s: String, _ options: ObjectPredicate.StringOptions) -> String {
+    package static func fold(_ s: String, _ options: ObjectPredicate.StringOptions) -> String {
         var fold: String.CompareOptions = []
         if options.contains(.caseInsensitive) { fold.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { fold.insert(.diacriticInsensitive) }
         return fold.isEmpty ? s : s.folding(options: fold, locale: nil)
     }
 
-    static func beginsWith(_ s: String, _ prefix: String, _ options: ObjectPredicate.StringOptions) -> Bool {
+    package static func beginsWith(_ s: String, _ prefix: String, _ options: ObjectPredicate.StringOptions) -> Bool {
         let (x, y) = (Array(fold(s, options).utf8), Array(fold(prefix, options).utf8))
         return !y.isEmpty && x.count >= y.count && x[..<y.count].elementsEqual(y)
     }
 
-    static func endsWith(_ s: String, _ suffix: String, _ options: ObjectPredicate.StringOptions) -> Bool {
+    package static func endsWith(_ s: String, _ suffix: String, _ options: ObjectPredicate.StringOptions) -> Bool {
         let (x, y) = (Array(fold(s, options).utf8), Array(fold(suffix, options).utf8))
         return !y.isEmpty && x.count >= y.count && x[(x.count - y.count)...].elementsEqual(y)
     }
 
     /// Byte-wise search; UTF-8 is self-synchronising, so a byte match is a scalar match.
-    static func contains(_ s: String, _ part: String, _ options: ObjectPredicate.StringOptions) -> Bool {
+    package static func contains(_ s: String, _ part: String, _ options: ObjectPredicate.StringOptions) -> Bool {
         let (x, y) = (Array(fold(s, options).utf8), Array(fold(part, options).utf8))
         guard !y.isEmpty, x.count >= y.count else { return false }
         for start in 0...(x.count - y.count) where x[start] == y[0] {
@@ -40,7 +40,7 @@ enum PredicateStringMatching {
     /// `LIKE`: `*` matches any run of scalars (also none), `?` exactly one scalar, `\x` the
     /// scalar `x` itself. Whole-string match. Runs in O(|s|·|pattern|) at worst (greedy with
     /// one backtrack point), so hostile patterns cannot explode.
-    static func like(_ s: String, _ pattern: String, _ options: ObjectPredicate.StringOptions) -> Bool {
+    package static func like(_ s: String, _ pattern: String, _ options: ObjectPredicate.StringOptions) -> Bool {
         enum Piece: Equatable {
             case scalar(Unicode.Scalar)
             case one
@@ -102,7 +102,9 @@ enum PredicateStringMatching {
     /// `[c]` becomes `.caseInsensitive`; `[d]` folds the pattern's diacritics (and
     /// `matches` folds the subject's), since a pattern's case cannot be folded without
     /// changing escapes like `\D`.
-    static func regularExpression(_ pattern: String, _ options: ObjectPredicate.StringOptions) -> NSRegularExpression? {
+    package static func regularExpression(
+        _ pattern: String, _ options: ObjectPredicate.StringOptions
+    ) -> NSRegularExpression? {
         let source = options.contains(.diacriticInsensitive) ? fold(pattern, .diacriticInsensitive) : pattern
         let regexOptions: NSRegularExpression.Options = options.contains(.caseInsensitive) ? [.caseInsensitive] : []
         // The pattern must be valid on its own: wrapping could otherwise balance a stray ')'.
@@ -125,7 +127,9 @@ enum PredicateStringMatching {
     }
 
     /// Whether `regex` (from `regularExpression`) matches all of `s`.
-    static func matches(_ s: String, _ regex: NSRegularExpression, _ options: ObjectPredicate.StringOptions) -> Bool {
+    package static func matches(
+        _ s: String, _ regex: NSRegularExpression, _ options: ObjectPredicate.StringOptions
+    ) -> Bool {
         let subject = options.contains(.diacriticInsensitive) ? fold(s, .diacriticInsensitive) : s
         let range = NSRange(location: 0, length: (subject as NSString).length)
         return regex.firstMatch(in: subject, options: [], range: range) != nil

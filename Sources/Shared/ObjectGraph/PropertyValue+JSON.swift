@@ -1,3 +1,4 @@
+import ContextBusSupport
 import Foundation
 
 extension PropertyValue {

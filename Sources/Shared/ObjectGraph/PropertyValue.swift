@@ -1,3 +1,4 @@
+import ContextBusSupport
 public import Foundation
 
 /// The value of one property of a managed object: an attribute's value or a relationship's target(s).

@@ -1,3 +1,4 @@
+import ContextBusSupport
 public import Foundation
 
 /// A Swift type that reads from and writes to an attribute value.

@@ -3,7 +3,7 @@ import Foundation
 /// A predicate checked against a model: key paths resolved to relationship steps, constants
 /// coerced to the type they are compared with, regular expressions compiled. Both the
 /// in-memory evaluator and the SQL compiler work from this form, which is why they agree.
-indirect enum ResolvedPredicate: Sendable {
+package indirect enum ResolvedPredicate: Sendable {
     case constant(Bool)
     case not(ResolvedPredicate)
     case and([ResolvedPredicate])
@@ -12,19 +12,19 @@ indirect enum ResolvedPredicate: Sendable {
 }
 
 /// The type a key path yields, which constants compared with it are coerced to.
-enum OperandType: Sendable, Hashable {
+package enum OperandType: Sendable, Hashable {
     case attribute(AttributeType)
     /// A to-one relationship's value, or an object reached through a to-many one.
     case object(entity: String)
 
-    var isNumeric: Bool { self == .attribute(.int) || self == .attribute(.double) }
+    package var isNumeric: Bool { self == .attribute(.int) || self == .attribute(.double) }
 
     /// Whether values of the two types can ever compare equal or be ordered.
-    func isComparable(with other: OperandType) -> Bool {
+    package func isComparable(with other: OperandType) -> Bool {
         self == other || (isNumeric && other.isNumeric)
     }
 
-    var name: String {
+    package var name: String {
         switch self {
         case .attribute(let t): return (t == .int ? "an " : "a ") + t.rawValue
         case .object(let entity): return "a relationship to \(entity)"
@@ -33,17 +33,17 @@ enum OperandType: Sendable, Hashable {
 }
 
 /// A key path checked against the model.
-struct ResolvedKeyPath: Sendable, Hashable {
+package struct ResolvedKeyPath: Sendable, Hashable {
     /// One relationship crossed on the way.
-    struct Step: Sendable, Hashable {
-        var entity: String
-        var key: String
-        var destination: String
+    package struct Step: Sendable, Hashable {
+        package var entity: String
+        package var key: String
+        package var destination: String
         var isToMany: Bool
     }
 
     /// What the key path yields from the object its steps reach.
-    enum Terminal: Sendable, Hashable {
+    package enum Terminal: Sendable, Hashable {
         case attribute(String, AttributeType)
         /// A to-one relationship's value: the destination's ID (not looked up).
         case reference(String, destination: String)
@@ -57,14 +57,14 @@ struct ResolvedKeyPath: Sendable, Hashable {
         case unsignedInteger(String)
     }
 
-    var text: String
-    var steps: [Step]
-    var terminal: Terminal
+    package var text: String
+    package var steps: [Step]
+    package var terminal: Terminal
 
     /// Whether the key path crosses a to-many relationship (and so yields many values).
-    var isCollection: Bool { steps.contains { $0.isToMany } }
+    package var isCollection: Bool { steps.contains { $0.isToMany } }
 
-    var type: OperandType {
+    package var type: OperandType {
         switch terminal {
         case .attribute(_, let t): return .attribute(t)
         case .reference(_, let d): return .object(entity: d)
@@ -75,20 +75,20 @@ struct ResolvedKeyPath: Sendable, Hashable {
 
     /// The same key path reading its binary attribute as a number; `nil` unless it ends with
     /// a binary attribute.
-    var readingBytesAsUnsignedInteger: ResolvedKeyPath? {
+    package var readingBytesAsUnsignedInteger: ResolvedKeyPath? {
         guard case .attribute(let key, .binary) = terminal else { return nil }
         return ResolvedKeyPath(text: text, steps: steps, terminal: .unsignedInteger(key))
     }
 }
 
 /// One side of a resolved comparison.
-enum ResolvedOperand: Sendable {
+package enum ResolvedOperand: Sendable {
     case constant(PredicateScalar)
     /// The items after `IN` / `BETWEEN`.
     case list([PredicateScalar])
     case keyPath(ResolvedKeyPath)
 
-    var keyPath: ResolvedKeyPath? {
+    package var keyPath: ResolvedKeyPath? {
         if case .keyPath(let k) = self { return k }
         return nil
     }
@@ -96,26 +96,40 @@ enum ResolvedOperand: Sendable {
 
 /// `NSRegularExpression` is immutable and documented as thread-safe, so sharing one compiled
 /// pattern between threads is safe; this box states that to the compiler.
-final class SharedRegularExpression: @unchecked Sendable {
-    let regex: NSRegularExpression
-    init(_ regex: NSRegularExpression) { self.regex = regex }
+package final class SharedRegularExpression: @unchecked Sendable {
+    package let regex: NSRegularExpression
+    package init(_ regex: NSRegularExpression) { self.regex = regex }
 }
 
 /// A comparison with its operands resolved.
-struct ResolvedComparison: Sendable {
-    enum Side: Sendable { case lhs, rhs }
+package struct ResolvedComparison: Sendable {
+    package enum Side: Sendable { case lhs, rhs }
 
-    var lhs: ResolvedOperand
-    var op: ObjectPredicate.ComparisonOperator
-    var rhs: ResolvedOperand
+    package var lhs: ResolvedOperand
+    package var op: ObjectPredicate.ComparisonOperator
+    package var rhs: ResolvedOperand
     /// The string options; empty unless the operands are strings.
-    var options: ObjectPredicate.StringOptions
+    package var options: ObjectPredicate.StringOptions
     /// Which side (if any) is a key path through a to-many relationship.
-    var collectionSide: Side?
+    package var collectionSide: Side?
     /// `ANY` or `ALL` over the collection side (`ANY` when none was written).
-    var quantifier: ObjectPredicate.Quantifier
+    package var quantifier: ObjectPredicate.Quantifier
     /// The compiled pattern of `MATCHES` with a constant pattern.
-    var regex: SharedRegularExpression?
+    package var regex: SharedRegularExpression?
+
+    package init(
+        lhs: ResolvedOperand, op: ObjectPredicate.ComparisonOperator, rhs: ResolvedOperand,
+        options: ObjectPredicate.StringOptions, collectionSide: Side?, quantifier: ObjectPredicate.Quantifier,
+        regex: SharedRegularExpression?
+    ) {
+        self.lhs = lhs
+        self.op = op
+        self.rhs = rhs
+        self.options = options
+        self.collectionSide = collectionSide
+        self.quantifier = quantifier
+        self.regex = regex
+    }
 }
 
 extension ResolvedComparison {

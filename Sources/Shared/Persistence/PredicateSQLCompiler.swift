@@ -1,3 +1,5 @@
+import ContextBusObjectGraph
+
 /// Compiles predicates to SQL `WHERE` fragments over the tables `SQLSchema` describes.
 ///
 /// The fragment gives exactly the answer `ObjectPredicate.evaluate(values:entity:in:lookup:)`

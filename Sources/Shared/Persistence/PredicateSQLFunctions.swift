@@ -1,4 +1,5 @@
-import CSQLite
+import CContextBusSQLite
+import ContextBusObjectGraph
 import Foundation
 
 /// The SQL functions compiled predicates call, registered on every connection the store

@@ -1,3 +1,5 @@
+import ContextBusObjectGraph
+
 /// Long runs of equality tests on one key path, rewritten as one `IN` list for SQL.
 ///
 /// `k == a OR k == b OR …` holds exactly when `k IN {a, b, …}` does, and `k != a AND k != b AND …`

@@ -1,3 +1,5 @@
+import ContextBusObjectGraph
+
 /// A piece of SQL with `?` placeholders, and the values to bind to them in order.
 ///
 /// Values are bound by the store following `SQLSchema`'s storage conventions (date → REAL

@@ -1,3 +1,5 @@
+import ContextBusObjectGraph
+
 /// How a model maps onto SQLite tables: the naming shared by `SQLiteStore` and the predicate
 /// compiler, so that compiled predicates address the columns the store created.
 ///

@@ -1,3 +1,5 @@
+import ContextBusSupport
+
 /// Runs whole signals ("chains") one at a time per key, in arrival order, with a cap on how many run at once.
 ///
 /// `enqueue(_:for:)` returns a signal that, when started, takes its place in the line of its key and starts

@@ -1,3 +1,4 @@
+import ContextBusSupport
 import Synchronization
 
 /// A disposable that disposes many others together, in the order they were added.

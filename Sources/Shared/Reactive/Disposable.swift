@@ -1,3 +1,4 @@
+import ContextBusSupport
 import Synchronization
 
 /// Something that can be cancelled or cleaned up, once, from any thread.

@@ -1,3 +1,5 @@
+import ContextBusSupport
+
 /// Holds one disposable at a time: replacing it disposes the previous one.
 ///
 /// Once the serial disposable is disposed, whatever is (or is later) put in it is disposed at once.

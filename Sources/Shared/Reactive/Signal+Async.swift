@@ -1,3 +1,5 @@
+import ContextBusSupport
+
 extension Signal {
     /// A signal that runs `operation` in a new `Task` each time it is started, sends its result and completes.
     ///

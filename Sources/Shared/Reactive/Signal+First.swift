@@ -1,3 +1,4 @@
+import ContextBusSupport
 import Dispatch
 
 extension Signal {

@@ -35,8 +35,8 @@ public final class DispatchDeadlines: Sendable {
     /// The timers waiting to fire (tests).
     public var count: Int { core.count }
 
-    /// One timer of `DispatchDeadlines`; disposing it cancels it.
-    public final class Timer: Disposable {
+    /// One timer of `DispatchDeadlines`; disposing it cancels it (a `Disposable` in ContextBusReactive).
+    public final class Timer: Sendable {
         private let core: Core
         fileprivate let deadline: DispatchTime
         fileprivate let id: UInt64

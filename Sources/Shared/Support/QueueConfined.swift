@@ -6,19 +6,19 @@ import Dispatch
 /// `value`, which (in debug builds) traps unless the caller runs on the queue identified by
 /// `key`. All users run on that queue (`ObjectContext.perform…`), so the wrapped non-Sendable
 /// state is never touched by two threads at once.
-final class QueueConfined<Value: AnyObject>: @unchecked Sendable {
+package final class QueueConfined<Value: AnyObject>: @unchecked Sendable {
     private let wrapped: Value
     private let key: DispatchSpecificKey<UInt8>
     private let label: String
 
-    init(_ value: Value, key: DispatchSpecificKey<UInt8>, label: String) {
+    package init(_ value: Value, key: DispatchSpecificKey<UInt8>, label: String) {
         self.wrapped = value
         self.key = key
         self.label = label
     }
 
     /// The confined value; debug builds check that the caller runs on the owning queue.
-    var value: Value {
+    package var value: Value {
         #if DEBUG
         precondition(
             DispatchQueue.getSpecific(key: key) != nil,

@@ -1,5 +1,4 @@
-import BusProtocol
-import Shared
+import ContextBusClient
 
 /// What a running command gets: the console, the service it talks to, and the interruption.
 struct CommandContext: Sendable {

@@ -1,4 +1,4 @@
-import BusProtocol
+import ContextBusWire
 
 /// A failure a command reports itself: its message lines and the exit status.
 struct CommandFailure: Error, Sendable, Hashable, CustomStringConvertible {

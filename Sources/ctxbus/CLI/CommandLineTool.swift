@@ -1,7 +1,8 @@
-import BusProtocol
+import ContextBusClient
+import ContextBusSupport
+import ContextBusWire
 import Dispatch
 @preconcurrency import Glibc
-import Shared
 
 /// `ctxbus`: finds the command the words name, parses its arguments, runs it, and turns what
 /// happened into messages and an exit status.

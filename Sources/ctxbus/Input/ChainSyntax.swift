@@ -1,4 +1,4 @@
-import BusProtocol
+import ContextBusWire
 import Foundation
 
 /// The compact chain syntax of `ctxbus device run`: one word per step.

@@ -1,4 +1,4 @@
-import Shared
+import ContextBusSupport
 
 /// A `name=value` word: `--arg min=20` (predicate arguments) and `key=value` (values in
 /// `store save --insert`).

@@ -1,5 +1,6 @@
-import BusProtocol
-import Shared
+import ContextBusObjectGraph
+import ContextBusSupport
+import ContextBusWire
 
 /// What `ctxbus store save` is to send, in one of two forms.
 ///

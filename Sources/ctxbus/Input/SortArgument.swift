@@ -1,4 +1,4 @@
-import Shared
+import ContextBusObjectGraph
 
 /// `--sort` values: a key path, `-` in front for descending (`-time`), `+` or nothing for
 /// ascending; several keys in one word separated by commas (`-time,characteristic`).

@@ -1,5 +1,5 @@
+import ContextBusSupport
 @preconcurrency import Glibc
-import Shared
 
 /// Where `ctxbus` writes: results to standard output (tables, or one JSON value per line),
 /// messages and progress to standard error.

@@ -1,5 +1,5 @@
-import BusProtocol
-import Shared
+import ContextBusObjectGraph
+import ContextBusWire
 
 /// Store objects and changes as tables and lines, with the model's property order and types
 /// (binary values in hex).

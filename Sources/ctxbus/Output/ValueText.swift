@@ -1,5 +1,6 @@
+import ContextBusObjectGraph
+import ContextBusSupport
 import Foundation
-import Shared
 
 /// How a value reads in a table or a change line: strings as they are, `-` for null, binary as
 /// hexadecimal (when the model says the attribute is binary), arrays comma-separated, other

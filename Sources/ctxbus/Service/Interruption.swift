@@ -1,4 +1,4 @@
-import Shared
+import ContextBusSupport
 
 /// SIGINT / SIGTERM as seen by a command: streaming commands register what stops them (closing
 /// their client) and then end normally.

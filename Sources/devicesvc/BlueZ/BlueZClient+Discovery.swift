@@ -1,5 +1,6 @@
-import BusProtocol
-import Shared
+import ContextBusDBus
+import ContextBusReactive
+import ContextBusSupport
 
 /// The discovery sessions this process holds on the adapter: one BlueZ discovery, shared by every scan.
 struct DiscoveryState: Sendable {

@@ -1,6 +1,8 @@
-import BusProtocol
+import ContextBusDBus
+import ContextBusReactive
+import ContextBusSupport
+import ContextBusWire
 import Foundation
-import Shared
 
 /// The GATT and connection operations, each a cold `Signal` that makes its BlueZ calls when started.
 ///

@@ -1,5 +1,7 @@
+import ContextBusDBus
+import ContextBusReactive
+import ContextBusSupport
 import Dispatch
-import Shared
 
 /// What changed in BlueZ's object tree, as `BlueZClient` tells its observers (after applying it to the tree).
 enum BlueZEvent: Sendable {

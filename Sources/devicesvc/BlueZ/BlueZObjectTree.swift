@@ -1,4 +1,5 @@
-import BusProtocol
+import ContextBusDBus
+import ContextBusWire
 
 /// BlueZ's object tree as this process last saw it: every object below `/` with its interfaces and properties.
 ///

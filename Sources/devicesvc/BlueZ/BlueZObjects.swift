@@ -1,4 +1,5 @@
-import BusProtocol
+import ContextBusDBus
+import ContextBusWire
 import Foundation
 
 /// The names BlueZ uses on the bus (`doc/*-api.txt` of BlueZ 5).

@@ -1,4 +1,4 @@
-import BusProtocol
+import ContextBusDBus
 
 /// Why one Bluetooth operation (connect, read, write, notify, disconnect) failed.
 ///

@@ -1,4 +1,5 @@
-import Shared
+import ContextBusReactive
+import ContextBusSupport
 
 /// The cancel switch of one chain, shared by the service (which flips it) and the chain's signal (which
 /// listens while it is queued, then while it runs).

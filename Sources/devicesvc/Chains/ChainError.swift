@@ -1,4 +1,4 @@
-import BusProtocol
+import ContextBusWire
 
 /// Why a chain stopped at a step.
 enum ChainFailureReason: Sendable, Hashable, CustomStringConvertible {

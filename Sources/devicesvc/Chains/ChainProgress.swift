@@ -1,4 +1,4 @@
-import BusProtocol
+import ContextBusWire
 import Foundation
 
 /// What a running chain sends: each notification as it arrives, and each step's result as it finishes.

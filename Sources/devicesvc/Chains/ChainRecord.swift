@@ -1,5 +1,5 @@
-import BusProtocol
-import Shared
+import ContextBusSupport
+import ContextBusWire
 
 /// What one running chain has done so far: the step it is at, the results of finished steps, and whether
 /// it needs a disconnect if it fails. Shared by the chain's step signals (which write) and its failure path

@@ -1,6 +1,7 @@
-import BusProtocol
+import ContextBusReactive
+import ContextBusSupport
+import ContextBusWire
 import Foundation
-import Shared
 
 /// Runs `device.run` chains: each chain is a `Signal` of its steps' progress, queued through `ChainQueue`.
 ///

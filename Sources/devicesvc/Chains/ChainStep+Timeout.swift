@@ -1,4 +1,4 @@
-import BusProtocol
+import ContextBusWire
 
 extension ChainStep {
     /// The step's own `timeoutMs`, when it names one (`wait` and `disconnect` steps have none on the wire).

@@ -1,6 +1,6 @@
-import BusProtocol
+import ContextBusReactive
+import ContextBusWire
 import Foundation
-import Shared
 
 /// What the chain runner needs from Bluetooth: each operation of one device as a cold `Signal`.
 ///

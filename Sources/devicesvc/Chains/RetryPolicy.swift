@@ -1,4 +1,4 @@
-import Shared
+import ContextBusReactive
 
 /// How often, and how patiently, an operation that failed transiently is tried again (`--retry N`).
 ///

@@ -1,4 +1,5 @@
-import BusProtocol
+import ContextBusDBus
+import ContextBusServer
 
 extension DeviceServiceConfiguration {
     /// Reads the command line (without the program name).

@@ -1,4 +1,5 @@
-import BusProtocol
+import ContextBusDBus
+import ContextBusServer
 
 /// Everything `devicesvc` is told on its command line, with the defaults filled in.
 ///

@@ -7,26 +7,26 @@
 /// ```swift
 /// let addresses = try DBusAddress.parseList("unix:abstract=/tmp/dbus-x;unix:path=/run/dbus/system_bus_socket")
 /// ```
-enum DBusAddress: Sendable, Hashable, CustomStringConvertible {
+package enum DBusAddress: Sendable, Hashable, CustomStringConvertible {
     /// A Unix socket at a file system path.
     case unixPath(String)
     /// A Unix socket in the Linux abstract namespace (the name without its leading NUL).
     case unixAbstract(String)
 
     /// The system bus address used when `DBUS_SYSTEM_BUS_ADDRESS` is not set.
-    static let defaultSystemBus = "unix:path=/run/dbus/system_bus_socket"
+    package static let defaultSystemBus = "unix:path=/run/dbus/system_bus_socket"
 
     /// The system bus address: `DBUS_SYSTEM_BUS_ADDRESS` or the default socket.
-    static func systemBus(environment: [String: String]) -> String {
+    package static func systemBus(environment: [String: String]) -> String {
         environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultSystemBus
     }
 
     /// The session bus address from `DBUS_SESSION_BUS_ADDRESS`, if set.
-    static func sessionBus(environment: [String: String]) -> String? {
+    package static func sessionBus(environment: [String: String]) -> String? {
         environment["DBUS_SESSION_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    var description: String {
+    package var description: String {
         switch self {
         case .unixPath(let path): return "unix:path=\(path)"
         case .unixAbstract(let name): return "unix:abstract=\(name)"
@@ -34,7 +34,7 @@ enum DBusAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// One entry of an address list: a transport this client can use, or why it cannot.
-    enum Entry: Sendable, Hashable {
+    package enum Entry: Sendable, Hashable {
         case usable(DBusAddress)
         case unusable(text: String, reason: String)
     }
@@ -43,7 +43,7 @@ enum DBusAddress: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Throws: `DBusConnectionError.invalidAddress` when the text is empty or an entry is malformed (no `:`,
     ///   a key without `=`, a bad percent escape).
-    static func parseEntries(_ text: String) throws(DBusConnectionError) -> [Entry] {
+    package static func parseEntries(_ text: String) throws(DBusConnectionError) -> [Entry] {
         let parts = text.split(separator: ";", omittingEmptySubsequences: true).map(String.init)
         guard !parts.isEmpty else { throw .invalidAddress(text, reason: "empty address") }
         var entries: [Entry] = []
@@ -70,7 +70,7 @@ enum DBusAddress: Sendable, Hashable, CustomStringConvertible {
     /// The addresses of a list that this client can use, in order.
     ///
     /// - Throws: `DBusConnectionError.invalidAddress` when the list is malformed or has no usable entry.
-    static func parseList(_ text: String) throws(DBusConnectionError) -> [DBusAddress] {
+    package static func parseList(_ text: String) throws(DBusConnectionError) -> [DBusAddress] {
         let entries = try parseEntries(text)
         let usable = entries.compactMap { entry -> DBusAddress? in
             if case .usable(let address) = entry { return address }

@@ -10,9 +10,9 @@
 ///
 /// The state machine is pure (bytes in, bytes out) so it can be tested without a socket; `run(on:)` drives it over
 /// a socket before the connection's reader starts.
-struct DBusAuthenticator {
+package struct DBusAuthenticator {
     /// What to do after a server line.
-    enum Step: Equatable {
+    package enum Step: Equatable {
         /// Send these bytes and wait for the next line.
         case send([UInt8])
         /// Send these bytes (`BEGIN`); authentication succeeded with this server GUID.
@@ -20,16 +20,16 @@ struct DBusAuthenticator {
     }
 
     /// The longest line a server may send; a longer one is hostile.
-    static let maximumLineLength = 16_384
+    package static let maximumLineLength = 16_384
 
-    let userID: UInt32
+    package let userID: UInt32
 
-    init(userID: UInt32) {
+    package init(userID: UInt32) {
         self.userID = userID
     }
 
     /// The bytes that open the handshake: the credentials NUL byte and the AUTH command.
-    var openingBytes: [UInt8] {
+    package var openingBytes: [UInt8] {
         let hex = Array(String(userID).utf8).map { byte in
             let digits = Array("0123456789abcdef".utf8)
             return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]], as: UTF8.self)
@@ -41,7 +41,7 @@ struct DBusAuthenticator {
     ///
     /// - Throws: `DBusConnectionError.authenticationFailed` when the server rejects us or says something the
     ///   protocol does not allow here.
-    func step(afterServerLine line: String) throws(DBusConnectionError) -> Step {
+    package func step(afterServerLine line: String) throws(DBusConnectionError) -> Step {
         let command = line.split(separator: " ", maxSplits: 1).first.map(String.init) ?? ""
         switch command {
         case "OK":
@@ -65,7 +65,7 @@ struct DBusAuthenticator {
     /// - Returns: the server GUID, and any bytes the server sent after its `OK` line (the start of the message
     ///   stream).
     /// - Throws: `DBusConnectionError` when the server rejects us, hangs up, times out or sends an overlong line.
-    func run(
+    package func run(
         on socket: DBusSocket, timeout: Duration
     ) throws(DBusConnectionError) -> (
         serverGUID: String, leftover: [UInt8]

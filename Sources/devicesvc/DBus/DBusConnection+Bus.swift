@@ -12,7 +12,7 @@ extension DBusConnection {
     }
 
     /// The names on the bus, unique and well-known (`ListNames`).
-    func listNames() async throws -> [String] {
+    package func listNames() async throws -> [String] {
         let reply = try await callBus("ListNames")
         guard let names = reply.body.first?.stringArrayValue, reply.bodySignature == "as" else {
             throw DBusConnectionError.unexpectedSignature(
@@ -38,7 +38,7 @@ extension DBusConnection {
     }
 
     /// What `RequestName` answered.
-    enum NameRequestReply: UInt32, Sendable {
+    package enum NameRequestReply: UInt32, Sendable {
         case primaryOwner = 1
         case inQueue = 2
         case exists = 3
@@ -46,7 +46,7 @@ extension DBusConnection {
     }
 
     /// Asks the bus for a well-known name (`RequestName`) with the given flags (4 = do not queue).
-    func requestName(_ name: String, flags: UInt32 = 4) async throws -> NameRequestReply {
+    package func requestName(_ name: String, flags: UInt32 = 4) async throws -> NameRequestReply {
         let reply = try await callBus("RequestName", [.string(name), .uint32(flags)])
         guard let code = reply.body.first?.uint32Value, let answer = NameRequestReply(rawValue: code) else {
             throw DBusConnectionError.unexpectedSignature(

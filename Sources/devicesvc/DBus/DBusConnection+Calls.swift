@@ -1,5 +1,5 @@
+import ContextBusSupport
 import Dispatch
-import Shared
 
 /// Sending messages and calling methods.
 extension DBusConnection {
@@ -11,7 +11,7 @@ extension DBusConnection {
     /// - Returns: the serial the message was sent with.
     /// - Throws: `DBusConnectionError.invalidMessage` when it cannot be encoded, `.disconnected` when closed.
     @discardableResult
-    func send(_ message: DBusMessage) throws(DBusConnectionError) -> UInt32 {
+    package func send(_ message: DBusMessage) throws(DBusConnectionError) -> UInt32 {
         var message = message
         message.serial = makeSerial()
         let bytes: [UInt8]
@@ -60,7 +60,7 @@ extension DBusConnection {
     ///
     /// - Returns: the call's serial, for `cancelCall(serial:)`.
     @discardableResult
-    func call(
+    package func call(
         _ message: DBusMessage, timeout: Duration = defaultTimeout,
         completion: @escaping @Sendable (Result<DBusMessage, any Error>) -> Void
     ) -> UInt32 {
@@ -69,13 +69,13 @@ extension DBusConnection {
 
     /// Stops waiting for the reply to call `serial`: its completion gets `CancellationError`, and a later reply is
     /// dropped. Does nothing when the call already completed.
-    func cancelCall(serial: UInt32) {
+    package func cancelCall(serial: UInt32) {
         guard let call = state.withLock({ $0.pendingCalls.removeValue(forKey: serial) }) else { return }
         complete(call, with: .failure(CancellationError()))
     }
 
     /// The number of calls waiting for a reply.
-    var pendingCallCount: Int { state.withLock { $0.pendingCalls.count } }
+    package var pendingCallCount: Int { state.withLock { $0.pendingCalls.count } }
 
     // MARK: - Internals
 

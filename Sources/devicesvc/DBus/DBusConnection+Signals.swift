@@ -1,4 +1,4 @@
-import Shared
+import ContextBusSupport
 
 /// Signal subscriptions and name-owner tracking.
 extension DBusConnection {
@@ -10,7 +10,7 @@ extension DBusConnection {
     ///
     /// - Returns: the subscription; `cancel()` it when done.
     /// - Throws: `DBusError` when the bus rejects the rule, `DBusConnectionError` as for any call.
-    func subscribe(
+    package func subscribe(
         to rule: DBusMatchRule, handler: @escaping @Sendable (DBusMessage) -> Void
     ) async throws
         -> DBusSubscription
@@ -36,7 +36,7 @@ extension DBusConnection {
 
     /// Delivers signals matching `rule` as an async stream; ending the iteration cancels the subscription, and the
     /// stream finishes when the connection closes.
-    func signals(matching rule: DBusMatchRule) async throws -> AsyncStream<DBusMessage> {
+    package func signals(matching rule: DBusMatchRule) async throws -> AsyncStream<DBusMessage> {
         let (stream, continuation) = AsyncStream.makeStream(of: DBusMessage.self)
         let subscription = try await subscribe(to: rule) { message in continuation.yield(message) }
         let disconnectToken = onDisconnect { _ in continuation.finish() }
@@ -69,7 +69,7 @@ extension DBusConnection {
     }
 
     /// The owner of a tracked name as last seen on this connection (`nil` when untracked or unowned).
-    func trackedOwner(of name: String) -> String? {
+    package func trackedOwner(of name: String) -> String? {
         state.withLock { $0.ownerTracks[name]?.owner }
     }
 

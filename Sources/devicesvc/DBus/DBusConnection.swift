@@ -1,6 +1,6 @@
+import ContextBusSupport
 import Dispatch
 import Foundation
-import Shared
 import Synchronization
 
 /// A connection to a D-Bus message bus (or a peer), speaking the wire protocol natively over a Unix socket.
@@ -24,26 +24,26 @@ import Synchronization
 /// When the socket closes, or the peer breaks the protocol, every pending call fails with
 /// `DBusConnectionError.disconnected` (or `.protocolViolation`) and so does every later call. The reader thread
 /// keeps the connection alive until then: call `close()` when done.
-final class DBusConnection: Sendable {
+package final class DBusConnection: Sendable {
     /// The well-known name and unique name of the bus itself.
-    static let busName = "org.freedesktop.DBus"
-    static let busPath = DBusObjectPath.makeBusPath()
+    package static let busName = "org.freedesktop.DBus"
+    package static let busPath = DBusObjectPath.makeBusPath()
 
     /// The GUID the server sent during authentication.
-    let serverGUID: String
-    let socket: DBusSocket
-    let deliveryQueue = DispatchQueue(label: "devicesvc.dbus.delivery")
+    package let serverGUID: String
+    package let socket: DBusSocket
+    package let deliveryQueue = DispatchQueue(label: "devicesvc.dbus.delivery")
     /// The calls' timeouts, on one dispatch timer (a call's reply cancels its timeout).
-    let callTimeouts = DispatchDeadlines(queue: .global())
-    let state = Locked(State())
+    package let callTimeouts = DispatchDeadlines(queue: .global())
+    package let state = Locked(State())
     /// `true` while writers may use the socket; a writer holds it for the whole `send`.
-    let writeLock = Locked(true)
+    package let writeLock = Locked(true)
     /// `true` while the descriptor is open; guards `shutdown` against a closed (and maybe reused) descriptor.
-    let descriptorLock = Locked(true)
-    let serialCounter = Atomic<UInt32>(0)
+    package let descriptorLock = Locked(true)
+    package let serialCounter = Atomic<UInt32>(0)
 
     /// The state that the reader, writers, timers and callers share.
-    struct State {
+    package struct State {
         var closeReason: DBusConnectionError?
         var uniqueName: String?
         var pendingCalls: [UInt32: PendingCall] = [:]
@@ -59,7 +59,7 @@ final class DBusConnection: Sendable {
     }
 
     /// A call waiting for its reply.
-    struct PendingCall: Sendable {
+    package struct PendingCall: Sendable {
         let member: String
         /// Fails the call when its timeout passes; cancelled when the call completes first.
         var timeout: DispatchDeadlines.Timer?
@@ -70,19 +70,19 @@ final class DBusConnection: Sendable {
     }
 
     /// A signal subscriber.
-    struct Subscription: Sendable {
+    package struct Subscription: Sendable {
         let rule: DBusMatchRule
         let handler: @Sendable (DBusMessage) -> Void
     }
 
     /// The known owner of a well-known name, kept current from `NameOwnerChanged` on the reader thread.
-    struct OwnerTrack: Sendable {
+    package struct OwnerTrack: Sendable {
         var owner: String?
         var users = 0
         var observers: [UInt64: @Sendable (String?) -> Void] = [:]
     }
 
-    init(socket: DBusSocket, serverGUID: String, initialBytes: [UInt8]) {
+    package init(socket: DBusSocket, serverGUID: String, initialBytes: [UInt8]) {
         self.socket = socket
         self.serverGUID = serverGUID
         let thread = Thread { [self] in readLoop(initialBytes: initialBytes) }
@@ -100,7 +100,7 @@ final class DBusConnection: Sendable {
     ///   - address: a D-Bus address string, such as `unix:path=/run/dbus/system_bus_socket`.
     ///   - timeout: the limit for authenticating and for the `Hello` reply.
     /// - Throws: `DBusConnectionError` naming the last failure; `DBusError` when the bus refuses `Hello`.
-    static func connect(to address: String, timeout: Duration = .seconds(10)) async throws -> DBusConnection {
+    package static func connect(to address: String, timeout: Duration = .seconds(10)) async throws -> DBusConnection {
         let connection = try await connectWithoutHello(to: address, timeout: timeout)
         do {
             let reply = try await connection.call(
@@ -118,12 +118,12 @@ final class DBusConnection: Sendable {
     }
 
     /// Connects to the system bus: `DBUS_SYSTEM_BUS_ADDRESS` or `/run/dbus/system_bus_socket`.
-    static func connectToSystemBus(timeout: Duration = .seconds(10)) async throws -> DBusConnection {
+    package static func connectToSystemBus(timeout: Duration = .seconds(10)) async throws -> DBusConnection {
         try await connect(to: DBusAddress.systemBus(environment: ProcessInfo.processInfo.environment), timeout: timeout)
     }
 
     /// Connects and authenticates without `Hello`: for a peer-to-peer connection, or to test the bus's handling.
-    static func connectWithoutHello(
+    package static func connectWithoutHello(
         to address: String, timeout: Duration = .seconds(10)
     ) async throws
         -> DBusConnection
@@ -156,15 +156,15 @@ final class DBusConnection: Sendable {
     }
 
     /// The unique name the bus gave this connection in reply to `Hello`, such as `:1.42`; empty without `Hello`.
-    var uniqueName: String { state.withLock { $0.uniqueName ?? "" } }
+    package var uniqueName: String { state.withLock { $0.uniqueName ?? "" } }
 
     /// Whether the connection is still open.
-    var isConnected: Bool { state.withLock { $0.closeReason == nil } }
+    package var isConnected: Bool { state.withLock { $0.closeReason == nil } }
 
     // MARK: - Closing
 
     /// Closes the connection. Pending calls fail with `DBusConnectionError.disconnected`. Idempotent.
-    func close() {
+    package func close() {
         let wasOpen = state.withLock { state -> Bool in
             guard state.closeReason == nil else { return false }
             state.closeReason = .disconnected(reason: "closed by this process")
@@ -181,7 +181,7 @@ final class DBusConnection: Sendable {
     ///
     /// - Returns: a token for `removeDisconnectHandler(_:)`.
     @discardableResult
-    func onDisconnect(_ handler: @escaping @Sendable (DBusConnectionError) -> Void) -> UInt64 {
+    package func onDisconnect(_ handler: @escaping @Sendable (DBusConnectionError) -> Void) -> UInt64 {
         let (token, reason) = state.withLock { state -> (UInt64, DBusConnectionError?) in
             let token = state.makeToken()
             guard state.closeReason == nil else { return (token, state.closeReason) }
@@ -193,7 +193,7 @@ final class DBusConnection: Sendable {
     }
 
     /// Removes a handler registered with `onDisconnect(_:)`; it will not be called.
-    func removeDisconnectHandler(_ token: UInt64) {
+    package func removeDisconnectHandler(_ token: UInt64) {
         _ = state.withLock { $0.disconnectHandlers.removeValue(forKey: token) }
     }
 
@@ -268,7 +268,7 @@ final class DBusConnection: Sendable {
     }
 
     /// Runs a call's completion where it belongs.
-    func complete(_ call: PendingCall, with result: Result<DBusMessage, any Error>) {
+    package func complete(_ call: PendingCall, with result: Result<DBusMessage, any Error>) {
         call.timeout?.dispose()
         if call.completesOnReader {
             call.completion(result)

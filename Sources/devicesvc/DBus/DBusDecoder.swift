@@ -4,16 +4,16 @@
 /// read is bounds-checked against `end`; padding must be zero, booleans 0 or 1, strings UTF-8 without NUL, object
 /// paths and signatures valid, arrays at most 64 MiB and ending exactly at their length, and containers nested at
 /// most 64 deep. Anything else throws `DBusWireError`.
-struct DBusDecoder {
-    let bytes: [UInt8]
-    let isBigEndian: Bool
+package struct DBusDecoder {
+    package let bytes: [UInt8]
+    package let isBigEndian: Bool
     /// The next byte to read.
     private(set) var offset: Int
     /// One past the last byte this decoder may read.
-    var end: Int
+    package var end: Int
     private var totalDepth = 0
 
-    init(bytes: [UInt8], isBigEndian: Bool, offset: Int = 0, end: Int? = nil) {
+    package init(bytes: [UInt8], isBigEndian: Bool, offset: Int = 0, end: Int? = nil) {
         self.bytes = bytes
         self.isBigEndian = isBigEndian
         self.offset = offset
@@ -27,7 +27,7 @@ struct DBusDecoder {
     }
 
     /// Skips padding up to the next multiple of `alignment`, checking that it is zero.
-    mutating func skipPadding(to alignment: Int) throws(DBusWireError) {
+    package mutating func skipPadding(to alignment: Int) throws(DBusWireError) {
         let remainder = offset % alignment
         guard remainder != 0 else { return }
         let count = alignment - remainder
@@ -38,7 +38,7 @@ struct DBusDecoder {
         offset += count
     }
 
-    mutating func readByte() throws(DBusWireError) -> UInt8 {
+    package mutating func readByte() throws(DBusWireError) -> UInt8 {
         try need(1)
         defer { offset += 1 }
         return bytes[offset]
@@ -57,9 +57,9 @@ struct DBusDecoder {
         return raw
     }
 
-    mutating func readUInt16() throws(DBusWireError) -> UInt16 { try readInteger(UInt16.self) }
-    mutating func readUInt32() throws(DBusWireError) -> UInt32 { try readInteger(UInt32.self) }
-    mutating func readUInt64() throws(DBusWireError) -> UInt64 { try readInteger(UInt64.self) }
+    package mutating func readUInt16() throws(DBusWireError) -> UInt16 { try readInteger(UInt16.self) }
+    package mutating func readUInt32() throws(DBusWireError) -> UInt32 { try readInteger(UInt32.self) }
+    package mutating func readUInt64() throws(DBusWireError) -> UInt64 { try readInteger(UInt64.self) }
 
     /// Reads `count` bytes that must be followed by NUL, then the NUL, and returns them as UTF-8 text.
     private mutating func readTerminatedText(count: Int, start: Int) throws(DBusWireError) -> String {
@@ -74,7 +74,7 @@ struct DBusDecoder {
         return text
     }
 
-    mutating func readString() throws(DBusWireError) -> String {
+    package mutating func readString() throws(DBusWireError) -> String {
         let length = try readUInt32()
         let start = offset
         guard Int(length) <= DBusLimits.maximumMessageLength else {
@@ -83,7 +83,7 @@ struct DBusDecoder {
         return try readTerminatedText(count: Int(length), start: start)
     }
 
-    mutating func readSignatureText() throws(DBusWireError) -> String {
+    package mutating func readSignatureText() throws(DBusWireError) -> String {
         let length = try readByte()
         return try readTerminatedText(count: Int(length), start: offset)
     }
@@ -91,7 +91,7 @@ struct DBusDecoder {
     // MARK: - Values
 
     /// Reads one value of `type`.
-    mutating func read(_ type: DBusType) throws(DBusWireError) -> DBusValue {
+    package mutating func read(_ type: DBusType) throws(DBusWireError) -> DBusValue {
         switch type {
         case .byte: return .byte(try readByte())
         case .boolean:
@@ -138,7 +138,7 @@ struct DBusDecoder {
     }
 
     /// Reads one value of each type in `signature`, as a message body does.
-    mutating func read(_ signature: DBusSignature) throws(DBusWireError) -> [DBusValue] {
+    package mutating func read(_ signature: DBusSignature) throws(DBusWireError) -> [DBusValue] {
         var values: [DBusValue] = []
         values.reserveCapacity(signature.types.count)
         for type in signature.types { values.append(try read(type)) }

@@ -10,42 +10,42 @@
 /// Arrays are written as "a UINT32 giving the length of the array data in bytes, followed by alignment padding to
 /// the alignment boundary of the array element type, followed by each array element" — the padding is written even
 /// when the array is empty, and the length does not count it.
-struct DBusEncoder {
+package struct DBusEncoder {
     /// The bytes written so far.
     private(set) var bytes: [UInt8] = []
     private var totalDepth = 0
 
-    init() {}
+    package init() {}
 
     // MARK: - Fixed-size pieces
 
     /// Writes zero bytes up to the next multiple of `alignment`.
-    mutating func pad(to alignment: Int) {
+    package mutating func pad(to alignment: Int) {
         let remainder = bytes.count % alignment
         if remainder != 0 { bytes.append(contentsOf: repeatElement(0, count: alignment - remainder)) }
     }
 
-    mutating func writeByte(_ value: UInt8) {
+    package mutating func writeByte(_ value: UInt8) {
         bytes.append(value)
     }
 
-    mutating func writeUInt16(_ value: UInt16) {
+    package mutating func writeUInt16(_ value: UInt16) {
         pad(to: 2)
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func writeUInt32(_ value: UInt32) {
+    package mutating func writeUInt32(_ value: UInt32) {
         pad(to: 4)
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func writeUInt64(_ value: UInt64) {
+    package mutating func writeUInt64(_ value: UInt64) {
         pad(to: 8)
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     /// Overwrites a UInt32 written earlier at `offset` (used for lengths known only after their contents).
-    mutating func patchUInt32(_ value: UInt32, at offset: Int) {
+    package mutating func patchUInt32(_ value: UInt32, at offset: Int) {
         withUnsafeBytes(of: value.littleEndian) { raw in
             for index in 0..<4 { bytes[offset + index] = raw[index] }
         }
@@ -54,7 +54,7 @@ struct DBusEncoder {
     /// Writes a string (`s`): length, UTF-8 bytes, NUL.
     ///
     /// - Throws: `DBusWireError.invalidString` when the text contains NUL.
-    mutating func writeString(_ text: String) throws(DBusWireError) {
+    package mutating func writeString(_ text: String) throws(DBusWireError) {
         var text = text
         let start = bytes.count
         let hasNUL = text.withUTF8 { utf8 in
@@ -68,7 +68,7 @@ struct DBusEncoder {
     }
 
     /// Writes a signature (`g`): one length byte, the ASCII text, NUL.
-    mutating func writeSignature(_ text: String) {
+    package mutating func writeSignature(_ text: String) {
         let utf8 = text.utf8
         bytes.append(UInt8(utf8.count))
         bytes.append(contentsOf: utf8)
@@ -81,7 +81,7 @@ struct DBusEncoder {
     ///
     /// - Throws: `DBusWireError` when the value does not have the type, a string holds NUL, an array exceeds
     ///   64 MiB or containers nest deeper than 64.
-    mutating func write(_ value: DBusValue, as type: DBusType) throws(DBusWireError) {
+    package mutating func write(_ value: DBusValue, as type: DBusType) throws(DBusWireError) {
         switch (type, value) {
         case (.byte, .byte(let raw)): writeByte(raw)
         case (.boolean, .boolean(let raw)): writeUInt32(raw ? 1 : 0)
@@ -121,7 +121,7 @@ struct DBusEncoder {
     }
 
     /// Writes each value as its own type, as a message body does.
-    mutating func write(_ values: [DBusValue]) throws(DBusWireError) {
+    package mutating func write(_ values: [DBusValue]) throws(DBusWireError) {
         for value in values { try write(value, as: value.type) }
     }
 

@@ -7,40 +7,40 @@
 /// ```swift
 /// do { try await device.call(...) } catch let error as DBusError where error.name == "org.bluez.Error.InProgress" { … }
 /// ```
-struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The D-Bus error name.
-    let name: String
+    package let name: String
     /// The human-readable message: the first string of the error's body, or empty.
-    let message: String
+    package let message: String
 
-    init(name: String, message: String) {
+    package init(name: String, message: String) {
         self.name = name
         self.message = message
     }
 
     /// The error carried by an error reply.
-    init(reply: DBusMessage) {
+    package init(reply: DBusMessage) {
         name = reply.errorName ?? "org.freedesktop.DBus.Error.Failed"
         message = reply.body.first?.stringValue ?? ""
     }
 
-    var description: String { message.isEmpty ? name : "\(name): \(message)" }
+    package var description: String { message.isEmpty ? name : "\(name): \(message)" }
 
     // MARK: - Names the bus itself uses
 
-    static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
-    static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
-    static let unknownMethod = "org.freedesktop.DBus.Error.UnknownMethod"
-    static let unknownObject = "org.freedesktop.DBus.Error.UnknownObject"
-    static let unknownInterface = "org.freedesktop.DBus.Error.UnknownInterface"
-    static let unknownProperty = "org.freedesktop.DBus.Error.UnknownProperty"
-    static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
-    static let accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
-    static let noReply = "org.freedesktop.DBus.Error.NoReply"
+    package static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
+    package static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
+    package static let unknownMethod = "org.freedesktop.DBus.Error.UnknownMethod"
+    package static let unknownObject = "org.freedesktop.DBus.Error.UnknownObject"
+    package static let unknownInterface = "org.freedesktop.DBus.Error.UnknownInterface"
+    package static let unknownProperty = "org.freedesktop.DBus.Error.UnknownProperty"
+    package static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
+    package static let accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
+    package static let noReply = "org.freedesktop.DBus.Error.NoReply"
 }
 
 /// Why a connection could not be made, or a call could not complete, apart from an error reply.
-enum DBusConnectionError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum DBusConnectionError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The address string is malformed or names no transport this client supports.
     case invalidAddress(String, reason: String)
     /// A socket operation failed; `errno` is the C error code.
@@ -59,7 +59,7 @@ enum DBusConnectionError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A reply's or signal's body does not have the signature the helper expects.
     case unexpectedSignature(member: String, expected: String, actual: String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .invalidAddress(let text, let reason): return "invalid D-Bus address \"\(text)\": \(reason)"
         case .system(let operation, let code): return "D-Bus \(operation) failed: \(String(cString: strerror(code)))"

@@ -11,29 +11,29 @@
 /// rule.pathNamespace = try DBusObjectPath("/org/bluez/hci0")
 /// rule.text  // "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',…"
 /// ```
-struct DBusMatchRule: Sendable, Hashable {
+package struct DBusMatchRule: Sendable, Hashable {
     /// The message type (`type=`); signals unless set otherwise.
-    var kind: DBusMessage.Kind? = .signal
+    package var kind: DBusMessage.Kind? = .signal
     /// The sender (`sender=`): a unique name or a well-known name.
-    var sender: String?
-    var interface: String?
-    var member: String?
+    package var sender: String?
+    package var interface: String?
+    package var member: String?
     /// The exact object path (`path=`).
-    var path: DBusObjectPath?
+    package var path: DBusObjectPath?
     /// The object path or any path below it (`path_namespace=`).
-    var pathNamespace: DBusObjectPath?
-    var destination: String?
+    package var pathNamespace: DBusObjectPath?
+    package var destination: String?
     /// String arguments that must be equal (`argN=`), by argument index 0…63.
-    var arguments: [Int: String] = [:]
+    package var arguments: [Int: String] = [:]
     /// Path-like arguments (`argNpath=`), by argument index 0…63.
-    var argumentPaths: [Int: String] = [:]
+    package var argumentPaths: [Int: String] = [:]
     /// A namespace the first argument must be in (`arg0namespace=`), e.g. `org.bluez` for `org.bluez.Device1`.
-    var argument0Namespace: String?
+    package var argument0Namespace: String?
 
-    init() {}
+    package init() {}
 
     /// A rule for signals with the given fields.
-    static func signal(
+    package static func signal(
         sender: String? = nil, interface: String? = nil, member: String? = nil, path: DBusObjectPath? = nil,
         pathNamespace: DBusObjectPath? = nil
     ) -> DBusMatchRule {
@@ -47,7 +47,7 @@ struct DBusMatchRule: Sendable, Hashable {
     }
 
     /// The rule in the bus's syntax, for `AddMatch` and `RemoveMatch`.
-    var text: String {
+    package var text: String {
         var parts: [String] = []
         func add(_ key: String, _ value: String?) {
             guard let value else { return }
@@ -69,7 +69,7 @@ struct DBusMatchRule: Sendable, Hashable {
     }
 
     /// Whether the rule names a well-known sender whose owner must be tracked to match locally.
-    var wellKnownSender: String? {
+    package var wellKnownSender: String? {
         guard let sender, !sender.hasPrefix(":"), sender != DBusConnection.busName else { return nil }
         return sender
     }
@@ -77,7 +77,7 @@ struct DBusMatchRule: Sendable, Hashable {
     /// Whether `message` matches the rule.
     ///
     /// - Parameter senderOwner: the current unique owner of `sender` when it is a well-known name.
-    func matches(_ message: DBusMessage, senderOwner: String?) -> Bool {
+    package func matches(_ message: DBusMessage, senderOwner: String?) -> Bool {
         if let kind, message.kind != kind { return false }
         if let sender, message.sender != sender {
             guard let senderOwner, message.sender == senderOwner else { return false }
@@ -128,5 +128,5 @@ struct DBusMatchRule: Sendable, Hashable {
 }
 
 extension DBusMatchRule: CustomStringConvertible {
-    var description: String { text }
+    package var description: String { text }
 }

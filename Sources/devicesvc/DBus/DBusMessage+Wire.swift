@@ -16,7 +16,7 @@ extension DBusMessage {
     ///
     /// - Throws: `DBusWireError` when the serial is zero, a required header field is missing or invalid, a value
     ///   cannot be encoded, or the message exceeds 128 MiB.
-    func encoded() throws(DBusWireError) -> [UInt8] {
+    package func encoded() throws(DBusWireError) -> [UInt8] {
         try validateHeader()
         let signature = try DBusSignature(bodySignature)
         var encoder = DBusEncoder()
@@ -56,7 +56,8 @@ extension DBusMessage {
     ///
     /// - Returns: `nil` when fewer than 16 bytes are available.
     /// - Throws: `DBusWireError` when the byte order or version is invalid or the message would exceed 128 MiB.
-    static func totalLength(ofMessageStartingWith prefix: some Collection<UInt8>) throws(DBusWireError) -> Int? {
+    package static func totalLength(ofMessageStartingWith prefix: some Collection<UInt8>) throws(DBusWireError) -> Int?
+    {
         guard prefix.count >= fixedHeaderLength else { return nil }
         let fixed = Array(prefix.prefix(fixedHeaderLength))
         let isBigEndian = try byteOrder(fixed[0])
@@ -80,7 +81,7 @@ extension DBusMessage {
     ///
     /// - Throws: `DBusWireError` for any malformed or hostile input, `.unknownMessageType` for a type this
     ///   implementation must ignore.
-    static func decode(_ bytes: [UInt8]) throws(DBusWireError) -> DBusMessage {
+    package static func decode(_ bytes: [UInt8]) throws(DBusWireError) -> DBusMessage {
         guard let total = try totalLength(ofMessageStartingWith: bytes) else {
             throw .truncated(offset: bytes.count, needed: fixedHeaderLength - bytes.count)
         }

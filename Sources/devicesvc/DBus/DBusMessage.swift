@@ -8,9 +8,9 @@
 ///     destination: "org.bluez", path: try DBusObjectPath("/org/bluez/hci0"),
 ///     interface: "org.bluez.Adapter1", member: "StartDiscovery")
 /// ```
-struct DBusMessage: Sendable, Hashable {
+package struct DBusMessage: Sendable, Hashable {
     /// The message type, the second byte of the header.
-    enum Kind: UInt8, Sendable {
+    package enum Kind: UInt8, Sendable {
         case methodCall = 1
         case methodReturn = 2
         case error = 3
@@ -18,15 +18,15 @@ struct DBusMessage: Sendable, Hashable {
     }
 
     /// The flags byte of the header.
-    struct Flags: OptionSet, Sendable, Hashable {
-        let rawValue: UInt8
+    package struct Flags: OptionSet, Sendable, Hashable {
+        package let rawValue: UInt8
 
-        init(rawValue: UInt8) {
+        package init(rawValue: UInt8) {
             self.rawValue = rawValue
         }
 
         /// "This message does not expect method return replies or error replies."
-        static let noReplyExpected = Flags(rawValue: 0x1)
+        package static let noReplyExpected = Flags(rawValue: 0x1)
         /// "The bus must not launch an owner for the destination name in response to this message."
         static let noAutoStart = Flags(rawValue: 0x2)
         /// The caller is prepared to wait for interactive authorization (polkit).
@@ -34,7 +34,7 @@ struct DBusMessage: Sendable, Hashable {
     }
 
     /// The codes of the header fields.
-    enum HeaderField: UInt8 {
+    package enum HeaderField: UInt8 {
         case path = 1
         case interface = 2
         case member = 3
@@ -46,34 +46,34 @@ struct DBusMessage: Sendable, Hashable {
         case unixFDs = 9
     }
 
-    var kind: Kind
-    var flags: Flags = []
+    package var kind: Kind
+    package var flags: Flags = []
     /// The sender's serial for this message; 0 until it is sent.
-    var serial: UInt32 = 0
-    var path: DBusObjectPath?
-    var interface: String?
-    var member: String?
-    var errorName: String?
-    var replySerial: UInt32?
-    var destination: String?
-    var sender: String?
+    package var serial: UInt32 = 0
+    package var path: DBusObjectPath?
+    package var interface: String?
+    package var member: String?
+    package var errorName: String?
+    package var replySerial: UInt32?
+    package var destination: String?
+    package var sender: String?
     /// The number of Unix file descriptors that accompany the message (`UNIX_FDS`), when given.
-    var unixFDCount: UInt32?
-    var body: [DBusValue] = []
+    package var unixFDCount: UInt32?
+    package var body: [DBusValue] = []
 
     /// The signature of the body.
-    var bodySignature: String {
+    package var bodySignature: String {
         var text = ""
         for value in body { value.type.appendSignature(to: &text) }
         return text
     }
 
-    init(kind: Kind) {
+    package init(kind: Kind) {
         self.kind = kind
     }
 
     /// A method call.
-    static func methodCall(
+    package static func methodCall(
         destination: String?, path: DBusObjectPath, interface: String?, member: String, body: [DBusValue] = []
     ) -> DBusMessage {
         var message = DBusMessage(kind: .methodCall)
@@ -86,7 +86,9 @@ struct DBusMessage: Sendable, Hashable {
     }
 
     /// A signal emission.
-    static func signal(path: DBusObjectPath, interface: String, member: String, body: [DBusValue] = []) -> DBusMessage {
+    package static func signal(
+        path: DBusObjectPath, interface: String, member: String, body: [DBusValue] = []
+    ) -> DBusMessage {
         var message = DBusMessage(kind: .signal)
         message.path = path
         message.interface = interface
@@ -96,7 +98,7 @@ struct DBusMessage: Sendable, Hashable {
     }
 
     /// A successful reply to `call`.
-    static func methodReturn(to call: DBusMessage, body: [DBusValue] = []) -> DBusMessage {
+    package static func methodReturn(to call: DBusMessage, body: [DBusValue] = []) -> DBusMessage {
         var message = DBusMessage(kind: .methodReturn)
         message.destination = call.sender
         message.replySerial = call.serial
@@ -105,7 +107,7 @@ struct DBusMessage: Sendable, Hashable {
     }
 
     /// An error reply to `call`; the body is the human-readable message, as the specification recommends.
-    static func errorReply(to call: DBusMessage, name: String, message text: String) -> DBusMessage {
+    package static func errorReply(to call: DBusMessage, name: String, message text: String) -> DBusMessage {
         var message = DBusMessage(kind: .error)
         message.destination = call.sender
         message.replySerial = call.serial
@@ -117,7 +119,7 @@ struct DBusMessage: Sendable, Hashable {
 
 extension DBusMessage: CustomStringConvertible {
     /// A one-line summary, e.g. `signal :1.5 /org/bluez/hci0 org.freedesktop.DBus.Properties.PropertiesChanged`.
-    var description: String {
+    package var description: String {
         var parts: [String] = []
         switch kind {
         case .methodCall: parts.append("call")

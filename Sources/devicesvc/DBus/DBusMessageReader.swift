@@ -8,17 +8,17 @@
 /// reader.append(chunk)
 /// while let message = try reader.nextMessage() { handle(message) }
 /// ```
-struct DBusMessageReader {
+package struct DBusMessageReader {
     private var buffer: [UInt8] = []
     private var start = 0
 
-    init() {}
+    package init() {}
 
     /// The number of bytes received but not yet consumed as messages.
-    var bufferedByteCount: Int { buffer.count - start }
+    package var bufferedByteCount: Int { buffer.count - start }
 
     /// Adds received bytes.
-    mutating func append(_ bytes: some Sequence<UInt8>) {
+    package mutating func append(_ bytes: some Sequence<UInt8>) {
         if start > 0 && start >= buffer.count / 2 {
             buffer.removeFirst(start)
             start = 0
@@ -29,7 +29,7 @@ struct DBusMessageReader {
     /// Takes the next whole message, or returns `nil` when more bytes are needed.
     ///
     /// - Throws: `DBusWireError` when the stream holds a malformed message.
-    mutating func nextMessage() throws(DBusWireError) -> DBusMessage? {
+    package mutating func nextMessage() throws(DBusWireError) -> DBusMessage? {
         while true {
             let available = buffer[start...]
             guard let total = try DBusMessage.totalLength(ofMessageStartingWith: available),

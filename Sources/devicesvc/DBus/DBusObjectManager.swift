@@ -1,20 +1,20 @@
 /// Interfaces by name, each with its properties.
-typealias DBusInterfaceMap = [String: DBusPropertyMap]
+package typealias DBusInterfaceMap = [String: DBusPropertyMap]
 
 /// Objects by path, as `GetManagedObjects` returns them.
-typealias DBusManagedObjects = [DBusObjectPath: DBusInterfaceMap]
+package typealias DBusManagedObjects = [DBusObjectPath: DBusInterfaceMap]
 
 /// `org.freedesktop.DBus.ObjectManager`: the object tree of a service such as BlueZ.
 extension DBusConnection {
     /// The standard object manager interface.
-    static let objectManagerInterface = "org.freedesktop.DBus.ObjectManager"
+    package static let objectManagerInterface = "org.freedesktop.DBus.ObjectManager"
 
     /// Reads every object below the manager at `path` with all its interfaces and properties
     /// (`GetManagedObjects`, `a{oa{sa{sv}}}`).
     ///
     /// - Throws: `DBusError` from the service, `DBusConnectionError` as for any call or when the reply has another
     ///   signature.
-    func managedObjects(
+    package func managedObjects(
         on destination: String, at path: DBusObjectPath = .root, timeout: Duration = defaultTimeout
     ) async throws -> DBusManagedObjects {
         let reply = try await call(
@@ -36,16 +36,16 @@ extension DBusConnection {
 }
 
 /// A decoded `InterfacesAdded` signal: `(o object, a{sa{sv}} interfaces)`.
-struct DBusInterfacesAdded: Sendable, Hashable {
+package struct DBusInterfacesAdded: Sendable, Hashable {
     /// The object that gained interfaces.
-    let objectPath: DBusObjectPath
+    package let objectPath: DBusObjectPath
     /// The added interfaces with their properties.
-    let interfaces: DBusInterfaceMap
+    package let interfaces: DBusInterfaceMap
 
     /// Decodes the signal.
     ///
     /// - Throws: `DBusConnectionError.unexpectedSignature` for another message or body signature.
-    init(_ message: DBusMessage) throws(DBusConnectionError) {
+    package init(_ message: DBusMessage) throws(DBusConnectionError) {
         guard message.kind == .signal, message.interface == DBusConnection.objectManagerInterface,
             message.member == "InterfacesAdded", message.bodySignature == "oa{sa{sv}}",
             let path = message.body[0].objectPathValue,
@@ -58,14 +58,14 @@ struct DBusInterfacesAdded: Sendable, Hashable {
     }
 
     /// A rule for `InterfacesAdded` from the manager `sender` at `managerPath`.
-    static func rule(sender: String, managerPath: DBusObjectPath = .root) -> DBusMatchRule {
+    package static func rule(sender: String, managerPath: DBusObjectPath = .root) -> DBusMatchRule {
         .signal(
             sender: sender, interface: DBusConnection.objectManagerInterface, member: "InterfacesAdded",
             path: managerPath)
     }
 
     /// Reads an `a{sa{sv}}` value.
-    static func interfaceMap(_ value: DBusValue) -> DBusInterfaceMap? {
+    package static func interfaceMap(_ value: DBusValue) -> DBusInterfaceMap? {
         guard case .dictionary(.string, .dictionary(key: .string, value: .variant), let entries) = value else {
             return nil
         }
@@ -79,16 +79,16 @@ struct DBusInterfacesAdded: Sendable, Hashable {
 }
 
 /// A decoded `InterfacesRemoved` signal: `(o object, as interfaces)`.
-struct DBusInterfacesRemoved: Sendable, Hashable {
+package struct DBusInterfacesRemoved: Sendable, Hashable {
     /// The object that lost interfaces.
-    let objectPath: DBusObjectPath
+    package let objectPath: DBusObjectPath
     /// The names of the removed interfaces.
-    let interfaces: [String]
+    package let interfaces: [String]
 
     /// Decodes the signal.
     ///
     /// - Throws: `DBusConnectionError.unexpectedSignature` for another message or body signature.
-    init(_ message: DBusMessage) throws(DBusConnectionError) {
+    package init(_ message: DBusMessage) throws(DBusConnectionError) {
         guard message.kind == .signal, message.interface == DBusConnection.objectManagerInterface,
             message.member == "InterfacesRemoved", message.bodySignature == "oas",
             let path = message.body[0].objectPathValue, let interfaces = message.body[1].stringArrayValue
@@ -100,7 +100,7 @@ struct DBusInterfacesRemoved: Sendable, Hashable {
     }
 
     /// A rule for `InterfacesRemoved` from the manager `sender` at `managerPath`.
-    static func rule(sender: String, managerPath: DBusObjectPath = .root) -> DBusMatchRule {
+    package static func rule(sender: String, managerPath: DBusObjectPath = .root) -> DBusMatchRule {
         .signal(
             sender: sender, interface: DBusConnection.objectManagerInterface, member: "InterfacesRemoved",
             path: managerPath)

@@ -1,16 +1,16 @@
 /// Property values by name, each with its variant removed.
-typealias DBusPropertyMap = [String: DBusValue]
+package typealias DBusPropertyMap = [String: DBusValue]
 
 /// `org.freedesktop.DBus.Properties`: reading and writing properties of remote objects.
 extension DBusConnection {
     /// The standard properties interface.
-    static let propertiesInterface = "org.freedesktop.DBus.Properties"
+    package static let propertiesInterface = "org.freedesktop.DBus.Properties"
 
     /// Reads one property (`Get`); the value is returned without its variant.
     ///
     /// - Throws: `DBusError` such as `org.freedesktop.DBus.Error.UnknownProperty`, `DBusConnectionError` as for any
     ///   call or when the reply is not one variant.
-    func property(
+    package func property(
         _ name: String, of interface: String, at path: DBusObjectPath, on destination: String,
         timeout: Duration = defaultTimeout
     ) async throws -> DBusValue {
@@ -24,7 +24,7 @@ extension DBusConnection {
     }
 
     /// Reads all properties of one interface (`GetAll`).
-    func properties(
+    package func properties(
         of interface: String, at path: DBusObjectPath, on destination: String, timeout: Duration = defaultTimeout
     ) async throws -> DBusPropertyMap {
         let reply = try await call(
@@ -49,23 +49,23 @@ extension DBusConnection {
 }
 
 /// A decoded `PropertiesChanged` signal: `(s interface, a{sv} changed, as invalidated)`.
-struct DBusPropertiesChanged: Sendable, Hashable {
+package struct DBusPropertiesChanged: Sendable, Hashable {
     /// The object whose properties changed.
-    let path: DBusObjectPath
+    package let path: DBusObjectPath
     /// The unique name of the object's owner.
-    let sender: String?
+    package let sender: String?
     /// The interface whose properties changed, e.g. `org.bluez.Device1`.
-    let interface: String
+    package let interface: String
     /// New values, without their variants.
-    let changed: DBusPropertyMap
+    package let changed: DBusPropertyMap
     /// Properties that changed but whose values were not sent.
-    let invalidated: [String]
+    package let invalidated: [String]
 
     /// Decodes the signal.
     ///
     /// - Throws: `DBusConnectionError.unexpectedSignature` when the message is not a `PropertiesChanged` signal
     ///   with body `sa{sv}as`.
-    init(_ message: DBusMessage) throws(DBusConnectionError) {
+    package init(_ message: DBusMessage) throws(DBusConnectionError) {
         guard message.kind == .signal, message.interface == DBusConnection.propertiesInterface,
             message.member == "PropertiesChanged", let path = message.path, message.bodySignature == "sa{sv}as",
             let interface = message.body[0].stringValue, let changed = message.body[1].propertyMapValue,
@@ -82,7 +82,7 @@ struct DBusPropertiesChanged: Sendable, Hashable {
     }
 
     /// A rule for `PropertiesChanged` from `sender`, at `path` or below `pathNamespace`, of `interface` (arg0).
-    static func rule(
+    package static func rule(
         sender: String?, path: DBusObjectPath? = nil, pathNamespace: DBusObjectPath? = nil, interface: String? = nil
     ) -> DBusMatchRule {
         var rule = DBusMatchRule.signal(

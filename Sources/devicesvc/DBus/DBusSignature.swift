@@ -8,24 +8,24 @@
 /// let signature = try DBusSignature("a{oa{sa{sv}}}")
 /// signature.types  // [.dictionary(key: .objectPath, value: .dictionary(...))]
 /// ```
-struct DBusSignature: Sendable, Hashable {
+package struct DBusSignature: Sendable, Hashable {
     /// The single complete types, in order.
-    let types: [DBusType]
+    package let types: [DBusType]
 
     /// The signature text.
-    var rawValue: String {
+    package var rawValue: String {
         var text = ""
         for type in types { type.appendSignature(to: &text) }
         return text
     }
 
     /// The empty signature, of a message without a body.
-    static let empty = DBusSignature(types: [])
+    package static let empty = DBusSignature(types: [])
 
     /// Makes the signature of a sequence of types.
     ///
     /// - Throws: `DBusWireError.invalidSignature` when the text would break the length or nesting limits.
-    init(validating types: [DBusType]) throws(DBusWireError) {
+    package init(validating types: [DBusType]) throws(DBusWireError) {
         var text = ""
         for type in types { type.appendSignature(to: &text) }
         self = try DBusSignature(text)
@@ -38,7 +38,7 @@ struct DBusSignature: Sendable, Hashable {
     /// Parses and validates signature text.
     ///
     /// - Throws: `DBusWireError.invalidSignature` naming what is wrong.
-    init(_ text: String) throws(DBusWireError) {
+    package init(_ text: String) throws(DBusWireError) {
         var parser = SignatureParser(text: text)
         types = try parser.parseAll()
     }
@@ -46,7 +46,7 @@ struct DBusSignature: Sendable, Hashable {
     /// Parses text that must hold exactly one single complete type, as a variant's signature must.
     ///
     /// - Throws: `DBusWireError.invalidSignature` when the text is invalid or holds zero or several types.
-    static func singleType(_ text: String) throws(DBusWireError) -> DBusType {
+    package static func singleType(_ text: String) throws(DBusWireError) -> DBusType {
         let signature = try DBusSignature(text)
         guard signature.types.count == 1 else {
             throw .invalidSignature(text, reason: "expected exactly one complete type")
@@ -56,7 +56,7 @@ struct DBusSignature: Sendable, Hashable {
 }
 
 extension DBusSignature: CustomStringConvertible {
-    var description: String { rawValue }
+    package var description: String { rawValue }
 }
 
 /// A recursive-descent parser over the bytes of a signature.

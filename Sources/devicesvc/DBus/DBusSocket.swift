@@ -3,14 +3,14 @@
 /// A connected Unix stream socket to a D-Bus server: the only file with raw socket calls.
 ///
 /// The descriptor has one owner, the connection, which closes it exactly once.
-struct DBusSocket: Sendable {
-    let descriptor: Int32
+package struct DBusSocket: Sendable {
+    package let descriptor: Int32
 
     /// Connects to a Unix socket address.
     ///
     /// - Throws: `DBusConnectionError.system` with the failing call and errno, or `.invalidAddress` when the path
     ///   does not fit `sockaddr_un`.
-    static func connect(to address: DBusAddress) throws(DBusConnectionError) -> DBusSocket {
+    package static func connect(to address: DBusAddress) throws(DBusConnectionError) -> DBusSocket {
         var storage = sockaddr_un()
         storage.sun_family = sa_family_t(AF_UNIX)
         let pathBytes: [UInt8]
@@ -46,7 +46,7 @@ struct DBusSocket: Sendable {
     /// Writes all of `bytes`, blocking until the kernel took them.
     ///
     /// - Throws: `DBusConnectionError.system` (`EPIPE` when the peer is gone; no `SIGPIPE` is raised).
-    func send(_ bytes: [UInt8]) throws(DBusConnectionError) {
+    package func send(_ bytes: [UInt8]) throws(DBusConnectionError) {
         var sent = 0
         while sent < bytes.count {
             let count = bytes.withUnsafeBytes { raw in
@@ -63,7 +63,7 @@ struct DBusSocket: Sendable {
     ///
     /// - Returns: the number of bytes read; 0 when the peer closed the connection.
     /// - Throws: `DBusConnectionError.system` on a read error or when a receive timeout expires.
-    func receive(into buffer: inout [UInt8]) throws(DBusConnectionError) -> Int {
+    package func receive(into buffer: inout [UInt8]) throws(DBusConnectionError) -> Int {
         let count = buffer.withUnsafeMutableBytes { raw in
             retryingOnInterrupt { recv(descriptor, raw.baseAddress, raw.count, 0) }
         }
@@ -72,7 +72,7 @@ struct DBusSocket: Sendable {
     }
 
     /// Limits how long one `receive` blocks (`SO_RCVTIMEO`); `nil` blocks without limit.
-    func setReceiveTimeout(_ timeout: Duration?) {
+    package func setReceiveTimeout(_ timeout: Duration?) {
         var value = timeval()
         if let timeout {
             let (seconds, attoseconds) = timeout.components
@@ -84,17 +84,17 @@ struct DBusSocket: Sendable {
     }
 
     /// Wakes a blocked `receive` (it returns 0) and fails later sends, without releasing the descriptor.
-    func shutdown() {
+    package func shutdown() {
         _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
     }
 
     /// Releases the descriptor. Call once, after no thread uses the socket any more.
-    func close() {
+    package func close() {
         _ = Glibc.close(descriptor)
     }
 
     /// The effective user ID, which SASL EXTERNAL authenticates as.
-    static var effectiveUserID: UInt32 { geteuid() }
+    package static var effectiveUserID: UInt32 { geteuid() }
 }
 
 /// Runs a system call again while it fails with `EINTR`: the one place that retries interrupted calls.

@@ -3,21 +3,21 @@ import Synchronization
 /// A registered signal handler; `cancel()` removes it and its match rule from the bus.
 ///
 /// Dropping the subscription does not cancel it: cancel explicitly (or close the connection).
-final class DBusSubscription: Sendable {
+package final class DBusSubscription: Sendable {
     /// The rule the handler receives signals for.
-    let rule: DBusMatchRule
+    package let rule: DBusMatchRule
     private let connection: DBusConnection
     private let token: UInt64
     private let isCancelled = Atomic<Bool>(false)
 
-    init(connection: DBusConnection, token: UInt64, rule: DBusMatchRule) {
+    package init(connection: DBusConnection, token: UInt64, rule: DBusMatchRule) {
         self.connection = connection
         self.token = token
         self.rule = rule
     }
 
     /// Stops delivery at once and sends `RemoveMatch`. Idempotent.
-    func cancel() {
+    package func cancel() {
         guard isCancelled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
         connection.removeSubscription(token: token)

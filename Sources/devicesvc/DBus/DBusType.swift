@@ -15,7 +15,7 @@
 /// | `a…` | `array` / `dictionary` (`a{kv}`) | 4 |
 /// | `(…)` | `structure` | 8 |
 /// | `v` | `variant` | 1 |
-indirect enum DBusType: Sendable, Hashable {
+package indirect enum DBusType: Sendable, Hashable {
     case byte
     case boolean
     case int16
@@ -38,7 +38,7 @@ indirect enum DBusType: Sendable, Hashable {
     case structure([DBusType])
 
     /// Whether the type is basic (fixed-size or string-like), the only kind allowed as a dict entry key.
-    var isBasic: Bool {
+    package var isBasic: Bool {
         switch self {
         case .variant, .array, .dictionary, .structure: return false
         default: return true
@@ -46,7 +46,7 @@ indirect enum DBusType: Sendable, Hashable {
     }
 
     /// The boundary, in bytes from the start of the message, at which a value of this type starts.
-    var alignment: Int {
+    package var alignment: Int {
         switch self {
         case .byte, .signature, .variant: return 1
         case .int16, .uint16: return 2
@@ -56,14 +56,14 @@ indirect enum DBusType: Sendable, Hashable {
     }
 
     /// The signature text of this one type, such as `a{sv}`.
-    var signature: String {
+    package var signature: String {
         var text = ""
         appendSignature(to: &text)
         return text
     }
 
     /// Appends the signature text of this type to `text`.
-    func appendSignature(to text: inout String) {
+    package func appendSignature(to text: inout String) {
         switch self {
         case .byte: text.append("y")
         case .boolean: text.append("b")
@@ -96,5 +96,5 @@ indirect enum DBusType: Sendable, Hashable {
 }
 
 extension DBusType: CustomStringConvertible {
-    var description: String { signature }
+    package var description: String { signature }
 }

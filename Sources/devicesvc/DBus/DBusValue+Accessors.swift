@@ -15,12 +15,12 @@ extension DBusValue {
         return nil
     }
 
-    var boolValue: Bool? {
+    package var boolValue: Bool? {
         if case .boolean(let value) = unwrapped { return value }
         return nil
     }
 
-    var int16Value: Int16? {
+    package var int16Value: Int16? {
         if case .int16(let value) = unwrapped { return value }
         return nil
     }
@@ -30,7 +30,7 @@ extension DBusValue {
         return nil
     }
 
-    var int32Value: Int32? {
+    package var int32Value: Int32? {
         if case .int32(let value) = unwrapped { return value }
         return nil
     }
@@ -56,12 +56,12 @@ extension DBusValue {
     }
 
     /// The text of a string (`s`) value.
-    var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let value) = unwrapped { return value }
         return nil
     }
 
-    var objectPathValue: DBusObjectPath? {
+    package var objectPathValue: DBusObjectPath? {
         if case .objectPath(let value) = unwrapped { return value }
         return nil
     }
@@ -72,13 +72,13 @@ extension DBusValue {
     }
 
     /// The elements of an array (`a…`, not a dictionary).
-    var arrayValue: [DBusValue]? {
+    package var arrayValue: [DBusValue]? {
         if case .array(_, let elements) = unwrapped { return elements }
         return nil
     }
 
     /// The bytes of a byte array (`ay`).
-    var bytesValue: [UInt8]? {
+    package var bytesValue: [UInt8]? {
         guard case .array(.byte, let elements) = unwrapped else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(elements.count)
@@ -90,7 +90,7 @@ extension DBusValue {
     }
 
     /// The strings of a string array (`as`).
-    var stringArrayValue: [String]? {
+    package var stringArrayValue: [String]? {
         guard case .array(.string, let elements) = unwrapped else { return nil }
         return elements.compactMap(\.stringValue)
     }
@@ -102,7 +102,7 @@ extension DBusValue {
     }
 
     /// The entries of a dictionary, in wire order.
-    var dictionaryEntries: [DBusDictionaryEntry]? {
+    package var dictionaryEntries: [DBusDictionaryEntry]? {
         if case .dictionary(_, _, let entries) = unwrapped { return entries }
         return nil
     }
@@ -110,7 +110,7 @@ extension DBusValue {
     /// A string-keyed dictionary (`a{s…}`, typically `a{sv}`) with one variant layer removed from each value.
     ///
     /// A key that appears twice keeps its last value, as D-Bus bindings do.
-    var propertyMapValue: [String: DBusValue]? {
+    package var propertyMapValue: [String: DBusValue]? {
         guard case .dictionary(.string, _, let entries) = unwrapped else { return nil }
         var map: [String: DBusValue] = [:]
         map.reserveCapacity(entries.count)
@@ -126,7 +126,7 @@ extension DBusValue {
     }
 
     /// The fields of a struct.
-    var structureValue: [DBusValue]? {
+    package var structureValue: [DBusValue]? {
         if case .structure(let fields) = unwrapped { return fields }
         return nil
     }

@@ -1,9 +1,9 @@
 /// One key/value pair of a D-Bus dictionary (`a{kv}`), kept in wire order.
-struct DBusDictionaryEntry: Sendable, Hashable {
-    var key: DBusValue
-    var value: DBusValue
+package struct DBusDictionaryEntry: Sendable, Hashable {
+    package var key: DBusValue
+    package var value: DBusValue
 
-    init(_ key: DBusValue, _ value: DBusValue) {
+    package init(_ key: DBusValue, _ value: DBusValue) {
         self.key = key
         self.value = value
     }
@@ -19,7 +19,7 @@ struct DBusDictionaryEntry: Sendable, Hashable {
 /// let properties: DBusValue = .propertyMap(["Powered": .boolean(true), "Alias": .string("kitchen")])
 /// properties.type.signature  // "a{sv}"
 /// ```
-indirect enum DBusValue: Sendable, Hashable {
+package indirect enum DBusValue: Sendable, Hashable {
     case byte(UInt8)
     case boolean(Bool)
     case int16(Int16)
@@ -44,7 +44,7 @@ indirect enum DBusValue: Sendable, Hashable {
     case structure([DBusValue])
 
     /// The D-Bus type of this value.
-    var type: DBusType {
+    package var type: DBusType {
         switch self {
         case .byte: return .byte
         case .boolean: return .boolean
@@ -69,18 +69,18 @@ indirect enum DBusValue: Sendable, Hashable {
     // MARK: - Building common shapes
 
     /// A byte array (`ay`), as BlueZ uses for GATT values.
-    static func bytes(_ bytes: [UInt8]) -> DBusValue {
+    package static func bytes(_ bytes: [UInt8]) -> DBusValue {
         .array(.byte, bytes.map(DBusValue.byte))
     }
 
     /// A string array (`as`).
-    static func strings(_ strings: [String]) -> DBusValue {
+    package static func strings(_ strings: [String]) -> DBusValue {
         .array(.string, strings.map(DBusValue.string))
     }
 
     /// A property map (`a{sv}`), each value wrapped in a variant, keys in sorted order so that encoding is
     /// deterministic.
-    static func propertyMap(_ properties: [String: DBusValue]) -> DBusValue {
+    package static func propertyMap(_ properties: [String: DBusValue]) -> DBusValue {
         let entries = properties.sorted { $0.key < $1.key }.map {
             DBusDictionaryEntry(.string($0.key), .variant($0.value))
         }
@@ -90,14 +90,14 @@ indirect enum DBusValue: Sendable, Hashable {
     /// An object path value.
     ///
     /// - Throws: `DBusWireError.invalidObjectPath` when `text` is not a valid path.
-    static func objectPath(_ text: String) throws(DBusWireError) -> DBusValue {
+    package static func objectPath(_ text: String) throws(DBusWireError) -> DBusValue {
         .objectPath(try DBusObjectPath(text))
     }
 }
 
 extension DBusValue: CustomStringConvertible {
     /// A compact, readable rendering for logs and test failures, e.g. `{"Powered": <true>}`.
-    var description: String {
+    package var description: String {
         switch self {
         case .byte(let value): return "0x" + String(value, radix: 16)
         case .boolean(let value): return String(value)
@@ -126,7 +126,7 @@ extension DBusValue {
     /// a NaN read from a message equals itself (IEEE `==` would make a decoded message unequal to
     /// the same message decoded again; found by the `dbus` fuzz target) and `-0.0` differs from
     /// `0.0`. Equal values have equal bits, so the synthesized `hash(into:)` stays consistent.
-    static func == (lhs: DBusValue, rhs: DBusValue) -> Bool {
+    package static func == (lhs: DBusValue, rhs: DBusValue) -> Bool {
         switch lhs {
         case .byte(let a): if case .byte(let b) = rhs { return a == b }
         case .boolean(let a): if case .boolean(let b) = rhs { return a == b }

@@ -1,7 +1,7 @@
 /// Why bytes could not be read as, or values could not be written as, a D-Bus message.
 ///
 /// Every malformed or hostile input ends in one of these cases; the marshalling code never traps on input.
-enum DBusWireError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum DBusWireError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A signature string breaks the grammar or the limits of the specification.
     case invalidSignature(String, reason: String)
     /// An object path is not `/` or `/segment/segment` of `[A-Za-z0-9_]`.
@@ -37,7 +37,7 @@ enum DBusWireError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The body does not fill exactly the length the header gives.
     case bodyLengthMismatch(declared: Int, used: Int)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .invalidSignature(let text, let reason): return "invalid D-Bus signature \"\(text)\": \(reason)"
         case .invalidObjectPath(let path): return "invalid D-Bus object path \"\(path)\""

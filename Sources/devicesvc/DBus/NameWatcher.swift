@@ -1,5 +1,5 @@
+import ContextBusSupport
 import Dispatch
-import Shared
 
 /// Tracks the current owner of a well-known bus name (such as `org.bluez`), including its appearing,
 /// disappearing and changing hands.
@@ -15,22 +15,22 @@ import Shared
 /// }
 /// let owner = try await bluez.waitForOwner(timeout: .seconds(5))
 /// ```
-final class NameWatcher: Sendable {
+package final class NameWatcher: Sendable {
     /// One change of owner.
-    struct Change: Sendable, Hashable {
+    package struct Change: Sendable, Hashable {
         let name: String
         /// The unique name that owned the name before; `nil` when nobody did.
         let oldOwner: String?
         /// The unique name that owns it now; `nil` when nobody does.
-        let newOwner: String?
+        package let newOwner: String?
     }
 
     /// Why `waitForOwner` failed.
-    enum WaitError: Error, Hashable, Sendable, CustomStringConvertible {
+    package enum WaitError: Error, Hashable, Sendable, CustomStringConvertible {
         case timedOut(name: String, after: Duration)
         case cancelled(name: String)
 
-        var description: String {
+        package var description: String {
             switch self {
             case .timedOut(let name, let after): return "\(name) did not appear on the bus within \(after)"
             case .cancelled(let name): return "stopped watching \(name)"
@@ -39,7 +39,7 @@ final class NameWatcher: Sendable {
     }
 
     /// The watched name.
-    let name: String
+    package let name: String
     private let storage = Locked(Storage())
     private let observationStorage = Locked<DBusOwnerObservation?>(nil)
     private let disconnectToken = Locked<(DBusConnection, UInt64)?>(nil)
@@ -61,7 +61,7 @@ final class NameWatcher: Sendable {
     /// Starts watching `name`; `onChange` runs on the connection's delivery queue after each change.
     ///
     /// - Throws: `DBusError` or `DBusConnectionError` when the match rule or the first `GetNameOwner` fails.
-    static func start(
+    package static func start(
         watching name: String, on connection: DBusConnection, onChange: (@Sendable (Change) -> Void)? = nil
     ) async throws -> NameWatcher {
         let watcher = NameWatcher(name: name, onChange: onChange)
@@ -86,16 +86,16 @@ final class NameWatcher: Sendable {
     }
 
     /// The unique name that owns the name now, or `nil`.
-    var owner: String? { storage.withLock { $0.owner } }
+    package var owner: String? { storage.withLock { $0.owner } }
 
     /// Whether somebody owns the name now.
-    var hasOwner: Bool { owner != nil }
+    package var hasOwner: Bool { owner != nil }
 
     /// Returns the owner as soon as there is one.
     ///
     /// - Throws: `NameWatcher.WaitError.timedOut` when nobody owns the name within `timeout`, `.cancelled` when
     ///   the watcher is cancelled, or the connection's error when it closes.
-    func waitForOwner(timeout: Duration) async throws -> String {
+    package func waitForOwner(timeout: Duration) async throws -> String {
         try await withLockedThrowingContinuation { continuation in
             enum Outcome {
                 case owned(String)
@@ -124,7 +124,7 @@ final class NameWatcher: Sendable {
     }
 
     /// Stops watching. Pending `waitForOwner` calls fail with `WaitError.cancelled`. Idempotent.
-    func cancel() {
+    package func cancel() {
         observationStorage.withLock { $0 }?.cancel()
         if let (connection, token) = disconnectToken.withLock({ $0 }) { connection.removeDisconnectHandler(token) }
         let waiters = storage.withLock { storage in

@@ -1,6 +1,6 @@
-import BusProtocol
+import ContextBusObjectGraph
+import ContextBusWire
 import Foundation
-import Shared
 
 /// What a `record: true` chain saves: the device's state at the end of the chain and every value it read
 /// or was notified, with when it arrived.

@@ -1,6 +1,6 @@
-import BusProtocol
+import ContextBusClient
+import ContextBusObjectGraph
 import Foundation
-import Shared
 
 /// Saves `record: true` chains into the store service through an `ObjectContext` over a `RemoteStore`, like any
 /// other client of `storesvc`.

@@ -1,5 +1,5 @@
-import BusProtocol
-import Shared
+import ContextBusSupport
+import ContextBusWire
 
 /// `device.run` as `devicesvc` answers it: PROTOCOL.md's result, plus `recorded` (and `recordError`) for
 /// chains with `record: true` (an addition to the protocol, documented in docs/device-service.md).

@@ -1,6 +1,9 @@
-import BusProtocol
+import ContextBusDBus
+import ContextBusReactive
+import ContextBusServer
+import ContextBusSupport
+import ContextBusWire
 import Foundation
-import Shared
 
 /// The `device.*` handlers.
 extension DeviceService {

@@ -1,6 +1,8 @@
-import BusProtocol
+import ContextBusDBus
+import ContextBusReactive
+import ContextBusServer
+import ContextBusSupport
 import Dispatch
-import Shared
 
 /// The device service: BlueZ on the system bus, the chain runner, and the bus server that answers
 /// `device.*` requests.

@@ -1,5 +1,5 @@
-import BusProtocol
-import Shared
+import ContextBusSQLite
+import ContextBusServer
 
 extension StoreServiceConfiguration {
     /// Reads the command line (without the program name).

@@ -1,4 +1,4 @@
-import BusProtocol
+import ContextBusServer
 @preconcurrency import Glibc
 
 /// Everything `storesvc` is told on its command line, with the defaults filled in.

@@ -1,5 +1,6 @@
-import BusProtocol
-import Shared
+import ContextBusObjectGraph
+import ContextBusServer
+import ContextBusWire
 
 /// The one place where store failures become protocol errors (`PROTOCOL.md`, "Error codes"); the
 /// table itself is `RPCError.init(_: StoreError)` in BusProtocol, shared with `RemoteStore`.

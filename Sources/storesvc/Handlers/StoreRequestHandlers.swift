@@ -1,6 +1,9 @@
-import BusProtocol
+import ContextBusObjectGraph
+import ContextBusSQLite
+import ContextBusServer
+import ContextBusSupport
+import ContextBusWire
 import Dispatch
-import Shared
 
 /// The `store.*` methods of `PROTOCOL.md`, as plain functions of typed params.
 ///
@@ -97,8 +100,9 @@ final class StoreRequestHandlers: Sendable {
     /// is committed (durably for `durability: "disk"`) or failed.
     ///
     /// Decoding errors (`-32602`) are answered at once, still through `completion`.
-    func save(_ params: SaveParams, completion: @escaping @Sendable (Result<BusProtocol.SaveResult, RPCError>) -> Void)
-    {
+    func save(
+        _ params: SaveParams, completion: @escaping @Sendable (Result<ContextBusWire.SaveResult, RPCError>) -> Void
+    ) {
         let decoded: SaveRequestDecoder.Decoded
         do {
             decoded = try decoder.decode(params)
@@ -110,8 +114,8 @@ final class StoreRequestHandlers: Sendable {
         inFlightSaves.enter()
         counters.withLock { $0.inFlight += 1 }
         let log = self.log
-        let answer: @Sendable (Result<Shared.SaveResult, any Error>) -> Void = { [self] outcome in
-            let response = outcome.map { BusProtocol.SaveResult($0, names: decoded.names) }
+        let answer: @Sendable (Result<ContextBusObjectGraph.SaveResult, any Error>) -> Void = { [self] outcome in
+            let response = outcome.map { ContextBusWire.SaveResult($0, names: decoded.names) }
                 .mapError { StoreErrorMapping.rpcError(for: $0, log: log) }
             count(failed: (try? response.get()) == nil)
             completion(response)

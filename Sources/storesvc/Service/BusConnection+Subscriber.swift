@@ -1,4 +1,5 @@
-import BusProtocol
+import ContextBusServer
+import ContextBusWire
 
 /// A bus connection is where a subscription's events go.
 extension BusConnection: SubscriberConnection {

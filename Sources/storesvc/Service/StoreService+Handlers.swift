@@ -1,5 +1,5 @@
-import BusProtocol
-import Shared
+import ContextBusObjectGraph
+import ContextBusWire
 
 extension StoreService {
     /// Registers one handler per `store.*` method, all responder handlers. `store.save` is `.inOrder`:

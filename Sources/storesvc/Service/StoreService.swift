@@ -1,6 +1,8 @@
-import BusProtocol
+import ContextBusObjectGraph
+import ContextBusSQLite
+import ContextBusServer
+import ContextBusSupport
 import Foundation
-import Shared
 
 /// The running store service: the instance lock, the SQLite store (the root context's storage),
 /// the subscription hub, the request handlers, and the bus server that serves them.

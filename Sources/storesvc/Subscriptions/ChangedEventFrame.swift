@@ -1,5 +1,6 @@
-import BusProtocol
-import Shared
+import ContextBusServer
+import ContextBusSupport
+import ContextBusWire
 
 /// One transaction's `store.changed` event, encoded once for every subscription that sees the same change,
 /// with only the `subscription` number spliced in per subscriber.

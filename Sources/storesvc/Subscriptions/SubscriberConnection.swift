@@ -1,4 +1,5 @@
-import BusProtocol
+import ContextBusServer
+import ContextBusWire
 
 /// The connection a subscription's events go to, as the hub needs it.
 ///

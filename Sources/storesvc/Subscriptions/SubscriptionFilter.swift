@@ -1,5 +1,6 @@
-import BusProtocol
-import Shared
+import ContextBusObjectGraph
+import ContextBusSupport
+import ContextBusWire
 
 /// A subscription's set S: objects of one entity (or of every entity) matching a predicate; and
 /// what a committed transaction changed in it.

@@ -1,4 +1,4 @@
-import BusProtocol
+import ContextBusServer
 
 extension SubscriptionHub {
     /// The live subscriptions that share one filter, in subscription order, prepared for `deliver`.

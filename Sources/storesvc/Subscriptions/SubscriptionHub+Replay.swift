@@ -1,6 +1,6 @@
-import BusProtocol
+import ContextBusObjectGraph
+import ContextBusWire
 import Dispatch
-import Shared
 
 extension SubscriptionHub {
     /// Runs the next replay step of `subscription` on the replay queue; `timeline` holds the transactions after

@@ -1,6 +1,8 @@
-import BusProtocol
+import ContextBusObjectGraph
+import ContextBusServer
+import ContextBusSupport
+import ContextBusWire
 import Dispatch
-import Shared
 
 /// The store's subscription table: turns every committed `ChangeSet` into `store.changed`
 /// events for the subscriptions whose set it changes, and replays history for `since`.

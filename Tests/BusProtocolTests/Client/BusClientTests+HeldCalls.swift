@@ -1,9 +1,9 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
 
-@testable import BusProtocol
+@testable import ContextBusClient
+@testable import ContextBusWire
 
 /// Calls made while the client reconnects, with `callsWhileReconnecting = .wait`: held until the service is back.
 struct BusClientHeldCallTests {

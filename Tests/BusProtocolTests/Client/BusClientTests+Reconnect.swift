@@ -1,8 +1,9 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusClient
+@testable import ContextBusWire
 
 /// Losing the service and getting it back.
 struct BusClientReconnectTests {

@@ -1,10 +1,12 @@
-import BusProtocol
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusClient
+@testable import ContextBusSupport
+@testable import ContextBusWire
 
 /// `BusClient` against a real `BusServer`.
 struct BusClientTests {

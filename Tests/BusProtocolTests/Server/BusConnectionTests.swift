@@ -1,9 +1,10 @@
-import BusProtocol
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
+@testable import ContextBusWire
 
 /// What handlers do with a connection: events, overflow of a peer that stops reading, paced sending.
 struct BusConnectionTests {

@@ -1,6 +1,4 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
 

@@ -1,9 +1,10 @@
-import BusProtocol
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusServer
+@testable import ContextBusWire
 
 /// Handlers: where they run, how they answer, the in-flight limit, cancellation and ordering.
 struct BusServerRequestTests {

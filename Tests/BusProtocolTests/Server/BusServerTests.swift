@@ -1,9 +1,11 @@
-import BusProtocol
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusServer
+@testable import ContextBusTransport
+@testable import ContextBusWire
 
 /// The session rules of PROTOCOL.md, checked on the wire with a raw socket against a real server.
 struct BusServerTests {

@@ -1,8 +1,8 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusServer
 
 /// `FrameFanOut` over a real `BusServer` (two loops) and raw peers: numbers, order, limits, overflow.
 struct FrameFanOutTests {

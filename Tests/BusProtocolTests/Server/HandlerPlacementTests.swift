@@ -1,9 +1,9 @@
-import BusProtocol
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusServer
 
 /// `HandlerPlacement`: responder handlers on the connection's loop, on the handler queue, or chosen per request.
 struct HandlerPlacementTests {

@@ -1,11 +1,11 @@
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
 
-@testable import BusProtocol
+@testable import ContextBusSupport
+@testable import ContextBusTransport
 
 /// Frames of `largeFrameThreshold` bytes or more are parsed off the connection's loop: the loop's other connections
 /// are served meanwhile, and the connection's own later frames wait for their turn.

@@ -1,6 +1,7 @@
-import BusProtocol
 import TestSupport
 import Testing
+
+@testable import ContextBusServer
 
 /// `NumberedFrame`: the length header and the spliced number.
 struct NumberedFrameTests {

@@ -1,6 +1,7 @@
-import BusProtocol
 import TestSupport
 import Testing
+
+@testable import ContextBusServer
 
 struct FlagReaderTests {
     @Test func readsValuesAfterTheFlagOrAfterAnEqualsSign() throws {

@@ -1,7 +1,8 @@
-import BusProtocol
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusWire
 
 /// `PredicateInput`'s limit on comparisons through relationships, at its boundary.
 struct PredicateInputTests {
@@ -26,7 +27,7 @@ struct PredicateInputTests {
     }
 
     @Test func countsToOneKeyPathsToManyCountsAndQuantifiersButNotPlainKeys() throws {
-        let predicate = try Shared.ObjectPredicate(
+        let predicate = try ContextBusObjectGraph.ObjectPredicate(
             format: "device.name == 'a' AND readings.@count > 1 AND ALL readings.chain == 'c' AND address == 'x'")
         expectEqual(PredicateInput.relationshipComparisons(in: predicate), 3)
     }

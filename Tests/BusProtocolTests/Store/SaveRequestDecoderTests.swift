@@ -1,8 +1,9 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusWire
 
 struct SaveRequestDecoderTests {
     let decoder = SaveRequestDecoder(model: .deviceReadings)

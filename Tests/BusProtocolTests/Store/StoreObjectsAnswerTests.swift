@@ -1,8 +1,10 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
+@testable import ContextBusWire
 
 /// `StoreObjectsAnswer` writes `store.get`'s result straight from snapshots: the same JSON as `GetResult`'s tree
 /// and as Foundation's `JSONEncoder` for a Codable mirror, and the same frame when a responder answers with it.

@@ -1,8 +1,10 @@
-import BusProtocol
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
+@testable import ContextBusWire
 
 /// The conversions between the store's wire types and Shared's store types, used by both `storesvc` and
 /// `RemoteStore`: what one end writes, the other reads back to the same value.

@@ -1,8 +1,11 @@
-import BusProtocol
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Shared
+
+@testable import ContextBusServer
+@testable import ContextBusSupport
+@testable import ContextBusTransport
+@testable import ContextBusWire
 
 // Methods, a server fixture and a raw-socket peer for the BusServer and BusClient tests. The server is the
 // real one on a temporary socket; the methods are test methods registered with real handlers.

@@ -1,6 +1,8 @@
-import BusProtocol
 import Foundation
-import Shared
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
+@testable import ContextBusWire
 
 /// A deterministic random source (SplitMix64) so that property tests fail the same way every run.
 struct SeededGenerator: RandomNumberGenerator {

@@ -1,9 +1,10 @@
-import BusProtocol
 import Dispatch
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
+@testable import ContextBusTransport
 
 struct EventLoopTests {
     @Test func runsExecutedWorkOnItsOwnThread() throws {

@@ -1,7 +1,8 @@
-import BusProtocol
 @preconcurrency import Glibc
 import TestSupport
 import Testing
+
+@testable import ContextBusTransport
 
 /// A listening socket made the way systemd makes one for `ListenStream=`; returns its raw descriptor.
 func makeInheritedListener(at address: UnixSocketAddress) -> Int32 {

@@ -1,10 +1,10 @@
-import BusProtocol
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusTransport
 
 /// `SocketConnection.writeBatched(_:)`: bytes queued for the loop, sent together.
 struct SocketConnectionBatchedWritingTests {

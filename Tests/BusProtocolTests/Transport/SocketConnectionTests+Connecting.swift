@@ -1,8 +1,9 @@
-import BusProtocol
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
+@testable import ContextBusTransport
 
 /// A listening socket with the smallest backlog that never accepts: after one pending connection, connects get
 /// `EAGAIN`.

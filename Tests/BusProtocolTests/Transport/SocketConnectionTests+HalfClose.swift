@@ -1,8 +1,9 @@
-import BusProtocol
 import Dispatch
 @preconcurrency import Glibc
 import TestSupport
 import Testing
+
+@testable import ContextBusTransport
 
 /// A peer that shuts down its writing side (`shutdown(SHUT_WR)`) and then reads.
 struct SocketConnectionHalfCloseTests {

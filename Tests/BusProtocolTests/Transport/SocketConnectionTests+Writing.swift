@@ -1,10 +1,10 @@
-import BusProtocol
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
 
 struct SocketConnectionWritingTests {
     @Test func deliversALargePayloadToASlowReaderIntactAndInOrder() throws {

@@ -1,8 +1,9 @@
-import BusProtocol
 import Dispatch
 @preconcurrency import Glibc
 import TestSupport
 import Testing
+
+@testable import ContextBusTransport
 
 /// A started connection on one end of a socket pair; the other end is a raw, blocking descriptor.
 func makeConnectedPair(

@@ -1,9 +1,10 @@
-import BusProtocol
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import Testing
+
+@testable import ContextBusSupport
+@testable import ContextBusTransport
 
 /// Generous bound for waiting on the loop thread; reaching it means the behaviour is missing, not slow.
 let patience: DispatchTimeInterval = .seconds(20)

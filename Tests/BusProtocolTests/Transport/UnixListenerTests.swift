@@ -1,10 +1,11 @@
-import BusProtocol
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
+@testable import ContextBusTransport
 
 /// Listener options that ignore the test process's own environment.
 func listenerOptions(socketMode: UInt32 = 0o660) -> UnixListener.Options {

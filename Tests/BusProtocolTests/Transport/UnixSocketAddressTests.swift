@@ -1,6 +1,7 @@
-import BusProtocol
 import TestSupport
 import Testing
+
+@testable import ContextBusTransport
 
 struct UnixSocketAddressTests {
     @Test func acceptsAPathOfExactlyTheSunPathLimit() throws {

@@ -1,7 +1,9 @@
 import Dispatch
 import Foundation
-import Shared
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
 
 /// A store under test with a top-level context on it.
 struct ContextFixture {

@@ -1,7 +1,9 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
 
 struct ManagedObjectTests {
     @Test func typedAccessorsReadAndWriteEveryAttributeType() throws {

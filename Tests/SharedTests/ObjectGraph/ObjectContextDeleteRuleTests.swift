@@ -1,7 +1,8 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 struct ObjectContextDeleteRuleTests {
     @Test(arguments: StoreFactory.all)

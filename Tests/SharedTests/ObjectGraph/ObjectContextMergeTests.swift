@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 struct ObjectContextMergeTests {
     /// A and B load the same device; A renames it and saves; B renames it and changes its

@@ -1,7 +1,8 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 /// Merging change sets whose updated snapshots hold only the changed keys (as `RemoteStore`'s do, built from
 /// `store.changed` events without reading the objects back).

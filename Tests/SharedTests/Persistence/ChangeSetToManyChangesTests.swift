@@ -1,7 +1,8 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 /// `ChangeSet.toManyChanges(model:)`: the members each transaction added to and removed from to-many sets, read
 /// from the change set alone.

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusObjectGraph
 
 /// `PersistentStore.completingToManyValues(in:)` fills a change set's left-out to-many values with the members
 /// as of that change set's own transaction, however many transactions have committed since.

@@ -1,9 +1,10 @@
-import CSQLite
+import CContextBusSQLite
 import Foundation
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
 
 /// The history row's text: inserts as runs, rows in the older object-only form, hostile text.
 struct HistoryCodecTests {

@@ -1,10 +1,12 @@
-import CSQLite
+import CContextBusSQLite
 import Foundation
 import Synchronization
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
+@testable import ContextBusSupport
 
 /// The store's WAL is checkpointed by `SQLiteCheckpointer` on its own thread, not inside the writer's commits.
 struct SQLiteCheckpointerTests {

@@ -1,10 +1,12 @@
-import CSQLite
+import CContextBusSQLite
 import Foundation
 import Synchronization
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
+@testable import ContextBusSupport
 
 /// The writer copies what the checkpointer's passes leave behind, between its groups and after their answers,
 /// never inside a commit (`SQLiteCheckpointer+Writer.swift`).

@@ -1,9 +1,9 @@
-import CSQLite
+import CContextBusSQLite
 import Foundation
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusSQLite
 
 /// `SQLiteConnection`'s single-value queries leave no statement running (a running statement holds a read
 /// transaction open, and an open read transaction pins the WAL: issue #8's growing `-wal`/`-shm`).

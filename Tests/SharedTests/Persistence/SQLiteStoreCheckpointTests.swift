@@ -1,9 +1,9 @@
-import CSQLite
+import CContextBusSQLite
 import Foundation
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusSQLite
 
 /// The SQLite store's WAL is checkpointed as it goes: nothing holds a read transaction open between calls, so
 /// the `-wal` file is copied back into the database instead of growing with every commit (issue #8).

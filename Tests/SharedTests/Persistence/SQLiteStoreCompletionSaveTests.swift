@@ -1,10 +1,11 @@
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
+@testable import ContextBusSupport
 
 struct SQLiteStoreCompletionSaveTests {
     let store: TestStore

@@ -1,10 +1,12 @@
-import CSQLite
+import CContextBusSQLite
 import Dispatch
 import Foundation
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
+@testable import ContextBusSupport
 
 /// What only the SQLite store has: a file that outlives the process, a model check, migration,
 /// group commit.

@@ -1,9 +1,10 @@
-import CSQLite
+import CContextBusSQLite
 import Foundation
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
 
 /// Where `SQLiteStore` keeps its last transaction number: the newest `Z_HISTORY` row, with
 /// `Z_METADATA.lastTxn` as a floor written only when history is pruned and at close (not in

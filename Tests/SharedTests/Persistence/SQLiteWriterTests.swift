@@ -1,10 +1,12 @@
-import CSQLite
+import CContextBusSQLite
 import Dispatch
 import Foundation
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
+@testable import ContextBusSupport
 
 /// The SQLite writer's group commit: saves written without savepoints, a retry in savepoints
 /// when a save's rows cannot be written, late joiners, and the answers each save gets.

@@ -1,7 +1,8 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 /// Property: random saves of devices and readings (inserts, updates of one to three keys, deletes), applied to an
 /// `InMemoryStore` and a `SQLiteStore` alike, leave both with the same objects after every save; fetches on each

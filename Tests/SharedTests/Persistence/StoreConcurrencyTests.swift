@@ -1,8 +1,10 @@
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
 
 /// Concurrent saves from many threads, against every store.
 struct StoreConcurrencyTests {

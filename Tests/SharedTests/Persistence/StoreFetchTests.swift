@@ -1,7 +1,8 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 /// Sorting, limits, offsets and result types, against every store.
 struct StoreFetchTests {

@@ -1,8 +1,10 @@
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
 
 /// History, replay, retention and change observation, against every store.
 struct StoreHistoryTests {

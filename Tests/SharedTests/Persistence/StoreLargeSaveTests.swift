@@ -1,7 +1,8 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 /// Saves of a thousand and more objects of several entities, interleaved and related to one
 /// another by temporary and reserved IDs, against every store: the planner's bookkeeping by

@@ -1,7 +1,8 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 /// Version checks and the merge policies of `PROTOCOL.md`, against every store.
 struct StoreMergePolicyTests {

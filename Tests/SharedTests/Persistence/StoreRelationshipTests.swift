@@ -1,7 +1,8 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 /// Inverse maintenance, version bumps of the other side, and delete rules, against every store.
 struct StoreRelationshipTests {

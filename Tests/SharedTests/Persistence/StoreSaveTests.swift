@@ -1,7 +1,8 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 /// Inserts, updates, deletes, defaults and validation, against every store.
 struct StoreSaveTests {

@@ -1,6 +1,8 @@
 import Foundation
-import Shared
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
 
 /// Makes the stores the semantic suites run against: every `PersistentStore` implementation.
 struct StoreFactory: Sendable, CustomTestStringConvertible {

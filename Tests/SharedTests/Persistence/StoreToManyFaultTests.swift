@@ -2,7 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
+@testable import ContextBusSupport
 
 /// To-many relationships are faults: saving one side of a one-to-many does not read the other
 /// side's members, and the members are still all there when asked for.

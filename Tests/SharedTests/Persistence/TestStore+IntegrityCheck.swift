@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Shared
+@testable import ContextBusSQLite
 
 extension TestStore {
     /// SQLite's `PRAGMA integrity_check` of a SQLite store's file, read through a connection of its own: `ok`, or

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusObjectGraph
 
 /// `ToManyTimeline`: the members of a to-many set as of an earlier transaction, from the current ones and the
 /// later transactions' change sets.

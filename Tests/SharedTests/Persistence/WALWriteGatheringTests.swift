@@ -2,7 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
 
 /// The writer's WAL writes (`WALWriteGathering`): a durable group's frames reach the file with one write, a
 /// memory group's as SQLite makes them, other connections read every committed frame, and a write that fails

@@ -1,4 +1,4 @@
-import Shared
+@testable import ContextBusSupport
 
 /// A one-shot gate that async tests await without a wall-clock bound and without holding a thread.
 ///

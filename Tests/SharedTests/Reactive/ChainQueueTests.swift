@@ -1,8 +1,10 @@
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusReactive
+@testable import ContextBusSupport
 
 struct ChainQueueTests {
     /// A chain that runs until the test completes it.

@@ -1,7 +1,9 @@
 import Dispatch
 import Foundation
-import Shared
 import Synchronization
+
+@testable import ContextBusReactive
+@testable import ContextBusSupport
 
 /// An error for tests.
 enum TestError: Error, Equatable, Sendable {

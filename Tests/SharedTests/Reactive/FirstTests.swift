@@ -1,7 +1,8 @@
 import Dispatch
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusReactive
 
 struct FirstTests {
     @Test func returnsTheFirstValueAndDisposes() {

@@ -1,7 +1,9 @@
 import Dispatch
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusReactive
+@testable import ContextBusSupport
 
 struct QueueSchedulerTests {
     @Test func runsBlocksOnItsQueueWhereItIsCurrent() {

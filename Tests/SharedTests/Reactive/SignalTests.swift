@@ -1,8 +1,10 @@
 import Dispatch
-import Shared
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import ContextBusReactive
+@testable import ContextBusSupport
 
 struct SignalTests {
     @Test func nothingRunsUntilStarted() {

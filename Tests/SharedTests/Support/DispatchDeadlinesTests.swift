@@ -2,7 +2,7 @@ import Dispatch
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusSupport
 
 struct DispatchDeadlinesTests {
     let queue = DispatchQueue(label: "test.deadlines")

@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+
+@testable import ContextBusSupport
 
 /// A deterministic random source (SplitMix64) so that property tests fail the same way every run.
 struct SeededGenerator: RandomNumberGenerator {

@@ -1,10 +1,11 @@
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Shared
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import ContextBusSupport
 
 struct LockedContinuationTests {
     @Test func returnsTheValueItIsResumedWithFromAnotherThread() async {

@@ -4,7 +4,9 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
+@testable import ContextBusSupport
 
 struct ShutdownSignalsTests {
     @Test func theHandlerRunsOnceWithTheSignalReceived() throws {

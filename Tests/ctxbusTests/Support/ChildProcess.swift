@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import Shared
+
+@testable import ContextBusSupport
 
 /// A process started for a test with `posix_spawn`, its standard output and error going to files in
 /// its own temporary directory, stopped by PID.

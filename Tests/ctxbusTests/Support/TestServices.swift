@@ -1,7 +1,8 @@
-import BusProtocol
 import Foundation
 @preconcurrency import Glibc
-import Shared
+
+@testable import ContextBusClient
+@testable import ContextBusWire
 
 /// A real `storesvc` on a temporary socket and database, stopped by PID.
 final class TestStoreService: Sendable {

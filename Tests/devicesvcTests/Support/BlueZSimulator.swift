@@ -1,6 +1,7 @@
 import Foundation
 @preconcurrency import Glibc
 
+@testable import ContextBusDBus
 @testable import devicesvc
 
 /// The simulated BlueZ of `scripts/bluez-sim` (docs/bluez-sim.md), started with `--background` for one test and

@@ -1,8 +1,8 @@
-import BusProtocol
 import Foundation
 @preconcurrency import Glibc
-import Shared
 
+@testable import ContextBusClient
+@testable import ContextBusWire
 @testable import devicesvc
 
 /// The real `devicesvc` executable, run against a simulator, with a `BusClient` connected to it.

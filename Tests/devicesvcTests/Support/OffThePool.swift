@@ -1,5 +1,6 @@
 import Dispatch
-import Shared
+
+@testable import ContextBusSupport
 
 /// Runs blocking `work` (reading a child's output, waiting for it to exit) on a thread of its own and awaits it.
 ///

@@ -1,7 +1,8 @@
-import BusProtocol
 import Foundation
-import Shared
 
+@testable import ContextBusReactive
+@testable import ContextBusSupport
+@testable import ContextBusWire
 @testable import devicesvc
 
 /// A `DeviceBackend` whose operations follow a script, in virtual time, and log every call: the chain runner's

@@ -1,7 +1,8 @@
-import BusProtocol
 import Foundation
 @preconcurrency import Glibc
-import Shared
+
+@testable import ContextBusClient
+@testable import ContextBusWire
 
 /// The real `storesvc` executable on `socketPath` with its database in `databasePath`, stopped by PID.
 ///

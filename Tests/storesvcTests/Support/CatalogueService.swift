@@ -1,7 +1,8 @@
-import BusProtocol
 import Foundation
 @preconcurrency import Glibc
-import Shared
+
+@testable import ContextBusSupport
+@testable import ContextBusTransport
 
 /// A real `storesvc` holding one `Device` with two `Reading`s, for hostile-input tests: every exchange opens a
 /// fresh connection on a thread of its own (the raw client blocks), and `snapshot()` reads back everything stored.

@@ -1,5 +1,8 @@
 import Foundation
-import Shared
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
+@testable import ContextBusSupport
 
 /// A store that forwards to a SQLite store and counts the object reads (`objects(with:)`) made through it: how
 /// `completingToManyValues` reads to-many sets, and relationship key paths read related objects.

@@ -1,6 +1,7 @@
 import Foundation
 @preconcurrency import Glibc
-import Shared
+
+@testable import ContextBusSupport
 
 /// What the clients of a crash test were told, kept across rounds and checked after every restart.
 struct CrashLedger: Sendable {

@@ -1,7 +1,8 @@
-import BusProtocol
 import Foundation
 @preconcurrency import Glibc
-import Shared
+
+@testable import ContextBusSupport
+@testable import ContextBusTransport
 
 /// A blocking Unix-socket client that writes raw bytes and reads raw frames: for hostile input
 /// and for a subscriber that stops reading.

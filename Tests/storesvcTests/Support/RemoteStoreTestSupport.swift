@@ -1,7 +1,9 @@
-import BusProtocol
 import Dispatch
 import Foundation
-import Shared
+
+@testable import ContextBusClient
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
 
 /// Runs blocking work (a `RemoteStore`'s synchronous calls, a context's `performAndWait`, process waits) on a
 /// thread of its own and awaits it, so that no thread of the cooperative pool is blocked.

@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+
+@testable import ContextBusSupport
 
 /// A reproducible pseudo-random generator (SplitMix64): a failing randomised test prints its seed, and the same
 /// seed replays the same choices.

@@ -1,7 +1,7 @@
-import BusProtocol
 import Foundation
 @preconcurrency import Glibc
-import Shared
+
+@testable import ContextBusClient
 
 /// A real `storesvc` process on a temporary socket and database, for integration tests.
 ///

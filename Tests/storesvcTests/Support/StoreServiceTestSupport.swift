@@ -1,9 +1,13 @@
-import BusProtocol
 import Dispatch
 import Foundation
-import Shared
 import Testing
 
+@testable import ContextBusObjectGraph
+@testable import ContextBusSQLite
+@testable import ContextBusServer
+@testable import ContextBusSupport
+@testable import ContextBusTransport
+@testable import ContextBusWire
 @testable import storesvc
 
 /// Parses JSON text written in a test.

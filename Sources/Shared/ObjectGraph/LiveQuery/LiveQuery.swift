@@ -1,3 +1,5 @@
+import ContextBusReactive
+
 /// A fetch request kept current in a context: Core Data's `NSFetchedResultsController`.
 ///
 /// `updates` sends the result of the request (as object IDs, in sections), then, after every

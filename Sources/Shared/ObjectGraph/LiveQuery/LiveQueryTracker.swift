@@ -1,3 +1,6 @@
+import ContextBusReactive
+import ContextBusSupport
+
 /// The state of one started `LiveQuery.updates`: the previous result with each object's values, refreshed on the context's queue when a change set touches the query's
 /// entities (bursts of change sets coalesce into one fetch).
 final class LiveQueryTracker: Sendable {

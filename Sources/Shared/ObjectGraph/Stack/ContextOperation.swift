@@ -1,3 +1,4 @@
+import ContextBusSupport
 public import Foundation
 
 /// An `Operation` that does its work on a private context, saves it, merges the save into the

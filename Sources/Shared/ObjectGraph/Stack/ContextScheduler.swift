@@ -1,3 +1,5 @@
+import ContextBusReactive
+
 /// A `Scheduler` whose blocks run inside `context.perform`: the design's `CoreDataScheduler`
 /// (a RACScheduler that runs blocks on a managed object context's queue).
 ///

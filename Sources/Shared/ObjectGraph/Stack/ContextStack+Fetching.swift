@@ -1,3 +1,5 @@
+import ContextBusReactive
+
 extension ContextStack {
     /// Fetches the IDs of the objects `request` selects on a new worker, off the main queue: the
     /// first half of "fetch IDs in the background, materialise them on main".

@@ -1,3 +1,5 @@
+import ContextBusReactive
+
 /// The classic Core Data stack for one process: a private-queue *root* context that owns the
 /// store and writes to it in the background, a *main* context (`.mainQueue`) as its child, and
 /// short-lived *worker* contexts, also children of the root.

@@ -1,3 +1,6 @@
+import ContextBusReactive
+import ContextBusSupport
+
 /// Writes a `ContextStack`'s root to its store in the background: `delay` after the first child
 /// save that left the root with unsaved changes, in one store transaction for everything that
 /// arrived meanwhile. Failures go to `failures`.

@@ -1,3 +1,5 @@
+import ContextBusSupport
+
 /// The weak table of a `ContextStack`'s workers: a worker that is released disappears from it.
 final class WorkerDirectory: Sendable {
     private struct Entry {

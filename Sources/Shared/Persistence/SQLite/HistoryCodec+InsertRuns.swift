@@ -1,3 +1,6 @@
+import ContextBusObjectGraph
+import ContextBusSupport
+
 /// Inserts in the history text as runs: consecutive inserts of one entity whose values name every
 /// property of the entity, written as one table
 /// `{"e":"Entity","k":["key"…],"r":[[number,version,value…]…]}` (values in `k` order), instead of

@@ -1,3 +1,5 @@
+import ContextBusObjectGraph
+import ContextBusSupport
 import Foundation
 
 /// Serialises a `ChangeSet`'s objects for the history table and reads them back exactly.

@@ -1,4 +1,4 @@
-import CSQLite
+import CContextBusSQLite
 
 /// The writer's part of a checkpoint: copying the rest of the WAL that the checkpointer's pass left behind.
 ///

@@ -1,4 +1,5 @@
-import CSQLite
+import CContextBusSQLite
+import ContextBusSupport
 import Foundation
 import Synchronization
 

@@ -1,4 +1,5 @@
-import CSQLite
+import CContextBusSQLite
+import ContextBusObjectGraph
 
 /// One SQLite database connection with a cache of prepared statements.
 ///

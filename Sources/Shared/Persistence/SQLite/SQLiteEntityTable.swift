@@ -1,3 +1,5 @@
+import ContextBusObjectGraph
+
 /// How the objects of one entity are read from and written to SQLite (`SQLSchema`'s mapping),
 /// with the SQL prepared once per store. Immutable.
 final class SQLiteEntityTable: Sendable {

@@ -1,3 +1,6 @@
+import ContextBusObjectGraph
+import ContextBusSupport
+
 /// Read connections of a SQLite store, so that reads never wait for the writer (WAL readers see
 /// the last committed state while the writer works).
 ///

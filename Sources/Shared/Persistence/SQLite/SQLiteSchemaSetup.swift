@@ -1,3 +1,6 @@
+import ContextBusObjectGraph
+import ContextBusSupport
+
 /// Creates the tables of a model in a new database, checks the model of an existing one, and
 /// migrates in place when the only change is added optional attributes.
 ///

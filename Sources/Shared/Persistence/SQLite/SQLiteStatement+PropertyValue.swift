@@ -1,3 +1,5 @@
+import ContextBusObjectGraph
+import ContextBusSupport
 import Foundation
 
 /// Binding and reading `PropertyValue`s by the storage conventions of `SQLSchema`: string TEXT,

@@ -1,4 +1,4 @@
-import CSQLite
+import CContextBusSQLite
 import Foundation
 
 /// A prepared statement: bind parameters (1-based), step through rows, read columns (0-based).

@@ -1,3 +1,4 @@
+import ContextBusObjectGraph
 import Dispatch
 
 extension SQLiteStore {

@@ -1,3 +1,5 @@
+import ContextBusObjectGraph
+
 extension SQLiteStore {
     public func fetch(_ request: FetchRequest) throws -> StoreFetchResult {
         try fetch(request, readingToMany: true)

@@ -1,3 +1,5 @@
+import ContextBusObjectGraph
+import ContextBusSupport
 public import Foundation
 import Synchronization
 

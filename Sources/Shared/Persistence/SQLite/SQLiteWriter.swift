@@ -1,4 +1,6 @@
-import CSQLite
+import CContextBusSQLite
+import ContextBusObjectGraph
+import ContextBusSupport
 import Dispatch
 import Foundation
 import Synchronization

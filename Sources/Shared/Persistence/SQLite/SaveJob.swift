@@ -1,3 +1,5 @@
+import ContextBusObjectGraph
+import ContextBusSupport
 import Dispatch
 
 /// One save waiting for the writer: the request, then its answer (to a waiting thread, or to a

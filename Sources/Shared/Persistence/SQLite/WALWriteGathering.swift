@@ -1,4 +1,4 @@
-import CSQLite
+import CContextBusSQLite
 import Glibc
 
 /// A SQLite VFS over the default one that lets the writer's connection write a commit's WAL frames with one

@@ -1,3 +1,4 @@
+import ContextBusSupport
 import Synchronization
 
 /// Runs submitted inputs one at a time, in submission order per thread, without blocking and without recursion.

@@ -1,3 +1,5 @@
+import ContextBusSupport
+
 extension Signal {
     /// Passes on a value only after `interval` has passed without a newer value, on `scheduler`.
     ///

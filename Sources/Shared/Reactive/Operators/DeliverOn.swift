@@ -1,3 +1,5 @@
+import ContextBusSupport
+
 extension Signal {
     /// Delivers every event on `scheduler` (RAC's `deliverOn:`), in order.
     ///

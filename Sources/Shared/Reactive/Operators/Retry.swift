@@ -1,3 +1,5 @@
+import ContextBusSupport
+
 extension Signal {
     /// Starts the signal again when it fails, up to `count` more times; the last failure is passed on.
     ///

@@ -1,3 +1,5 @@
+import ContextBusSupport
+
 extension Signal {
     /// Starts the signal's producer on `scheduler` (RAC's `subscribeOn:`); events then come from wherever the
     /// producer sends them.

@@ -1,3 +1,5 @@
+import ContextBusSupport
+
 extension Signal {
     /// Passes on at most one value per `interval`, on `scheduler`: a value arriving sooner than `interval` after
     /// the last one sent is held, replaced by any newer value, and sent when the interval has passed.

@@ -1,3 +1,4 @@
+import ContextBusSupport
 import Dispatch
 
 /// A one-shot timer on a dispatch queue that really cancels: disposing it cancels the dispatch source, which

@@ -1,3 +1,4 @@
+import ContextBusSupport
 import Dispatch
 import Synchronization
 
@@ -82,3 +83,6 @@ public final class QueueScheduler: Scheduler {
 
 /// The key under which a `QueueScheduler`'s queue stores the scheduler's identifier.
 private let queueSchedulerKey = DispatchSpecificKey<UInt64>()
+
+/// A timer of `DispatchDeadlines` is disposed like any scheduled action.
+extension DispatchDeadlines.Timer: Disposable {}

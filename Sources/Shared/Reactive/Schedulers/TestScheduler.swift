@@ -1,3 +1,4 @@
+import ContextBusSupport
 @preconcurrency import Glibc
 
 /// A scheduler in virtual time, for deterministic tests of time-based operators: nothing runs until the test

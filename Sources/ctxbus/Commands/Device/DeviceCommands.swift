@@ -1,4 +1,4 @@
-import BusProtocol
+import ContextBusWire
 import Foundation
 
 /// `ctxbus device …`: the device service's methods.

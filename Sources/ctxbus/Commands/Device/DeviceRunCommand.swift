@@ -1,6 +1,6 @@
-import BusProtocol
+import ContextBusSupport
+import ContextBusWire
 import Foundation
-import Shared
 
 /// `ctxbus device run ADDRESS STEP… [--record] [--timeout-ms MS]`: one chain, in the compact
 /// syntax of `ChainSyntax`.

@@ -1,4 +1,4 @@
-import BusProtocol
+import ContextBusWire
 import Foundation
 
 /// `ctxbus device scan [--seconds N] [--uuid UUID]… [--rssi DBM]`.

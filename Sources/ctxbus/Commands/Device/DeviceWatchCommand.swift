@@ -1,4 +1,4 @@
-import BusProtocol
+import ContextBusWire
 import Foundation
 
 /// `ctxbus device watch [ADDRESS]`: streams `device.event` until Ctrl-C or SIGTERM (exit 0).

@@ -1,5 +1,6 @@
-import BusProtocol
-import Shared
+import ContextBusClient
+import ContextBusObjectGraph
+import ContextBusWire
 
 /// `ctxbus store …`: the store service's methods.
 enum StoreCommands {

@@ -1,5 +1,4 @@
-import BusProtocol
-import Shared
+import ContextBusWire
 
 /// `ctxbus store fetch ENTITY [--where P] [--arg k=v]… [--sort [-]key]… [--limit N] [--offset N]
 /// [--count | --ids] [--to-many values|faults]`.

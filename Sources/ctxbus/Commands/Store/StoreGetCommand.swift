@@ -1,5 +1,5 @@
-import BusProtocol
-import Shared
+import ContextBusObjectGraph
+import ContextBusWire
 
 /// `ctxbus store get ID… [--to-many values|faults]`.
 struct StoreGetCommand: Command {

@@ -1,5 +1,5 @@
-import BusProtocol
-import Shared
+import ContextBusObjectGraph
+import ContextBusWire
 
 /// `ctxbus store history [--since TXN] [--limit N]`.
 struct StoreHistoryCommand: Command {

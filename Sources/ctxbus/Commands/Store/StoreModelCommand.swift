@@ -1,5 +1,4 @@
-import BusProtocol
-import Shared
+import ContextBusWire
 
 /// `ctxbus store model`: the served model.
 struct StoreModelCommand: Command {

@@ -1,6 +1,6 @@
-import BusProtocol
+import ContextBusObjectGraph
+import ContextBusWire
 import Foundation
-import Shared
 
 /// `ctxbus store save JSON | - | --insert ENTITY[:REF] k=v… --update ID[@V] k=v… --delete ID[@V]`.
 struct StoreSaveCommand: Command {

@@ -1,5 +1,4 @@
-import BusProtocol
-import Shared
+import ContextBusWire
 
 /// `ctxbus store stats`.
 struct StoreStatsCommand: Command {

@@ -1,5 +1,6 @@
-import BusProtocol
-import Shared
+import ContextBusClient
+import ContextBusSupport
+import ContextBusWire
 
 /// `ctxbus store watch [ENTITY] [--where P] [--arg k=v]… [--since TXN] [--to-many values|changes]`: streams `store.changed`
 /// until Ctrl-C or SIGTERM (exit 0).

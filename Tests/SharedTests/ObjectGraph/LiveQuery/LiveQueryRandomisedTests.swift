@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 /// A hundred rounds (times `TestScale.factor`) of random inserts, updates and deletes saved by workers
 /// and merged into the main context: after every round, the previous result with the live query's diffs applied must

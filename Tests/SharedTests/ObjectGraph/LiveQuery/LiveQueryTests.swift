@@ -1,8 +1,10 @@
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusReactive
 
 struct LiveQueryTests {
     static let connectedByName = FetchRequest(

@@ -1,8 +1,10 @@
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
 
 struct ContextOperationTests {
     /// A root on a store and a main child that does not merge by itself, so the operation's

@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
 
 struct ContextStackTests {
     @Test func theStackIsARootWithAMainChildOnTheMainQueue() throws {

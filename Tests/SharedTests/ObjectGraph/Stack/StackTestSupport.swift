@@ -1,7 +1,10 @@
 import Dispatch
 import Foundation
-import Shared
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusReactive
+@testable import ContextBusSupport
 
 /// A `ContextStack` on an in-memory (or SQLite) store whose background saves are timed by a
 /// `TestScheduler`, so tests decide when the root writes. The stack's store is a `FailingStore`

@@ -1,8 +1,10 @@
 import Dispatch
 import Foundation
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusObjectGraph
+@testable import ContextBusSupport
 
 /// The stack's promise: a long import on a worker never holds up the main context. 3,000
 /// readings are saved in batches of 500 through worker → root → SQLite while a ticker on the

@@ -1,6 +1,8 @@
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusReactive
+@testable import ContextBusSupport
 
 struct DebounceTests {
     @Test func sendsAValueOnlyAfterAQuietInterval() {

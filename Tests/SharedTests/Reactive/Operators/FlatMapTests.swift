@@ -1,7 +1,9 @@
 import Dispatch
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusReactive
+@testable import ContextBusSupport
 
 struct FlatMapTests {
     /// A signal that sends `value` when the test tells it to, and records its start.

@@ -1,6 +1,7 @@
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusReactive
 
 struct RetryTests {
     /// A signal that fails its first `failures` starts (after `delay` on `scheduler`), then succeeds.

@@ -1,6 +1,7 @@
-import Shared
 import TestSupport
 import Testing
+
+@testable import ContextBusReactive
 
 struct TimeoutTests {
     @Test func failsWhenTimeIsUpAndStopsTheUpstream() {
