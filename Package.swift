@@ -50,7 +50,10 @@ let package = Package(
             path: "Sources/BusProtocol/Wire"),
         .target(
             name: "ContextBusServer",
-            dependencies: ["ContextBusWire", "ContextBusTransport", "ContextBusReactive", "ContextBusSupport"],
+            dependencies: [
+                "ContextBusWire", "ContextBusTransport", "ContextBusObjectGraph", "ContextBusReactive",
+                "ContextBusSupport",
+            ],
             path: "Sources/BusProtocol/Server"),
         .target(
             name: "ContextBusClient",

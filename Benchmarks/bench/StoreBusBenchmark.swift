@@ -548,11 +548,11 @@ enum StoreBusBenchmark {
         print(Double(count) / (ContinuousClock.now - start).seconds)
     }
 
-    private static func saveParams(pid: Int32, index: Int) -> SaveParams {
-        SaveParams(
+    private static func saveParams(pid: Int32, index: Int) -> SaveRequest {
+        SaveRequest(
             inserts: [
                 .init(
-                    entity: "Device", ref: "d",
+                    id: ObjectID(entity: "Device", temporaryReference: "d"),
                     values: ["address": .string("\(pid):\(index)"), "name": .string("bench device")])
             ], durability: .disk)
     }

@@ -11,16 +11,19 @@ enum WireBenchmark {
     static func run() throws {
         let ids = [ObjectID(entity: "Reading", number: 12), ObjectID(entity: "Reading", number: 99)]
         let request = RPCRequest(id: 1234, StoreGet.self, params: GetParams(ids: ids))
-        let result = GetResult(
+        let model = Model.deviceReadings
+        let result = StoreObjectsResult(
             txn: 98765,
             objects: [
-                StoreObject(
-                    id: ids[0], version: 3,
-                    values: [
-                        "characteristic": .string("2a19"), "value": .string("ZA=="),
-                        "time": .string("2026-01-02T03:04:05.678Z"), "chain": .string("c-17"),
-                        "device": .string("Device/1"),
-                    ])
+                try ObjectSnapshot(
+                    json: .object([
+                        "id": .string(ids[0].description), "version": .int(3),
+                        "values": .object([
+                            "characteristic": .string("2a19"), "value": .string("ZA=="),
+                            "time": .string("2026-01-02T03:04:05.678Z"), "chain": .string("c-17"),
+                            "device": .string("Device/1"),
+                        ]),
+                    ]), model: model)
             ], missing: [ids[1]])
         let response = RPCResponse(id: 1234, result: result)
 
@@ -58,7 +61,7 @@ enum WireBenchmark {
                 "decode response",
                 {
                     let message = IncomingMessage(payload: responsePayload, from: .server)
-                    return try message.response?.result(for: StoreGet.self).objects.count ?? 0
+                    return try message.response?.result(for: StoreGet.self, model: model).objects.count ?? 0
                 },
                 { try decoder.decode(MirrorResponse.self, from: Data(responsePayload)).result.objects.count }
             ),

@@ -82,7 +82,7 @@ private func checkRoundTrip(_ value: some RPCMessage, _ message: IncomingMessage
 private func readParamsOfEveryMethod(_ request: RPCRequest) {
     func read<M: RPCMethod>(_ method: M.Type) where M.Params: Equatable {
         do {
-            let params = try request.params(for: method)
+            let params = try request.params(for: method, model: fuzzModel)
             checkReadsBack(params, as: M.Params.self)
         } catch {
             checkInvalidParams(error, reading: "\(M.name) params")
@@ -123,9 +123,9 @@ private func readEventPayloads(_ event: RPCEvent) {
 
 /// Reads `json` as every params, result and event type of the protocol.
 private func readAsEveryType(_ json: JSONValue) {
-    func read<T: JSONConvertible & Equatable>(_ type: T.Type) {
+    func read<T: WireValue & Equatable>(_ type: T.Type) {
         do {
-            checkReadsBack(try T(json: json), as: type)
+            checkReadsBack(try T(json: json, model: fuzzModel), as: type)
         } catch {
             checkInvalidParams(error, reading: "\(T.self)")
         }
@@ -138,11 +138,13 @@ private func readAsEveryType(_ json: JSONValue) {
     read(ModelResult.self)
     read(StoreObject.self)
     read(FetchParams.self)
-    read(FetchResult.self)
+    read(StoreFetchResult.self)
     read(GetParams.self)
-    read(GetResult.self)
-    read(SaveParams.self)
+    read(StoreObjectsResult.self)
+    read(SaveRequest.self)
     read(SaveResult.self)
+    read(ChangeSet.self)
+    read(ObjectSnapshot.self)
     read(SaveConflict.self)
     read(ValidationIssue.self)
     read(SubscribeParams.self)
@@ -169,9 +171,12 @@ private func readAsEveryType(_ json: JSONValue) {
 }
 
 /// A value that was read reads its own wire form back to an equal value.
-private func checkReadsBack<T: JSONConvertible & Equatable>(_ value: T, as type: T.Type) {
+/// The model values that need one are read with: the default model.
+private let fuzzModel = Model.deviceReadings
+
+private func checkReadsBack<T: WireValue & Equatable>(_ value: T, as type: T.Type) {
     do {
-        let again = try T(json: value.json)
+        let again = try T(json: value.json, model: fuzzModel)
         fuzzCheck(again == value, "\(T.self) changed when read back from its json: \(value) became \(again)")
     } catch {
         fuzzCheck(false, "\(T.self) does not read back its own json \(value.json): \(error)")

@@ -55,12 +55,14 @@ struct RPCMessageTests {
         let payload = try #require(try decoder.nextFrame())
         expectEqual(IncomingMessage(payload: payload), .request(request))
 
-        let response = RPCResponse(id: 12, result: GetResult(txn: 9, objects: [], missing: []))
+        let response = RPCResponse(id: 12, result: StoreObjectsResult(txn: 9, objects: [], missing: []))
         decoder.append(try response.encodeFrame())
         let answer = try #require(try decoder.nextFrame())
         let read = IncomingMessage(payload: answer, from: .server)
         expectEqual(read, .response(response))
-        try expectEqual(read.response?.result(for: StoreGet.self), GetResult(txn: 9, objects: [], missing: []))
+        try expectEqual(
+            read.response?.result(for: StoreGet.self, model: .deviceReadings),
+            StoreObjectsResult(txn: 9, objects: [], missing: []))
     }
 
     @Test func aResponseErrorIsThrownWhenReadingItsResult() {

@@ -1,3 +1,4 @@
+import Foundation
 import TestSupport
 import Testing
 
@@ -45,37 +46,44 @@ struct StoreReadMethodsTests {
     }
 
     @Test func fetchResultsMatchTheProtocolForEachResultType() throws {
+        let model = Model.deviceReadings
         let objects = json(
             #"{"txn":1234,"objects":[{"id":"Reading/12","version":3,"values":{"characteristic":"2a19","value":"ZA==","device":"Device/1"}}]}"#
         )
-        let result = try FetchResult(json: objects)
+        let result = try StoreFetchResult(json: objects, model: model)
         expectEqual(result.txn, 1234)
         expectEqual(
             result.content,
             .objects([
-                StoreObject(
+                ObjectSnapshot(
                     id: ObjectID(entity: "Reading", number: 12), version: 3,
                     values: [
-                        "characteristic": .string("2a19"), "value": .string("ZA=="), "device": .string("Device/1"),
+                        "characteristic": .string("2a19"), "value": .binary(Data([0x64])),
+                        "device": .reference(ObjectID(entity: "Device", number: 1)),
                     ])
             ]))
         expectEqual(result.json, objects)
 
         let ids = json(#"{"txn":5,"ids":["Reading/1","Reading/2"]}"#)
         expectEqual(
-            try FetchResult(json: ids).content,
+            try StoreFetchResult(json: ids, model: model).content,
             .ids([ObjectID(entity: "Reading", number: 1), ObjectID(entity: "Reading", number: 2)]))
-        try expectEqual(FetchResult(json: ids).json, ids)
+        try expectEqual(StoreFetchResult(json: ids, model: model).json, ids)
 
         let count = json(#"{"txn":5,"count":2}"#)
-        try expectEqual(FetchResult(json: count), FetchResult(txn: 5, content: .count(2)))
-        expectEqual(FetchResult(txn: 5, content: .count(2)).json, count)
+        try expectEqual(StoreFetchResult(json: count, model: model), StoreFetchResult(txn: 5, content: .count(2)))
+        expectEqual(StoreFetchResult(txn: 5, content: .count(2)).json, count)
     }
 
     @Test func fetchResultNamesBadObjects() {
+        let model = Model.deviceReadings
         let text = #"{"txn":1,"objects":[{"id":"Reading/1","version":1,"values":{}},{"id":"nope","version":1}]}"#
-        expectEqual(invalidField { () throws(RPCError) in _ = try FetchResult(json: json(text)) }, "objects[1].id")
-        expectEqual(invalidField { () throws(RPCError) in _ = try FetchResult(json: json(#"{"txn":1}"#)) }, "objects")
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try StoreFetchResult(json: json(text), model: model) },
+            "objects[1].id")
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try StoreFetchResult(json: json(#"{"txn":1}"#), model: model) },
+            "objects")
     }
 
     @Test func getParamsAndResultMatchTheProtocol() throws {
@@ -90,7 +98,7 @@ struct StoreReadMethodsTests {
         let result = json(
             #"{"txn":77,"objects":[{"id":"Reading/3","version":1,"values":{"time":"2026-01-02T03:04:05.678Z"}}],"missing":["Device/1"]}"#
         )
-        let read = try GetResult(json: result)
+        let read = try StoreObjectsResult(json: result, model: .deviceReadings)
         expectEqual(read.txn, 77)
         expectEqual(read.objects.map(\.id), [ObjectID(entity: "Reading", number: 3)])
         expectEqual(read.missing, [ObjectID(entity: "Device", number: 1)])

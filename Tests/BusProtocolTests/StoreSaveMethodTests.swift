@@ -1,3 +1,4 @@
+import Foundation
 import TestSupport
 import Testing
 
@@ -13,15 +14,18 @@ struct StoreSaveMethodTests {
          "mergePolicy":"error","durability":"disk","author":"optional name"}
         """#)
 
+    private let model = Model.deviceReadings
+
     @Test func saveParamsMatchTheProtocolExampleFieldForField() throws {
-        let params = try SaveParams(json: example)
+        let params = try SaveRequest(json: example, model: model)
         expectEqual(
             params.inserts,
             [
                 .init(
-                    entity: "Reading", ref: "r1",
+                    id: ObjectID(entity: "Reading", temporaryReference: "r1"),
                     values: [
-                        "characteristic": .string("2a19"), "value": .string("ZA=="), "device": .string("Device/1"),
+                        "characteristic": .string("2a19"), "value": .binary(Data([0x64])),
+                        "device": .reference(ObjectID(entity: "Device", number: 1)),
                     ])
             ])
         expectEqual(
@@ -35,46 +39,54 @@ struct StoreSaveMethodTests {
         expectEqual(params.mergePolicy, .error)
         expectEqual(params.durability, .disk)
         expectEqual(params.author, "optional name")
+        expectFalse(params.includesChangesInAnswer)
         expectEqual(params.json, example)
     }
 
     @Test func everySaveMemberIsOptional() throws {
-        expectEqual(try SaveParams(json: json("{}")), SaveParams())
-        let unchecked = try SaveParams(
+        expectEqual(try SaveRequest(json: json("{}"), model: model), SaveRequest())
+        let unchecked = try SaveRequest(
             json: json(
-                #"{"update":[{"id":"A/1","values":{}}],"delete":[{"id":"A/2"}],"mergePolicy":"storeTrump","durability":"memory"}"#
-            ))
+                #"{"update":[{"id":"Device/1","values":{}}],"delete":[{"id":"Device/2"}],"mergePolicy":"storeTrump","durability":"memory","changes":true}"#
+            ), model: model)
         expectNil(unchecked.updates.first?.version)
         expectNil(unchecked.deletes.first?.version)
         expectEqual(unchecked.mergePolicy, .storeTrump)
         expectEqual(unchecked.durability, .memory)
-        try expectEqual(SaveParams(json: unchecked.json), unchecked)
+        expectTrue(unchecked.includesChangesInAnswer)
+        try expectEqual(SaveRequest(json: unchecked.json, model: model), unchecked)
     }
 
     @Test(arguments: [
         (#"{"insert":[{"values":{}}]}"#, "insert[0].entity"), (#"{"insert":{}}"#, "insert"),
-        (#"{"insert":[{"entity":"A","values":[]}]}"#, "insert[0].values"),
-        (#"{"update":[{"id":"A/1","values":{}},{"id":"A","values":{}}]}"#, "update[1].id"),
-        (#"{"update":[{"id":"A/1"}]}"#, "update[0].values"),
-        (#"{"update":[{"id":"A/1","version":"2","values":{}}]}"#, "update[0].version"),
-        (#"{"delete":[{"id":"A/1","version":1.5}]}"#, "delete[0].version"),
+        (#"{"insert":[{"entity":"Device","values":[]}]}"#, "insert[0].values"),
+        (#"{"update":[{"id":"Device/1","values":{}},{"id":"Device","values":{}}]}"#, "update[1].id"),
+        (#"{"update":[{"id":"Device/1"}]}"#, "update[0].values"),
+        (#"{"update":[{"id":"Device/1","version":"2","values":{}}]}"#, "update[0].version"),
+        (#"{"delete":[{"id":"Device/1","version":1.5}]}"#, "delete[0].version"),
         (#"{"mergePolicy":"lastWins"}"#, "mergePolicy"), (#"{"durability":"tape"}"#, "durability"),
-        (#"{"author":7}"#, "author"),
+        (#"{"author":7}"#, "author"), (#"{"changes":"yes"}"#, "changes"),
     ])
     func saveNamesTheFieldThatIsWrong(text: String, field: String) {
-        expectEqual(invalidField { () throws(RPCError) in _ = try SaveParams(json: json(text)) }, field)
+        expectEqual(
+            invalidField { () throws(RPCError) in _ = try SaveRequest(json: json(text), model: model) }, field)
     }
 
     @Test func saveResultMatchesTheProtocolExample() throws {
         let example = json(#"{"txn":1235,"ids":{"r1":"Reading/13"},"versions":{"Reading/13":1,"Reading/3":3}}"#)
-        let result = try SaveResult(json: example)
+        let result = try SaveResult(json: example, model: nil)
         expectEqual(result.txn, 1235)
-        expectEqual(result.ids, ["r1": ObjectID(entity: "Reading", number: 13)])
+        expectEqual(
+            result.ids,
+            [ObjectID(entity: "Reading", temporaryReference: "r1"): ObjectID(entity: "Reading", number: 13)])
         expectEqual(
             result.versions, [ObjectID(entity: "Reading", number: 13): 1, ObjectID(entity: "Reading", number: 3): 3])
+        expectNil(result.changes)
         expectEqual(result.json, example)
         expectEqual(
-            invalidField { () throws(RPCError) in _ = try SaveResult(json: json(#"{"txn":1,"versions":{"x":1}}"#)) },
+            invalidField { () throws(RPCError) in
+                _ = try SaveResult(json: json(#"{"txn":1,"versions":{"x":1}}"#), model: nil)
+            },
             "versions.x")
     }
 

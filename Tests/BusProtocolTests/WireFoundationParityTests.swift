@@ -115,7 +115,8 @@ struct WireFoundationParityTests {
             let objects = storeObjects(&random)
             let missing = (0..<Int.random(in: 0...3, using: &random.generator)).map { _ in random.objectID() }
             let id = random.name()
-            let ours = RPCResponse(id: .string(id), result: GetResult(txn: 42, objects: objects, missing: missing))
+            let ours = RPCResponse(
+                id: .string(id), result: StoreObjectsResult(txn: 42, objects: snapshots(objects), missing: missing))
             let foundation = FoundationResponse(
                 id: id,
                 result: FoundationGetResult(txn: 42, objects: mirror(objects), missing: missing.map(\.description)))
@@ -187,7 +188,7 @@ struct WireFoundationParityTests {
     @Test func jsonDecoderReadsOurGetResponseIntoTheCodableMirror() throws {
         var random = RandomWireValues(seed: 10)
         let objects = storeObjects(&random)
-        let ours = RPCResponse(id: "q", result: GetResult(txn: 5, objects: objects, missing: []))
+        let ours = RPCResponse(id: "q", result: StoreObjectsResult(txn: 5, objects: snapshots(objects), missing: []))
         let decoded = try JSONDecoder().decode(
             FoundationResponse<FoundationGetResult>.self, from: Data(ours.jsonBytes()))
         expectEqual(decoded.id, "q")
@@ -196,5 +197,10 @@ struct WireFoundationParityTests {
         expectTrue(
             zip(decoded.result.objects, objects).allSatisfy { numericallyEqual(.object($0.values), .object($1.values)) }
         )
+    }
+
+    /// The objects as snapshots whose values are `json` values: written as the same JSON.
+    private func snapshots(_ objects: [StoreObject]) -> [ObjectSnapshot] {
+        objects.map { ObjectSnapshot(id: $0.id, version: $0.version, values: $0.values.mapValues(PropertyValue.json)) }
     }
 }

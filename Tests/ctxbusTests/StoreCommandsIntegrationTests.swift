@@ -6,6 +6,7 @@ import Testing
 @testable import ContextBusObjectGraph
 @testable import ContextBusSupport
 @testable import ContextBusWire
+@testable import ctxbus
 
 /// The built `ctxbus` binary against a real `storesvc` started for each test (one test at a time: each starts
 /// processes, and the whole suite shares two cores with the rest of the tests).
@@ -28,8 +29,8 @@ import Testing
                     "Reading", "characteristic=2a19", "value=Wg==", "time=2024-05-01T12:00:00Z", "device=d1", "--json",
                 ], environment: environment)
             expectEqual(saved.status, 0, "\(saved.errors)")
-            let result = try SaveResult(json: try json(saved.output))
-            let device = try #require(result.ids["d1"])
+            let result = try SaveResult(json: try json(saved.output), model: nil)
+            let device = try #require(result.id(ref: "d1"))
             expectEqual(device, ObjectID(entity: "Device", number: 1))
 
             let fetched = try await Ctxbus.run(["store", "fetch", "Device"], environment: environment)
@@ -43,7 +44,7 @@ import Testing
             let readings = try await Ctxbus.run(
                 ["store", "fetch", "Reading", "--where", "characteristic == $c", "--arg", "c=2a19", "--json"],
                 environment: environment)
-            let fetch = try FetchResult(json: try json(readings.output))
+            let fetch = try StoreObjectList(fetchResult: try json(readings.output))
             guard case .objects(let objects) = fetch.content else {
                 Issue.record("expected objects")
                 return
@@ -133,7 +134,7 @@ import Testing
             }
             let saved = try await client.call(
                 StoreSave.self,
-                SaveParams(
+                SaveRequest(
                     inserts: [.init(entity: "Device", ref: "d", values: ["address": .string("AA:BB:CC:DD:EE:04")])],
                     author: "other"))
             try await watch.waitUntil("the change") { output, _ in output.contains("\n") }
@@ -208,7 +209,7 @@ import Testing
         defer { client.close() }
         _ = try await client.call(
             StoreSave.self,
-            SaveParams(inserts: [.init(entity: "Device", ref: "d", values: ["address": .string(address)])]))
+            SaveRequest(inserts: [.init(entity: "Device", ref: "d", values: ["address": .string(address)])]))
     }
 
     @Test func aMissingSocketExitsThreeNamingThePathAndTheStartCommand() async throws {

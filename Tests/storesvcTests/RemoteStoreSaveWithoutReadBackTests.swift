@@ -4,9 +4,9 @@ import Testing
 
 @testable import ContextBusObjectGraph
 
-/// `RemoteStore.save` works out the committed change set from the request and the answer when they determine it:
-/// one `store.save`, no `store.get` read-back (which would carry a device's whole readings array), and the saving
-/// context ends in the same state as the store's.
+/// `RemoteStore.save` gets the committed change set in the answer (`"changes": true`): one `store.save`, no
+/// `store.get` read-back (which would carry a device's whole readings array), and the saving context ends in the
+/// same state as the store's, whatever the merge policy did.
 struct RemoteStoreSaveWithoutReadBackTests {
     @Test func aReadingSavedForAKnownDeviceTakesOneRequestAndJoinsTheDevicesLoadedReadings() async throws {
         let service = try await onThread { try StoreServiceProcess.start() }
@@ -111,9 +111,9 @@ struct RemoteStoreSaveWithoutReadBackTests {
                 try context.save()
             }
         }
-        // The store kept its name and wrote `connected` (storeTrump): the request alone would say "mine"; the
-        // version the answer gives (two after the one sent) sends the save down the read-back path.
-        expectEqual(store.client.requestsSent, requestsBefore + 2)
+        // The store kept its name and wrote `connected` (storeTrump): the request alone would say "mine". The answer
+        // carries the committed change set (`"changes": true`), so the one `store.save` is the only request.
+        expectEqual(store.client.requestsSent, requestsBefore + 1)
         let local = context.performAndWait { () -> (String?, PropertyValue?, Int64?) in
             let object = context.registeredObject(for: device)
             return (object?.string("name"), object?.value(forKey: "connected"), object?.version)

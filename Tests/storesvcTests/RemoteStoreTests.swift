@@ -51,6 +51,23 @@ struct RemoteStoreTests {
         expectEqual(store.lastTransaction, 1)
     }
 
+    @Test func aPermanentInsertIDIsRefusedBeforeAnythingIsSent() async throws {
+        let service = try await onThread { try StoreServiceProcess.start() }
+        defer { service.destroy() }
+        let store = try await service.remoteStore()
+        defer { store.close() }
+        let request = SaveRequest(inserts: [.init(id: ObjectID(entity: "Device", number: 1), values: [:])])
+        let sent = store.client.requestsSent
+        await #expect(
+            throws: StoreError.invalidRequest(
+                field: "insert[0].id",
+                message: "Device/1 is permanent; storesvc assigns IDs to inserts, which must be temporary")
+        ) {
+            try await onThread { try store.save(request) }
+        }
+        expectEqual(store.client.requestsSent, sent)
+    }
+
     @Test func twoRemoteStoresSeeEachOthersSavesMergedAutomatically() async throws {
         let service = try await onThread { try StoreServiceProcess.start() }
         defer { service.destroy() }

@@ -18,10 +18,16 @@ struct StoreRequestHandlersTests {
             store: fixture.store, hub: SubscriptionHub(store: fixture.store, log: .silent), log: .silent)
     }
 
-    private func save(_ text: String) -> Result<ContextBusWire.SaveResult, RPCError> {
+    private func save(_ text: String) -> Result<SaveResult, RPCError> {
         let done = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<ContextBusWire.SaveResult, RPCError>?>(nil)
-        handlers.save(try! SaveParams(json: json(text))) { result in
+        let outcome = Locked<Result<SaveResult, RPCError>?>(nil)
+        let request: SaveRequest
+        do {
+            request = try SaveRequest(json: json(text), model: fixture.store.model)
+        } catch {
+            return .failure(error)
+        }
+        handlers.save(request) { result in
             outcome.withLock { $0 = result }
             done.signal()
         }
@@ -29,12 +35,12 @@ struct StoreRequestHandlersTests {
         return outcome.withLock { $0! }
     }
 
-    private func failure(of result: Result<ContextBusWire.SaveResult, RPCError>) -> RPCError? {
+    private func failure(of result: Result<SaveResult, RPCError>) -> RPCError? {
         if case .failure(let error) = result { return error }
         return nil
     }
 
-    private func insertDeviceWithReading() throws -> ContextBusWire.SaveResult {
+    private func insertDeviceWithReading() throws -> SaveResult {
         try save(
             """
             {"insert":[{"entity":"Device","ref":"d","values":{"address":"AA:BB","name":"thermo"}},
@@ -52,8 +58,8 @@ struct StoreRequestHandlersTests {
 
     @Test func saveAnswersTheRefsIDsAndEveryNewVersion() throws {
         let result = try insertDeviceWithReading()
-        let device = try #require(result.ids["d"])
-        let reading = try #require(result.ids["r"])
+        let device = try #require(result.id(ref: "d"))
+        let reading = try #require(result.id(ref: "r"))
         expectEqual(device.entity, "Device")
         expectEqual(reading.entity, "Reading")
         expectEqual(result.versions[device], 1)
@@ -61,13 +67,13 @@ struct StoreRequestHandlersTests {
         expectEqual(result.txn, fixture.store.lastTransaction)
         let objects = try handlers.get(GetParams(ids: [reading, ObjectID(entity: "Reading", number: 99)]))
         expectEqual(objects.missing, [ObjectID(entity: "Reading", number: 99)])
-        expectEqual(objects.objects.first?.values["device"], .string(device.description))
-        expectEqual(objects.objects.first?.values["value"], .string("AQ=="))
+        expectEqual(objects.objects.first?.values["device"], .reference(device))
+        expectEqual(objects.objects.first?.values["value"], .binary(Data([1])))
     }
 
     @Test func insertsWithoutRefsAreReportedByIndex() throws {
         let result = try save(#"{"insert":[{"entity":"Device","values":{"address":"X"}}]}"#).get()
-        expectEqual(result.ids["insert[0]"]?.entity, "Device")
+        expectEqual(result.id(ref: "insert[0]")?.entity, "Device")
     }
 
     @Test func fetchReadsWhereWithArgsSortAndResultTypes() throws {
@@ -127,7 +133,7 @@ struct StoreRequestHandlersTests {
     }
 
     @Test func staleUpdateUnderErrorPolicyIsAConflictWithCurrentValues() throws {
-        let device = try #require(try insertDeviceWithReading().ids["d"])
+        let device = try #require(try insertDeviceWithReading().id(ref: "d"))
         _ = try save(#"{"update":[{"id":"\#(device)","version":1,"values":{"name":"first"}}]}"#).get()
         let stale = save(#"{"update":[{"id":"\#(device)","version":1,"values":{"name":"second"}}]}"#)
         let error = try #require(failure(of: stale))
@@ -158,13 +164,15 @@ struct StoreRequestHandlersTests {
     }
 
     @Test func savesCalledInOrderAreAppliedInThatOrder() throws {
-        let device = try #require(try insertDeviceWithReading().ids["d"])
+        let device = try #require(try insertDeviceWithReading().id(ref: "d"))
         let results = Locked<[Int: Int64]>([:])
         let all = DispatchGroup()
         for i in 0..<40 {
             all.enter()
             handlers.save(
-                try SaveParams(json: json(#"{"update":[{"id":"\#(device)","values":{"name":"n\#(i)"}}]}"#))
+                try SaveRequest(
+                    json: json(#"{"update":[{"id":"\#(device)","values":{"name":"n\#(i)"}}]}"#),
+                    model: fixture.store.model)
             ) { outcome in
                 if case .success(let result) = outcome { results.withLock { $0[i] = result.txn } }
                 all.leave()
@@ -180,7 +188,7 @@ struct StoreRequestHandlersTests {
 
     @Test func historyListsTransactionsAfterSince() throws {
         let first = try insertDeviceWithReading()
-        let device = try #require(first.ids["d"])
+        let device = try #require(first.id(ref: "d"))
         _ = try save(#"{"delete":[{"id":"\#(device)"}],"author":"cleaner"}"#).get()
         let history = try handlers.history(HistoryParams(since: first.txn - 1))
         expectEqual(history.transactions.map(\.txn), [first.txn, first.txn + 1])

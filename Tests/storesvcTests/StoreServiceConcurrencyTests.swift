@@ -24,8 +24,8 @@ struct StoreServiceConcurrencyTests {
         defer { service.destroy() }
         let setup = try await service.client("setup")
         let created = try await setup.call(
-            StoreSave.self, SaveParams(inserts: [.init(entity: "Counter", ref: "c", values: [:])]))
-        let counter = try #require(created.ids["c"])
+            StoreSave.self, SaveRequest(inserts: [.init(entity: "Counter", ref: "c", values: [:])]))
+        let counter = try #require(created.id(ref: "c"))
         let clients = 6
         let incrementsEach = 15
         let txnsPerClient = try await withThrowingTaskGroup(of: [Int64].self) { group in
@@ -40,7 +40,7 @@ struct StoreServiceConcurrencyTests {
                         do {
                             let saved = try await client.call(
                                 StoreSave.self,
-                                SaveParams(updates: [
+                                SaveRequest(updates: [
                                     .init(id: counter, version: current.version, values: ["value": .int(value + 1)])
                                 ]))
                             txns.append(saved.txn)
@@ -94,21 +94,21 @@ struct StoreServiceConcurrencyTests {
         defer { client.close() }
         let created = try await client.call(
             StoreSave.self,
-            SaveParams(inserts: [
+            SaveRequest(inserts: [
                 .init(entity: "Device", ref: "d", values: ["address": .string("A"), "name": .string("one")])
             ]))
-        let device = try #require(created.ids["d"])
+        let device = try #require(created.id(ref: "d"))
         // Someone else changes it: version 2, name "two".
         _ = try await client.call(
-            StoreSave.self, SaveParams(updates: [.init(id: device, version: 1, values: ["name": .string("two")])]))
+            StoreSave.self, SaveRequest(updates: [.init(id: device, version: 1, values: ["name": .string("two")])]))
         func stale(
-            _ policy: MergePolicy, values: [String: JSONValue], original: [String: JSONValue]? = nil
+            _ policy: MergePolicy, values: [String: PropertyValue], original: [String: PropertyValue] = [:]
         )
-            async throws -> ContextBusWire.SaveResult
+            async throws -> SaveResult
         {
             try await client.call(
                 StoreSave.self,
-                SaveParams(
+                SaveRequest(
                     updates: [.init(id: device, version: 1, values: values, original: original)], mergePolicy: policy))
         }
         do {
@@ -137,7 +137,7 @@ struct StoreServiceConcurrencyTests {
         expectEqual(current.values["name"], .string("mine"))
         do {
             _ = try await client.call(
-                StoreSave.self, SaveParams(deletes: [.init(id: ObjectID(entity: "Device", number: 99), version: 1)]))
+                StoreSave.self, SaveRequest(deletes: [.init(id: ObjectID(entity: "Device", number: 99), version: 1)]))
             Issue.record("a delete of a missing object under 'error' was accepted")
         } catch let error as RPCError {
             expectEqual(error.code, .conflict)

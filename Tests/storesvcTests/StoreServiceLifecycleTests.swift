@@ -166,7 +166,7 @@ struct StoreServiceLifecycleTests {
         }
         let stored = Set(objects.compactMap { $0.values["address"]?.stringValue })
         expectTrue(Set(saved).isSubset(of: stored), "an acknowledged save is missing after kill -9")
-        expectTrue(objects.allSatisfy { $0.values["readings"]?.arrayValue?.count == 3 }, "a save was half applied")
+        expectTrue(objects.allSatisfy { $0.values["readings"]?.referencesValue?.count == 3 }, "a save was half applied")
         let readings = try await client.call(StoreFetch.self, FetchParams(entity: "Reading", resultType: .count))
         expectEqual(readings.content, .count(objects.count * 3))
     }

@@ -53,7 +53,7 @@ struct SubscriptionHubTests {
             ]
             let result = try store.save(SaveRequest(inserts: [.init(id: temporary, values: values)]))
             // The store's change set leaves the device's readings out; the event must not.
-            expectNil(result.changes.updated.first?.snapshot.values["readings"])
+            expectNil(result.changes!.updated.first?.snapshot.values["readings"])
             readings.append(result.ids[temporary]!)
         }
         store.waitForObservers()

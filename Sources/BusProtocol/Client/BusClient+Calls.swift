@@ -1,3 +1,4 @@
+import ContextBusObjectGraph
 import ContextBusReactive
 import ContextBusSupport
 import ContextBusWire
@@ -22,20 +23,25 @@ extension BusClient {
     ///   - params: Its params.
     ///   - timeout: Overrides `Options.callTimeout`; when it passes, the call fails with `.timedOut` and the
     ///     client sends `bus.cancel`.
+    ///   - model: The store's model, to read a result that needs one (`ModelJSONConvertible`, such as
+    ///     `store.fetch`'s objects).
     /// - Returns: The typed result.
     /// - Throws: The service's `RPCError`, `BusClientError`, or `CancellationError`.
     public func call<M: RPCMethod>(
-        _ method: M.Type, _ params: M.Params, timeout: Duration? = nil
+        _ method: M.Type, _ params: M.Params, timeout: Duration? = nil, model: Model? = nil
     ) async throws
         -> M.Result
     {
-        try Self.decode(M.self, try await call(method: M.name, params: params.json, timeout: timeout))
+        try self.decode(M.self, try await call(method: M.name, params: params.json, timeout: timeout), model: model)
     }
 
     /// Calls a method that takes no params (`bus.ping`, `store.model`, `store.stats`).
-    public func call<M: RPCMethod>(_ method: M.Type, timeout: Duration? = nil) async throws -> M.Result
+    public func call<M: RPCMethod>(
+        _ method: M.Type, timeout: Duration? = nil, model: Model? = nil
+    ) async throws
+        -> M.Result
     where M.Params == EmptyObject {
-        try await call(method, EmptyObject(), timeout: timeout)
+        try await call(method, EmptyObject(), timeout: timeout, model: model)
     }
 
     /// Calls a method by name with raw JSON params and returns the raw result (for generic tools like `ctxbus`).
@@ -78,14 +84,14 @@ extension BusClient {
     ///     .startWithValues { result in … }
     /// ```
     public func request<M: RPCMethod & SendableMetatype>(
-        _ method: M.Type, _ params: M.Params, timeout: Duration? = nil
+        _ method: M.Type, _ params: M.Params, timeout: Duration? = nil, model: Model? = nil
     )
         -> Signal<M.Result, RPCError>
     {
         let json = params.json
         return Signal { [self] observer, lifetime in
             let token = startCall(method: M.name, params: json, timeout: timeout) { outcome in
-                switch outcome.flatMap({ json in Result { try Self.decode(M.self, json) } }) {
+                switch outcome.flatMap({ json in Result { try self.decode(M.self, json, model: model) } }) {
                 case .success(let result):
                     observer.send(value: result)
                     observer.sendCompleted()
@@ -105,20 +111,37 @@ extension BusClient {
     /// - Throws: `BusClientError.wouldBlockEventLoop` at once when called on the client's own loop thread (the
     ///   thread that would have to deliver the answer); otherwise like `call`.
     public func callAndWait<M: RPCMethod>(
-        _ method: M.Type, _ params: M.Params, timeout: Duration? = nil
+        _ method: M.Type, _ params: M.Params, timeout: Duration? = nil, model: Model? = nil
     ) throws
         -> M.Result
     {
         guard !loop.inEventLoop else { throw BusClientError.wouldBlockEventLoop(method: M.name) }
         let answered = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<JSONValue, any Error>?>(nil)
-        startCall(method: M.name, params: params.json, timeout: timeout) { result in
+        let outcome = Locked<Result<M.Result, any Error>?>(nil)
+        call(method, params, timeout: timeout, model: model) { result in
             outcome.withLock { $0 = result }
             answered.signal()
         }
         answered.wait()
         guard let result = outcome.withLock({ $0 }) else { throw BusClientError.closed(path: socketPath) }
-        return try Self.decode(M.self, try result.get())
+        return try result.get()
+    }
+
+    // MARK: - Completion
+
+    /// Calls `method` without blocking; `completion` gets the typed result or the error exactly once, on the
+    /// client's loop thread (or on the calling thread when the call is refused at once), so it must only hand
+    /// work off.
+    ///
+    /// - Returns: A token that cancels the call (and sends `bus.cancel`) while it waits.
+    @discardableResult
+    func call<M: RPCMethod>(
+        _ method: M.Type, _ params: M.Params, timeout: Duration? = nil, model: Model? = nil,
+        completion: @escaping @Sendable (Result<M.Result, any Error>) -> Void
+    ) -> CallToken {
+        startCall(method: M.name, params: params.json, timeout: timeout) { outcome in
+            completion(outcome.flatMap { json in Result { try self.decode(M.self, json, model: model) } })
+        }
     }
 
     // MARK: - Core
@@ -172,9 +195,9 @@ extension BusClient {
         return CallToken(session: session, id: id)
     }
 
-    static func decode<M: RPCMethod>(_ method: M.Type, _ json: JSONValue) throws -> M.Result {
+    func decode<M: RPCMethod>(_ method: M.Type, _ json: JSONValue, model: Model?) throws -> M.Result {
         do {
-            return try M.Result(json: json)
+            return try M.Result(json: json, model: model ?? self.model)
         } catch {
             throw BusClientError.malformedResult(method: M.name, error)
         }

@@ -1,3 +1,4 @@
+import ContextBusObjectGraph
 import ContextBusReactive
 import ContextBusSupport
 import ContextBusTransport
@@ -42,6 +43,14 @@ public final class BusClient: Sendable, CustomStringConvertible {
     /// Serialises state deliveries, so observers see the states in the order they happened.
     let stateQueue = DispatchQueue(label: "bus-client.state")
     let sentRequests = Atomic<Int64>(0)
+    private let defaultModel = Locked<Model?>(nil)
+
+    /// The store model a call's result is read with when the call names none (`call(_:_:timeout:model:)`):
+    /// results such as `store.fetch`'s objects are typed by it. `RemoteStore` sets it when it opens.
+    public var model: Model? {
+        get { defaultModel.withLock { $0 } }
+        set { defaultModel.withLock { $0 = newValue } }
+    }
 
     struct State {
         var session: ClientSession?

@@ -13,12 +13,12 @@ extension RemoteStore: ToManyFaultingStore {
         guard !ids.isEmpty else { return StoreObjectsResult(txn: lastTransaction, objects: [], missing: []) }
         let answer = try call(StoreGet.self, GetParams(ids: ids, toMany: .faults))
         noteTransaction(answer.txn)
-        return try typed { () throws(RPCError) in try answer.storeResult(in: model) }
+        return answer
     }
 
     public func fetchLeavingOutToMany(_ request: FetchRequest) throws -> StoreFetchResult {
         let answer = try call(StoreFetch.self, FetchParams(request, toMany: .faults))
         noteTransaction(answer.txn)
-        return try typed { () throws(RPCError) in try answer.storeResult(in: model) }
+        return answer
     }
 }

@@ -154,6 +154,7 @@ public final class RemoteStore: PersistentStore, CustomStringConvertible {
             client.close()
             throw unavailable(error, path: socketPath)
         }
+        client.model = model
         let store = RemoteStore(client: client, model: model, callTimeout: options.callTimeout)
         if options.changeStream == .on { try await store.startChangeStream() }
         return store
@@ -196,14 +197,14 @@ public final class RemoteStore: PersistentStore, CustomStringConvertible {
     public func fetch(_ request: FetchRequest) throws -> StoreFetchResult {
         let answer = try call(StoreFetch.self, FetchParams(request))
         noteTransaction(answer.txn)
-        return try typed { () throws(RPCError) in try answer.storeResult(in: model) }
+        return answer
     }
 
     public func objects(with ids: [ObjectID]) throws -> StoreObjectsResult {
         guard !ids.isEmpty else { return StoreObjectsResult(txn: lastTransaction, objects: [], missing: []) }
         let answer = try call(StoreGet.self, GetParams(ids: ids))
         noteTransaction(answer.txn)
-        return try typed { () throws(RPCError) in try answer.storeResult(in: model) }
+        return answer
     }
 
     /// Not available: `storesvc` assigns permanent IDs when it commits an insert, and the protocol has no
@@ -256,7 +257,7 @@ public final class RemoteStore: PersistentStore, CustomStringConvertible {
     /// Makes a blocking call and maps its failure to a `StoreError`.
     func call<M: RPCMethod>(_ method: M.Type, _ params: M.Params) throws(StoreError) -> M.Result {
         do {
-            return try client.callAndWait(method, params, timeout: callTimeout)
+            return try client.callAndWait(method, params, timeout: callTimeout, model: model)
         } catch {
             throw storeError(for: error)
         }
@@ -273,7 +274,12 @@ public final class RemoteStore: PersistentStore, CustomStringConvertible {
     static func unavailable(_ error: any Error, path: String) -> StoreError {
         switch error {
         case let error as StoreError: return error
-        case let error as BusClientError: return .unavailable(error.description)
+        case let error as BusClientError:
+            if case .malformedResult(let method, let reason) = error {
+                return .unavailable(
+                    "storesvc at \(path) answered \(method) with a value that does not fit its model: \(reason)")
+            }
+            return .unavailable(error.description)
         case let error as RPCError: return .unavailable("storesvc at \(path) answered \(error)")
         default: return .unavailable("storesvc at \(path): \(error)")
         }

@@ -1,3 +1,4 @@
+import ContextBusObjectGraph
 import ContextBusTransport
 import Dispatch
 
@@ -41,6 +42,9 @@ extension BusServer {
         public var eventLoopGroup: EventLoopGroup?
         /// Where responder-style handlers run; `nil` makes a concurrent queue. Handlers may block on it.
         public var handlerQueue: DispatchQueue?
+        /// The model params are read with (`ModelJSONConvertible` params such as `store.save`'s); `nil` for a
+        /// service without a store model, whose methods' params then need none.
+        public var model: Model?
         /// Where to look for a socket inherited from systemd; `nil` always binds `socketPath`.
         public var socketActivation: SocketActivation? = .processEnvironment
         /// A connection that has not completed `bus.hello` by then is closed; `nil` waits forever.

@@ -9,7 +9,7 @@ import ContextBusWire
 // - responder: `{ request, params, responder in … }`, run on the server's handler queue, where it may block;
 //   it answers through the `Responder`, now or later, from any thread.
 //
-// Params are read (`M.Params(json:)`) off the loop, just before the handler runs; a params error is answered
+// Params are read (`M.Params(json:model:)`, with `Configuration.model`) off the loop, just before the handler runs; a params error is answered
 // `-32602` without calling the handler.
 
 extension BusServer {
@@ -30,6 +30,7 @@ extension BusServer {
         _ handler: @escaping @Sendable (_ request: BusRequest, _ params: M.Params) async throws -> M.Result
     ) {
         let executor = core.executor
+        let model = configuration.model
         core.register(
             M.name,
             MethodHandler(ordering: ordering, cancellation: cancellation) { request, params, finished in
@@ -38,7 +39,7 @@ extension BusServer {
                     guard request.markStarted() else { return }
                     let outcome: Result<JSONValue, any Error>
                     do {
-                        let typed = try M.Params(json: params ?? .object([:]))
+                        let typed = try M.Params(json: params ?? .object([:]), model: model)
                         outcome = .success(try await handler(request, typed).json)
                     } catch {
                         outcome = .failure(error)
@@ -75,6 +76,7 @@ extension BusServer {
             -> Void
     ) {
         let queue = core.handlerQueue
+        let model = configuration.model
         guard let runsOnLoop = placement.runsOnLoop else {
             core.register(
                 M.name,
@@ -84,7 +86,7 @@ extension BusServer {
                         guard request.markStarted() else { return }
                         let typed: M.Params
                         do {
-                            typed = try M.Params(json: params ?? .object([:]))
+                            typed = try M.Params(json: params ?? .object([:]), model: model)
                         } catch {
                             request.connection.answer(request, with: .failure(error))
                             return
@@ -101,7 +103,7 @@ extension BusServer {
                 // run here or hand off.
                 let typed: M.Params
                 do {
-                    typed = try M.Params(json: params ?? .object([:]))
+                    typed = try M.Params(json: params ?? .object([:]), model: model)
                 } catch {
                     if request.markStarted() { request.connection.answer(request, with: .failure(error)) }
                     finished()

@@ -1,3 +1,4 @@
+import ContextBusObjectGraph
 import ContextBusSupport
 
 /// A request from a client: `{"jsonrpc":"2.0","id":7,"method":"store.fetch","params":{…}}`.
@@ -23,11 +24,11 @@ public struct RPCRequest: RPCMessage, Hashable {
     /// Whether the request expects no response.
     public var isNotification: Bool { id == nil }
 
-    /// Reads the params as `M.Params` (absent params read as `{}`).
+    /// Reads the params as `M.Params` (absent params read as `{}`), with `model` when they need one.
     ///
     /// - Throws: `RPCError.invalidParams(field:message:)` naming the offending field.
-    public func params<M: RPCMethod>(for method: M.Type) throws(RPCError) -> M.Params {
-        try M.Params(json: params ?? .object([:]))
+    public func params<M: RPCMethod>(for method: M.Type, model: Model? = nil) throws(RPCError) -> M.Params {
+        try M.Params(json: params ?? .object([:]), model: model)
     }
 
     public var json: JSONValue {

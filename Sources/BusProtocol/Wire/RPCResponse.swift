@@ -1,3 +1,4 @@
+import ContextBusObjectGraph
 import ContextBusSupport
 
 /// A response: `{"jsonrpc":"2.0","id":7,"result":…}` or `{"jsonrpc":"2.0","id":7,"error":{…}}`.
@@ -18,7 +19,7 @@ public struct RPCResponse: RPCMessage, Hashable {
     }
 
     /// A successful response with a typed result.
-    public init<Result: JSONConvertible>(id: RPCID, result: Result) {
+    public init<Result: WireValue>(id: RPCID, result: Result) {
         self.init(id: id, outcome: .success(result.json))
     }
 
@@ -43,9 +44,9 @@ public struct RPCResponse: RPCMessage, Hashable {
     ///
     /// - Throws: the response's `RPCError`, or `invalidParams` naming the field when the result
     ///   does not have `M.Result`'s shape.
-    public func result<M: RPCMethod>(for method: M.Type) throws(RPCError) -> M.Result {
+    public func result<M: RPCMethod>(for method: M.Type, model: Model? = nil) throws(RPCError) -> M.Result {
         switch outcome {
-        case .success(let value): return try M.Result(json: value)
+        case .success(let value): return try M.Result(json: value, model: model)
         case .failure(let error): throw error
         }
     }

@@ -98,13 +98,14 @@ extension ContextCore {
     }
 
     /// Brings the context up to date with a committed save of `batch`: permanent IDs, new
-    /// versions, the values the store kept; no pending changes remain.
-    func apply(_ result: SaveResult, of batch: SaveBatch, mergePolicy: MergePolicy) {
+    /// versions, the values the store kept (`changes`: the result's change set, or an empty one when the result
+    /// has none, which leaves the saved objects as faults); no pending changes remain.
+    func apply(_ result: SaveResult, changes: ChangeSet, of batch: SaveBatch, mergePolicy: MergePolicy) {
         rekey(result.ids)
-        let inserted = Dictionary(result.changes.inserted.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        let updated = Dictionary(result.changes.updated.map { ($0.snapshot.id, $0) }, uniquingKeysWith: { a, _ in a })
-        let deleted = Set(result.changes.deleted.map(\.id))
-        let deltas = result.changes.hasToManyFaults ? result.changes.derivedToManyDeltas(model: model) : [:]
+        let inserted = Dictionary(changes.inserted.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let updated = Dictionary(changes.updated.map { ($0.snapshot.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let deleted = Set(changes.deleted.map(\.id))
+        let deltas = changes.hasToManyFaults ? changes.derivedToManyDeltas(model: model) : [:]
         for object in batch.inserted {
             object.insertedFlag = false
             clearChanges(of: object, committed: inserted[object.objectID] ?? updated[object.objectID]?.snapshot)
@@ -130,7 +131,7 @@ extension ContextCore {
         }
         for object in batch.discarded { unregister(object) }
         changed = []
-        merge(result.changes, mergePolicy: .objectTrump)
+        merge(changes, mergePolicy: .objectTrump)
     }
 
     /// Makes `snapshot` the object's committed state (a fault when `nil`) and drops its changes.

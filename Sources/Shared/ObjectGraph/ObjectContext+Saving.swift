@@ -30,15 +30,19 @@ extension ObjectContext {
                 let none = ChangeSet(
                     txn: store.lastTransaction, time: .init(), author: name, inserted: [], updated: [], deleted: [])
                 core.apply(
-                    SaveResult(txn: none.txn, ids: [:], versions: [:], changes: none), of: batch, mergePolicy: policy)
+                    SaveResult(txn: none.txn, ids: [:], versions: [:], changes: none), changes: none, of: batch,
+                    mergePolicy: policy)
                 return
             }
             let result = try store.save(request)
-            let committed = !result.changes.isEmpty
+            let changes =
+                result.changes
+                ?? ChangeSet(txn: result.txn, time: .init(), author: name, inserted: [], updated: [], deleted: [])
+            let committed = !changes.isEmpty
             if committed && automaticallyMergesChanges { core.ownTransactions.insert(result.txn) }
-            core.apply(result, of: batch, mergePolicy: policy)
-            if committed { saves.send(result.changes) }
-            childEvents.send(ParentEvent(changes: result.changes, idMap: result.ids, origin: nil))
+            core.apply(result, changes: changes, of: batch, mergePolicy: policy)
+            if committed { saves.send(changes) }
+            childEvents.send(ParentEvent(changes: changes, idMap: result.ids, origin: nil))
 
         case .parent(let parent):
             let push = core.makeChildPush(for: batch)

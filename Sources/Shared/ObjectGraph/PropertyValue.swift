@@ -41,6 +41,24 @@ extension PropertyValue {
         case .null, .reference, .references: return nil
         }
     }
+
+    /// The integer of an `int` value, else `nil`.
+    public var intValue: Int64? {
+        if case .int(let value) = self { return value }
+        return nil
+    }
+
+    /// The IDs of a to-many relationship's value (`references`), else `nil`.
+    public var referencesValue: [ObjectID]? {
+        if case .references(let ids) = self { return ids }
+        return nil
+    }
+
+    /// The string of a `string` value, else `nil`.
+    public var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
 }
 
 extension PropertyValue: CustomStringConvertible {

@@ -13,7 +13,7 @@ import ContextBusWire
 enum SaveInput: Sendable, Hashable {
     case json(JSONValue)
     case standardInput
-    case form(SaveParams)
+    case form(SaveForm)
 
     /// Reads the save's words: `positional` are the non-option words in order with the options
     /// (`items` of `ParsedArguments`).
@@ -47,9 +47,9 @@ enum SaveInput: Sendable, Hashable {
     }
 
     /// Checks JSON against the `store.save` shape.
-    static func params(from json: JSONValue) throws(UsageError) -> SaveParams {
+    static func params(from json: JSONValue) throws(UsageError) -> SaveForm {
         do {
-            return try SaveParams(json: json)
+            return try SaveForm(json: json)
         } catch {
             throw UsageError("the save JSON does not have the store.save shape: \(error.message)")
         }
@@ -60,8 +60,8 @@ enum SaveInput: Sendable, Hashable {
         case update(Int)
     }
 
-    private static func form(_ items: [ParsedArguments.Item]) throws(UsageError) -> SaveParams {
-        var params = SaveParams()
+    private static func form(_ items: [ParsedArguments.Item]) throws(UsageError) -> SaveForm {
+        var params = SaveForm()
         var target: Target?
         for item in items {
             switch item {

@@ -20,7 +20,6 @@ final class StoreRequestHandlers: Sendable {
     /// The most transactions `store.history` returns when the request names no `limit` (and the
     /// most it returns at all).
     let historyPageLimit: Int
-    private let decoder: SaveRequestDecoder
     private let counters = Locked(Counters())
     private let inFlightSaves = DispatchGroup()
 
@@ -35,7 +34,6 @@ final class StoreRequestHandlers: Sendable {
         self.hub = hub
         self.log = log
         self.historyPageLimit = historyPageLimit
-        decoder = SaveRequestDecoder(model: store.model)
     }
 
     // MARK: - Reads
@@ -46,20 +44,14 @@ final class StoreRequestHandlers: Sendable {
     }
 
     /// `store.fetch`; with `"toMany":"faults"`, objects without their to-many values (never read).
-    func fetch(_ params: FetchParams) throws(RPCError) -> FetchResult {
+    func fetch(_ params: FetchParams) throws(RPCError) -> StoreFetchResult {
         let request = try params.fetchRequest()
-        if params.toMany == .faults { return FetchResult(try perform { try store.fetchLeavingOutToMany(request) }) }
-        return FetchResult(try perform { try store.fetch(request) })
+        if params.toMany == .faults { return try perform { try store.fetchLeavingOutToMany(request) } }
+        return try perform { try store.fetch(request) }
     }
 
     /// `store.get`; with `"toMany":"faults"`, objects without their to-many values (never read).
-    func get(_ params: GetParams) throws(RPCError) -> GetResult {
-        GetResult(try objects(params))
-    }
-
-    /// `store.get`'s objects as the store returns them, for `StoreObjectsAnswer` (written to the wire without
-    /// building a `GetResult`).
-    func objects(_ params: GetParams) throws(RPCError) -> StoreObjectsResult {
+    func get(_ params: GetParams) throws(RPCError) -> StoreObjectsResult {
         if params.toMany == .faults {
             return try perform { try store.objectsLeavingOutToMany(with: params.ids) }
         }
@@ -96,36 +88,27 @@ final class StoreRequestHandlers: Sendable {
 
     // MARK: - Saving
 
-    /// `store.save`: decodes and queues the change set, and answers through `completion` once it
-    /// is committed (durably for `durability: "disk"`) or failed.
+    /// `store.save`: queues the change set (read with the model by the server), and answers through
+    /// `completion` once it is committed (durably for `durability: "disk"`) or failed, with the committed change
+    /// set when the request asked for it (`"changes": true`).
     ///
-    /// Decoding errors (`-32602`) are answered at once, still through `completion`.
-    func save(
-        _ params: SaveParams, completion: @escaping @Sendable (Result<ContextBusWire.SaveResult, RPCError>) -> Void
-    ) {
-        let decoded: SaveRequestDecoder.Decoded
-        do {
-            decoded = try decoder.decode(params)
-        } catch {
-            count(failed: true)
-            completion(.failure(error))
-            return
-        }
+    /// `completion` runs on the store's writer thread (`PersistentStore.save(_:completion:)`): it must only hand
+    /// the answer off, as storesvc's handler does to the connection's event loop.
+    func save(_ request: SaveRequest, completion: @escaping @Sendable (Result<SaveResult, RPCError>) -> Void) {
         inFlightSaves.enter()
         counters.withLock { $0.inFlight += 1 }
         let log = self.log
-        let answer: @Sendable (Result<ContextBusObjectGraph.SaveResult, any Error>) -> Void = { [self] outcome in
-            let response = outcome.map { ContextBusWire.SaveResult($0, names: decoded.names) }
-                .mapError { StoreErrorMapping.rpcError(for: $0, log: log) }
+        let includesChanges = request.includesChangesInAnswer
+        store.save(request) { [self] outcome in
+            let response = outcome.map { result in
+                var result = result
+                if !includesChanges { result.changes = nil }
+                return result
+            }.mapError { StoreErrorMapping.rpcError(for: $0, log: log) }
             count(failed: (try? response.get()) == nil)
             completion(response)
             counters.withLock { $0.inFlight -= 1 }
             inFlightSaves.leave()
-        }
-        if let sqlite = store as? SQLiteStore {
-            sqlite.save(decoded.request, completion: answer)
-        } else {
-            answer(Result { try store.save(decoded.request) })
         }
     }
 
@@ -147,31 +130,18 @@ final class StoreRequestHandlers: Sendable {
     func stats(connections: Int) -> StatsResult {
         let counters = self.counters.withLock { $0 }
         let hubCounters = hub.counters
-        var commits = counters.saves - counters.failedSaves
-        var groupSizes: [Int: Int64] = [:]
+        let storeCounters = store.counters
+        let commits = storeCounters.commits ?? (counters.saves - counters.failedSaves)
         var other: [String: JSONValue] = [
             "failedSaves": .int(counters.failedSaves), "inFlightSaves": .int(counters.inFlight),
             "eventsSent": .int(hubCounters.eventsSent), "subscribersDropped": .int(hubCounters.subscribersDropped),
             "lastTxn": .int(store.lastTransaction),
         ]
-        if let sqlite = store as? SQLiteStore {
-            let statistics = sqlite.statistics
-            commits = Int64(statistics.groups)
-            groupSizes = statistics.groupSizes.mapValues { Int64($0) }
-            other["largestGroup"] = .int(Int64(statistics.largestGroup))
-            other["walFrames"] = .int(Int64(statistics.walFrames))
-            other["walWrites"] = .int(Int64(statistics.walWrites))
-            let checkpoints = sqlite.checkpointStatistics
-            other["walCheckpoints"] = .int(Int64(checkpoints.checkpoints))
-            other["walWriterCheckpoints"] = .int(Int64(checkpoints.writerCheckpoints))
-            other["walCheckpointsInsideCommits"] = .int(Int64(checkpoints.checkpointsInsideCommits))
-            other["walRestarts"] = .int(Int64(checkpoints.walRestarts))
-            other["walLargestPages"] = .int(Int64(checkpoints.largestWALPages))
-        }
+        for (name, value) in storeCounters.named { other[name] = .int(value) }
         let range = historyRange()
         return StatsResult(
             connections: Int64(connections), subscriptions: Int64(hub.count), commits: commits,
-            saves: counters.saves, groupSizes: groupSizes, historyOldest: range?.oldest,
+            saves: counters.saves, groupSizes: storeCounters.groupSizes, historyOldest: range?.oldest,
             historyNewest: range?.newest, other: other)
     }
 

@@ -23,13 +23,17 @@ extension StoreService {
         server.register(
             StoreFetch.self,
             responder: { _, params, responder in
-                responder.respond(with: Result { () throws(RPCError) in try handlers.fetch(params) })
+                do {
+                    responder.succeed(writing: try handlers.fetch(params))
+                } catch {
+                    responder.fail(error)
+                }
             })
         server.register(
             StoreGet.self, placement: .eventLoop(when: { Self.isSmallRead($0, in: model) }),
             responder: { _, params, responder in
                 do {
-                    responder.succeed(writing: StoreObjectsAnswer(try handlers.objects(params)))
+                    responder.succeed(writing: try handlers.get(params))
                 } catch {
                     responder.fail(error)
                 }
@@ -42,8 +46,11 @@ extension StoreService {
         server.register(
             StoreSave.self, ordering: .inOrder, cancellation: .cooperative,
             placement: .eventLoop(when: { $0.objectCount <= Self.loopSaveLimit }),
-            responder: { _, params, responder in
-                handlers.save(params) { responder.respond(with: $0) }
+            responder: { request, params, responder in
+                // Answered on the connection's loop: the store calls back on its writer's thread, which must only
+                // hand the answer off (no hop through a global queue on the way).
+                let loop = request.connection.loop
+                handlers.save(params) { outcome in loop.execute { responder.respond(with: outcome) } }
             })
         server.register(
             StoreSubscribe.self,
@@ -88,9 +95,4 @@ extension StoreService {
     }
     /// The most objects a `store.save` may insert, update and delete to be decoded and queued on the event loop.
     static let loopSaveLimit = 64
-}
-
-extension SaveParams {
-    /// The objects the save inserts, updates and deletes.
-    var objectCount: Int { inserts.count + updates.count + deletes.count }
 }

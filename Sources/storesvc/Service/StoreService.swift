@@ -68,6 +68,7 @@ final class StoreService: Sendable {
         handlers = StoreRequestHandlers(store: store, hub: hub, log: log)
         var serverConfiguration = BusServer.Configuration(
             name: "storesvc", version: ContextBusVersion.string, socketPath: configuration.socketPath)
+        serverConfiguration.model = model
         serverConfiguration.socketMode = configuration.socketMode
         serverConfiguration.maxFrame = configuration.maxFrame
         serverConfiguration.maxInFlight = configuration.maxInFlight

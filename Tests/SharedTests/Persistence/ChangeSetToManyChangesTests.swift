@@ -19,21 +19,21 @@ struct ChangeSetToManyChangesTests {
         let inserted = try store.save(SaveRequest(inserts: [.init(id: tmp("Reading", "r"), values: reading)]))
         let id = try #require(inserted.ids[tmp("Reading", "r")])
         expectEqual(
-            inserted.changes.toManyChanges(model: store.model),
+            inserted.changes!.toManyChanges(model: store.model),
             [
                 devices[0]: ["readings": ToManyChange(added: [id])]
             ])
         let moved = try store.save(
             SaveRequest(updates: [.init(id: id, version: nil, values: ["device": .reference(devices[1])])]))
         expectEqual(
-            moved.changes.toManyChanges(model: store.model),
+            moved.changes!.toManyChanges(model: store.model),
             [
                 devices[0]: ["readings": ToManyChange(removed: [id])],
                 devices[1]: ["readings": ToManyChange(added: [id])],
             ])
         let deleted = try store.save(SaveRequest(deletes: [.init(id: id, version: nil)]))
         expectEqual(
-            deleted.changes.toManyChanges(model: store.model),
+            deleted.changes!.toManyChanges(model: store.model),
             [
                 devices[1]: ["readings": ToManyChange(removed: [id])]
             ])

@@ -30,11 +30,11 @@ struct CompletingToManyValuesTests {
         let other = try store.insert("Device", ["address": .string("BB")])
         let first = try store.insert("Reading", Self.reading(1, device: device))
         let (result, second) = try Self.saveReading(2, of: device, in: store)
-        expectTrue(result.changes.hasToManyFaults)
+        expectTrue(result.changes!.hasToManyFaults)
         // Later transactions: a third reading joins, the first one moves to the other device.
         _ = try Self.saveReading(3, of: device, in: store)
         try store.commit(SaveRequest(updates: [.init(id: first, version: nil, values: ["device": .reference(other)])]))
-        let completed = try store.completingToManyValues(in: result.changes)
+        let completed = try store.completingToManyValues(in: result.changes!)
         expectFalse(completed.hasToManyFaults)
         let update = try #require(completed.updated.first { $0.snapshot.id == device })
         expectEqual(update.snapshot.values["readings"], .references([first, second]))
@@ -50,7 +50,7 @@ struct CompletingToManyValuesTests {
         _ = try Self.saveReading(3, of: device, in: store)
         try store.commit(SaveRequest(deletes: [.init(id: device, version: nil)]))
         expectNil(try store.snapshot(device))
-        let completed = try store.completingToManyValues(in: result.changes)
+        let completed = try store.completingToManyValues(in: result.changes!)
         let update = try #require(completed.updated.first { $0.snapshot.id == device })
         expectEqual(update.snapshot.values["readings"], .references([first, second]))
         expectEqual(update.previousValues["readings"], .references([first]))
@@ -67,10 +67,10 @@ struct CompletingToManyValuesTests {
                 .init(id: temporary, values: ["title": .string("2"), "authors": .references([author])])
             ]))
         let b2 = try #require(result.ids[temporary])
-        expectTrue(result.changes.hasToManyFaults)
+        expectTrue(result.changes!.hasToManyFaults)
         try store.insert("Book", ["title": .string("3"), "authors": .references([author])])
         try store.commit(SaveRequest(updates: [.init(id: b1, version: nil, values: ["authors": .references([])])]))
-        let completed = try store.completingToManyValues(in: result.changes)
+        let completed = try store.completingToManyValues(in: result.changes!)
         let update = try #require(completed.updated.first { $0.snapshot.id == author })
         expectEqual(update.snapshot.values["books"], .references([b1, b2]))
         expectEqual(update.previousValues["books"], .references([b1]))
@@ -82,7 +82,7 @@ struct CompletingToManyValuesTests {
         let device = try store.insert("Device", ["address": .string("AA")])
         let (result, _) = try Self.saveReading(0, of: device, in: store)
         for i in 1...80 { _ = try Self.saveReading(i, of: device, in: store) }
-        let error = storeError { _ = try store.completingToManyValues(in: result.changes) }
+        let error = storeError { _ = try store.completingToManyValues(in: result.changes!) }
         guard case .historyUnavailable? = error else {
             Issue.record("expected historyUnavailable, got \(String(describing: error))")
             return

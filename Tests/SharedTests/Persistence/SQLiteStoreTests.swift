@@ -262,7 +262,7 @@ struct SQLiteStoreTests {
         expectEqual(store.lastTransaction, 1)
         expectEqual(sqlite3_exec(db, "DELETE FROM Z_HISTORY WHERE Z_TXN = 2", nil, nil, nil), SQLITE_OK)
         let result = try store.commit(SaveRequest(inserts: inserts))
-        expectTrue(result.txn == 2 && result.changes.inserted.count == 3)
+        expectTrue(result.txn == 2 && result.changes!.inserted.count == 3)
         try expectEqual(store.all("Device").count, 4)
     }
 }

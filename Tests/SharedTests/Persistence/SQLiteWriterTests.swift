@@ -158,8 +158,8 @@ struct SQLiteWriterTests {
         for (i, result) in answered {
             let id = try #require(result.ids[tmp("Device", "w\(i)")])
             expectEqual(result.versions, [id: 1])
-            expectEqual(result.changes.txn, result.txn)
-            expectEqual(result.changes.inserted.map(\.id), [id])
+            expectEqual(result.changes!.txn, result.txn)
+            expectEqual(result.changes!.inserted.map(\.id), [id])
             try expectEqual(store.snapshot(id)?.values["address"], .string("w\(i)"))
         }
         expectEqual(sqlite.statistics.groupSizes, [5: 1])

@@ -22,13 +22,13 @@ struct StoreHistoryTests {
                             "time": .date(Date(timeIntervalSince1970: 12.5)), "device": .reference(device),
                         ]),
                 ], author: "alice"))
-        changes.append(result.changes)
+        changes.append(result.changes!)
         let deviceID = result.ids[device]!
         result = try store.commit(
             SaveRequest(updates: [.init(id: deviceID, version: 1, values: ["name": .string("thermo")])]))
-        changes.append(result.changes)
+        changes.append(result.changes!)
         result = try store.commit(SaveRequest(deletes: [.init(id: deviceID, version: 2)], author: "bob"))
-        changes.append(result.changes)
+        changes.append(result.changes!)
         return changes
     }
 

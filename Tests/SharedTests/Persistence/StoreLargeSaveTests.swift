@@ -58,8 +58,8 @@ struct StoreLargeSaveTests {
         expectEqual(ids[reserved], reserved)
         expectTrue(
             ids.allSatisfy { request, permanent in !permanent.isTemporary && request.entity == permanent.entity })
-        expectEqual(result.changes.inserted.map(\.id), library.inserts.map { ids[$0.id]! })
-        expectTrue(result.changes.updated.isEmpty && result.changes.deleted.isEmpty)
+        expectEqual(result.changes!.inserted.map(\.id), library.inserts.map { ids[$0.id]! })
+        expectTrue(result.changes!.updated.isEmpty && result.changes!.deleted.isEmpty)
         expectTrue(Set(result.versions.values) == [1] && result.versions.count == library.inserts.count)
 
         let committed = try store.everything()
@@ -84,7 +84,7 @@ struct StoreLargeSaveTests {
             expectEqual(committed[ids[author]!]?.values["portrait"], .reference(ids[portrait]!))
         }
         // The change set holds exactly the committed objects, and the history gives it back as is.
-        expectEqual(Dictionary(uniqueKeysWithValues: result.changes.inserted.map { ($0.id, $0) }), committed)
+        expectEqual(Dictionary(uniqueKeysWithValues: result.changes!.inserted.map { ($0.id, $0) }), committed)
         try expectEqual(store.history(since: before, limit: 10), [result.changes])
     }
 

@@ -104,7 +104,7 @@ struct StoreMergePolicyTests {
             try expectEqual(store.snapshot(other)?.version, 1)
         } else {
             let result = try store.commit(request)
-            expectEmpty(result.changes.deleted)
+            expectEmpty(result.changes!.deleted)
             expectEqual(result.versions, [other: 2])
         }
     }
@@ -129,6 +129,6 @@ struct StoreMergePolicyTests {
         let store = try factory.make(TestModels.library)
         let id = try staleBook(store)
         let result = try store.commit(SaveRequest(deletes: [.init(id: id, version: 1)], mergePolicy: policy))
-        expectEqual(result.changes.deleted.map(\.id), [id])
+        expectEqual(result.changes!.deleted.map(\.id), [id])
     }
 }

@@ -22,12 +22,12 @@ struct StoreRelationshipTests {
             ]))
         let reading = try #require(result.ids[ref])
         expectEqual(result.versions, [reading: 1, device: 2])
-        let update = try #require(result.changes.updated.first)
+        let update = try #require(result.changes!.updated.first)
         expectTrue(update.snapshot.id == device && update.changedKeys == ["readings"])
         // The device's readings are a fault the save did not read: changed, but not carried
         // (StoreToManyFaultTests); the store's snapshot lists them.
         expectTrue(update.previousValues["readings"] == nil && update.snapshot.values["readings"] == nil)
-        let completed = try store.completingToManyValues(in: result.changes)
+        let completed = try store.completingToManyValues(in: result.changes!)
         expectEqual(completed.updated.first?.previousValues, ["readings": .references([])])
         expectEqual(completed.updated.first?.snapshot.values["readings"], .references([reading]))
         try expectEqual(store.snapshot(device)?.values["readings"], .references([reading]))
@@ -48,7 +48,7 @@ struct StoreRelationshipTests {
         try expectEqual(store.snapshot(a)?.values["shelf"], .null)
         try expectEqual(store.snapshot(c)?.values["shelf"], .reference(shelf))
         try expectEqual(store.snapshot(b)?.version, 1)
-        let changed = Dictionary(uniqueKeysWithValues: result.changes.updated.map { ($0.snapshot.id, $0.changedKeys) })
+        let changed = Dictionary(uniqueKeysWithValues: result.changes!.updated.map { ($0.snapshot.id, $0.changedKeys) })
         expectEqual(changed, [shelf: ["books"], a: ["shelf"], c: ["shelf"]])
     }
 
@@ -106,8 +106,8 @@ struct StoreRelationshipTests {
         expectEqual(Set(ids.keys), [shelf, book, author])
         try expectEqual(store.snapshot(ids[shelf]!)?.values["books"], .references([ids[book]!]))
         try expectEqual(store.snapshot(ids[author]!)?.values["books"], .references([ids[book]!]))
-        expectEqual(result.changes.inserted.map(\.id), [ids[book]!, ids[shelf]!, ids[author]!])
-        expectEmpty(result.changes.updated)
+        expectEqual(result.changes!.inserted.map(\.id), [ids[book]!, ids[shelf]!, ids[author]!])
+        expectEmpty(result.changes!.updated)
         expectTrue(result.versions.values.allSatisfy { $0 == 1 })
     }
 
@@ -126,8 +126,8 @@ struct StoreRelationshipTests {
                     ]))
         }
         let result = try store.commit(SaveRequest(deletes: [.init(id: device, version: nil)]))
-        expectEqual(result.changes.deleted.map(\.id), [device] + readings)
-        expectEmpty(result.changes.updated)
+        expectEqual(result.changes!.deleted.map(\.id), [device] + readings)
+        expectEmpty(result.changes!.updated)
         expectTrue(try store.all("Reading").isEmpty)
     }
 
@@ -142,9 +142,9 @@ struct StoreRelationshipTests {
                 "device": .reference(device),
             ])
         let result = try store.commit(SaveRequest(deletes: [.init(id: reading, version: 1)]))
-        expectEqual(result.changes.deleted.map(\.id), [reading])
+        expectEqual(result.changes!.deleted.map(\.id), [reading])
         expectEqual(result.versions, [device: 3])
-        expectEqual(result.changes.updated.first?.changedKeys, ["readings"])
+        expectEqual(result.changes!.updated.first?.changedKeys, ["readings"])
         try expectEqual(store.snapshot(device)?.values["readings"], .references([]))
     }
 
@@ -160,7 +160,7 @@ struct StoreRelationshipTests {
         // Deleting the book in the same save empties the relationship: allowed.
         let result = try store.commit(
             SaveRequest(deletes: [.init(id: shelf, version: nil), .init(id: book, version: nil)]))
-        expectEqual(Set(result.changes.deleted.map(\.id)), [shelf, book])
+        expectEqual(Set(result.changes!.deleted.map(\.id)), [shelf, book])
     }
 
     @Test(arguments: StoreFactory.all)
@@ -170,8 +170,8 @@ struct StoreRelationshipTests {
         let author = try store.insert("Author", ["name": .string("a"), "portrait": .reference(portrait)])
         let book = try store.insert("Book", ["title": .string("b"), "authors": .references([author])])
         let result = try store.commit(SaveRequest(deletes: [.init(id: author, version: nil)]))
-        expectEqual(result.changes.deleted.map(\.id), [author, portrait])
-        expectEqual(result.changes.updated.map(\.snapshot.id), [book])
+        expectEqual(result.changes!.deleted.map(\.id), [author, portrait])
+        expectEqual(result.changes!.updated.map(\.snapshot.id), [book])
         try expectEqual(store.snapshot(book)?.values["authors"], .references([]))
     }
 }

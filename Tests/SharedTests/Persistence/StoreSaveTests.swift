@@ -23,7 +23,7 @@ struct StoreSaveTests {
         expectEqual(snapshot.values["price"], .null)
         expectEqual(snapshot.values["shelf"], .null)
         expectEqual(snapshot.values["authors"], .references([]))
-        expectEqual(result.changes.inserted, [snapshot])
+        expectEqual(result.changes!.inserted, [snapshot])
     }
 
     @Test(arguments: StoreFactory.all)
@@ -49,7 +49,7 @@ struct StoreSaveTests {
             SaveRequest(updates: [.init(id: id, version: 1, values: ["pages": .int(500), "title": .string("Dune")])]))
         expectEqual(result.txn, 2)
         expectEqual(result.versions, [id: 2])
-        let update = try #require(result.changes.updated.first)
+        let update = try #require(result.changes!.updated.first)
         expectEqual(update.snapshot.version, 2)
         expectEqual(update.changedKeys, ["pages"])
         expectEqual(update.previousValues, ["pages": .int(412)])
@@ -64,7 +64,7 @@ struct StoreSaveTests {
         let id = try store.insert("Book", ["title": .string("Dune")])
         let before = try #require(try store.snapshot(id))
         let result = try store.commit(SaveRequest(deletes: [.init(id: id, version: 1)]))
-        expectEqual(result.changes.deleted, [before])
+        expectEqual(result.changes!.deleted, [before])
         try expectEqual(store.objects(with: [id]).missing, [id])
         expectTrue(try store.all("Book").isEmpty)
     }
@@ -83,7 +83,7 @@ struct StoreSaveTests {
         let store = try factory.make(TestModels.library)
         try store.insert("Book", ["title": .string("a")])
         let result = try store.commit(SaveRequest())
-        expectTrue(result.txn == 1 && result.changes.isEmpty && store.lastTransaction == 1)
+        expectTrue(result.txn == 1 && result.changes!.isEmpty && store.lastTransaction == 1)
         try expectEqual(store.history(since: 0, limit: 10).count, 1)
     }
 

@@ -42,7 +42,7 @@ struct StoreToManyFaultTests {
             SaveRequest(inserts: [.init(id: tmp("Reading", "new"), values: Self.reading(-1, device: device))]))
         let reading = try #require(result.ids[tmp("Reading", "new")])
         expectEqual(result.versions[device], version + 1)
-        let update = try #require(result.changes.updated.first { $0.snapshot.id == device })
+        let update = try #require(result.changes!.updated.first { $0.snapshot.id == device })
         expectEqual(update.changedKeys, ["readings"])
         expectNil(update.snapshot.values["readings"])
         expectNil(update.previousValues["readings"])
@@ -123,7 +123,7 @@ struct StoreToManyFaultTests {
         let sqlite = fixture.store as? SQLiteStore
         let readBefore = sqlite?.membersReadByGets.load(ordering: .relaxed) ?? 0
         viewer.performAndWait {
-            viewer.merge(result.changes)
+            viewer.merge(result.changes!)
             let object = viewer.object(with: device)
             expectFalse(object.isToManyFault("readings"))
             let members = object.relatedObjects(forKey: "readings").map(\.objectID)
@@ -145,7 +145,7 @@ struct StoreToManyFaultTests {
         let second = try fixture.store.save(
             SaveRequest(inserts: [.init(id: tmp("Reading", "seen"), values: Self.reading(-2, device: device))]))
         viewer.performAndWait {
-            viewer.merge(second.changes)
+            viewer.merge(second.changes!)
             let object = viewer.object(with: device)
             expectTrue(object.isToManyFault("readings"))
             expectEqual(object.relatedObjects(forKey: "readings").count, Self.readingCount + 2)
@@ -188,12 +188,12 @@ struct StoreToManyFaultTests {
         let result = try store.save(
             SaveRequest(inserts: [.init(id: tmp("Reading", "new"), values: Self.reading(2, device: device))]))
         let reading = try #require(result.ids[tmp("Reading", "new")])
-        expectTrue(result.changes.hasToManyFaults)
-        let completed = try store.completingToManyValues(in: result.changes)
+        expectTrue(result.changes!.hasToManyFaults)
+        let completed = try store.completingToManyValues(in: result.changes!)
         expectFalse(completed.hasToManyFaults)
         let update = try #require(completed.updated.first { $0.snapshot.id == device })
         expectEqual(update.snapshot.values["readings"], .references([first, reading]))
         expectEqual(update.previousValues["readings"], .references([first]))
-        expectEqual(completed.inserted, result.changes.inserted)
+        expectEqual(completed.inserted, result.changes!.inserted)
     }
 }

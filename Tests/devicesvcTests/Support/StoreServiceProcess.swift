@@ -2,6 +2,7 @@ import Foundation
 @preconcurrency import Glibc
 
 @testable import ContextBusClient
+@testable import ContextBusSupport
 @testable import ContextBusWire
 
 /// The real `storesvc` executable on `socketPath` with its database in `databasePath`, stopped by PID.
@@ -62,9 +63,9 @@ final class StoreServiceProcess: Sendable {
     func objects(of entity: String) async throws -> [StoreObject] {
         let client = try await client("fetch")
         defer { client.close() }
-        let result = try await client.call(StoreFetch.self, FetchParams(entity: entity))
-        guard case .objects(let objects) = result.content else { return [] }
-        return objects
+        let answer = try await client.call(method: StoreFetch.name, params: FetchParams(entity: entity).json)
+        return try JSONFields(answer).objects("objects") { (object) throws(RPCError) in try StoreObject(fields: object)
+        }
     }
 
     /// Kills the service with SIGKILL (no chance to flush or close anything) and reaps it.

@@ -2,6 +2,7 @@ import Foundation
 @preconcurrency import Glibc
 
 @testable import ContextBusClient
+@testable import ContextBusWire
 
 /// A real `storesvc` process on a temporary socket and database, for integration tests.
 ///
@@ -67,9 +68,11 @@ final class StoreServiceProcess: @unchecked Sendable {
     /// What the process wrote to standard error.
     var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 
-    /// A connected client that has completed `bus.hello`.
+    /// A connected client that has completed `bus.hello`, reading results with the service's model.
     func client(_ name: String = "test") async throws -> BusClient {
-        try await BusClient.connect(to: socketPath, clientName: name)
+        let client = try await BusClient.connect(to: socketPath, clientName: name)
+        client.model = try await client.call(StoreModel.self).model
+        return client
     }
 
     /// Stops the process (SIGKILL if it still runs) and removes the directory.

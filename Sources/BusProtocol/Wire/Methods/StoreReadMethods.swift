@@ -15,14 +15,14 @@ public enum StoreModel: RPCMethod {
 /// `store.fetch`.
 public enum StoreFetch: RPCMethod {
     public typealias Params = FetchParams
-    public typealias Result = FetchResult
+    public typealias Result = StoreFetchResult
     public static let name = "store.fetch"
 }
 
 /// `store.get` `{"ids":[…]}`.
 public enum StoreGet: RPCMethod {
     public typealias Params = GetParams
-    public typealias Result = GetResult
+    public typealias Result = StoreObjectsResult
     public static let name = "store.get"
 }
 
@@ -80,7 +80,7 @@ public struct StoreObject: JSONConvertible, Hashable {
         try self.init(fields: JSONFields(json))
     }
 
-    init(fields: JSONFields) throws(RPCError) {
+    package init(fields: JSONFields) throws(RPCError) {
         id = try fields.objectID("id")
         version = try fields.int64("version")
         values = try fields.optionalObject("values") ?? [:]
@@ -188,47 +188,6 @@ public struct FetchParams: JSONConvertible, Hashable {
     }
 }
 
-/// `{"txn":1234,"objects":[…]}`, `{"txn":1234,"ids":[…]}` or `{"txn":1234,"count":n}`.
-public struct FetchResult: JSONConvertible, Hashable {
-    public enum Content: Sendable, Hashable {
-        case objects([StoreObject])
-        case ids([ObjectID])
-        case count(Int)
-    }
-
-    /// The last transaction the read reflects.
-    public var txn: Int64
-    public var content: Content
-
-    public init(txn: Int64, content: Content) {
-        self.txn = txn
-        self.content = content
-    }
-
-    public init(json: JSONValue) throws(RPCError) {
-        let fields = try JSONFields(json)
-        txn = try fields.int64("txn")
-        if fields.value("objects") != nil {
-            content = .objects(
-                try fields.objects("objects") { (object) throws(RPCError) in try StoreObject(fields: object) })
-        } else if fields.value("ids") != nil {
-            content = .ids(try fields.objectIDs("ids"))
-        } else if let count = try fields.optionalInt("count", atLeast: 0) {
-            content = .count(count)
-        } else {
-            throw .invalidParams(field: "objects", message: "expected one of 'objects', 'ids' or 'count'")
-        }
-    }
-
-    public var json: JSONValue {
-        switch content {
-        case .objects(let objects): return .object(["txn": .int(txn), "objects": .array(objects.map(\.json))])
-        case .ids(let ids): return .object(["txn": .int(txn), "ids": .array(ids.map { .string($0.description) })])
-        case .count(let count): return .object(["txn": .int(txn), "count": .int(Int64(count))])
-        }
-    }
-}
-
 /// `{"ids":["Reading/3", …],"toMany"?:"faults"}`.
 ///
 /// `toMany` is an addition to `PROTOCOL.md` (`docs/protocol.md`, `docs/decisions/tomany-faults.md`).
@@ -253,33 +212,5 @@ public struct GetParams: JSONConvertible, Hashable {
         var members: [String: JSONValue] = ["ids": .array(ids.map { .string($0.description) })]
         if toMany != .values { members["toMany"] = .string(toMany.rawValue) }
         return .object(members)
-    }
-}
-
-/// `{"txn":1234,"objects":[…],"missing":[…]}`.
-public struct GetResult: JSONConvertible, Hashable {
-    public var txn: Int64
-    public var objects: [StoreObject]
-    /// The asked-for IDs with no object.
-    public var missing: [ObjectID]
-
-    public init(txn: Int64, objects: [StoreObject], missing: [ObjectID]) {
-        self.txn = txn
-        self.objects = objects
-        self.missing = missing
-    }
-
-    public init(json: JSONValue) throws(RPCError) {
-        let fields = try JSONFields(json)
-        txn = try fields.int64("txn")
-        objects = try fields.objects("objects") { (object) throws(RPCError) in try StoreObject(fields: object) }
-        missing = try fields.objectIDs("missing")
-    }
-
-    public var json: JSONValue {
-        .object([
-            "txn": .int(txn), "objects": .array(objects.map(\.json)),
-            "missing": .array(missing.map { .string($0.description) }),
-        ])
     }
 }

@@ -211,10 +211,10 @@ public final class SQLiteStore: PersistentStore {
         observers.add(observer)
     }
 
-    /// Whether `close()` has been called (for `save(_:completionQueue:completion:)`).
+    /// Whether `close()` has been called (for `save(_:completion:)`).
     var isClosedForSaves: Bool { isClosed.isSet }
 
-    /// The writer (for `save(_:completionQueue:completion:)`).
+    /// The writer (for `save(_:completion:)`).
     var writerForSaves: SQLiteWriter { writer }
 
     /// Holds the writer until the returned function is called; saves queue up meanwhile (tests).

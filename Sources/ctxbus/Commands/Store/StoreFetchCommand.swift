@@ -49,10 +49,11 @@ struct StoreFetchCommand: Command {
     func run(in context: CommandContext) async throws {
         let console = context.console
         try await context.withClient { client in
-            let result = try await StoreCommands.reportingPredicateErrors(params.predicate) {
-                try await client.call(StoreFetch.self, params)
+            let answer = try await StoreCommands.reportingPredicateErrors(params.predicate) {
+                try await client.call(method: StoreFetch.name, params: params.json)
             }
-            if console.isJSON { return console.json(result.json) }
+            if console.isJSON { return console.json(answer) }
+            let result = try StoreObjectList(fetchResult: answer)
             switch result.content {
             case .count(let count):
                 console.line(String(count))

@@ -30,8 +30,9 @@ struct StoreGetCommand: Command {
     func run(in context: CommandContext) async throws {
         let console = context.console
         try await context.withClient { client in
-            let result = try await client.call(StoreGet.self, params)
-            if console.isJSON { return console.json(result.json) }
+            let answer = try await client.call(method: StoreGet.name, params: params.json)
+            if console.isJSON { return console.json(answer) }
+            let result = try StoreObjectList(getResult: answer)
             let rendering = ObjectRendering(model: await StoreCommands.model(from: client))
             console.lines(rendering.lines(for: result.objects))
             for id in result.missing { console.error("\(id) does not exist (txn \(result.txn))") }

@@ -62,8 +62,8 @@ struct StoreSaveCommand: Command {
     }
 
     /// The params to send, reading standard input when asked to.
-    func params() throws(UsageError) -> SaveParams {
-        var params: SaveParams
+    func params() throws(UsageError) -> SaveForm {
+        var params: SaveForm
         switch input {
         case .form(let form):
             params = form
@@ -83,14 +83,16 @@ struct StoreSaveCommand: Command {
     func run(in context: CommandContext) async throws {
         let params = try self.params()
         let console = context.console
-        let result = try await context.withClient { try await $0.call(StoreSave.self, params) }
-        if console.isJSON { return console.json(result.json) }
+        let answer = try await context.withClient { try await $0.call(method: StoreSave.name, params: params.json) }
+        let result = try SaveResult(json: answer, model: nil)
+        if console.isJSON { return console.json(answer) }
         console.line("saved: txn \(result.txn)")
-        var rows: [[String]] = result.ids.sorted { $0.key < $1.key }.map { ref, id in
+        let named = result.ids.map { (ref: $0.key.temporaryReference ?? $0.key.description, id: $0.value) }
+        var rows: [[String]] = named.sorted { $0.ref < $1.ref }.map { ref, id in
             [id.description, result.versions[id].map(String.init) ?? "", ref]
         }
-        let named = Set(result.ids.values)
-        rows += result.versions.filter { !named.contains($0.key) }.sorted { $0.key.description < $1.key.description }
+        let namedIDs = Set(result.ids.values)
+        rows += result.versions.filter { !namedIDs.contains($0.key) }.sorted { $0.key.description < $1.key.description }
             .map { id, version in [id.description, String(version), ""] }
         if !rows.isEmpty { console.lines(Table(["id", "version", "ref"], rows: rows).lines) }
     }

@@ -6,12 +6,12 @@ import Testing
 @testable import ContextBusSupport
 @testable import ContextBusWire
 
-/// The conversions between the store's wire types and Shared's store types, used by both `storesvc` and
-/// `RemoteStore`: what one end writes, the other reads back to the same value.
-struct StoreWireConversionsTests {
+/// The store's values in their one wire form, used by both `storesvc` and `RemoteStore`: what one end writes, the
+/// other reads back with the model to the same value.
+struct StoreValuesJSONTests {
     let model = Model.deviceReadings
 
-    @Test func aSaveRequestSurvivesTheWireAndTheServicesDecoder() throws {
+    @Test func aSaveRequestSurvivesTheWireAndTheServicesReading() throws {
         let device = ObjectID(entity: "Device", temporaryReference: "t-1")
         let existing = ObjectID(entity: "Device", number: 7)
         let request = SaveRequest(
@@ -30,23 +30,42 @@ struct StoreWireConversionsTests {
             ],
             deletes: [.init(id: ObjectID(entity: "Reading", number: 4), version: nil)],
             mergePolicy: .storeTrump, durability: .memory, author: "tester")
-        let params = try SaveParams(request)
         // Through JSON text, as on the wire.
-        let text = try JSONWriter().string(params.json)
-        let decoded = try SaveRequestDecoder(model: model).decode(try SaveParams(json: try JSONParser().parse(text)))
-        expectEqual(decoded.request, request)
-        expectEqual(decoded.names[device], "t-1")
+        let text = try JSONWriter().string(request.json)
+        let decoded = try SaveRequest(json: try JSONParser().parse(text), model: model)
+        expectEqual(decoded, request)
+        expectEqual(decoded.inserts[0].id.temporaryReference, "t-1")
     }
 
-    @Test func aPermanentInsertIDCannotBeSent() {
-        let request = SaveRequest(inserts: [.init(id: ObjectID(entity: "Device", number: 1), values: [:])])
-        #expect(
-            throws: RPCError.invalidParams(
-                field: "insert[0].id",
-                message: "Device/1 is permanent; storesvc assigns IDs to inserts, which must be temporary")
-        ) {
-            try SaveParams(request)
-        }
+    @Test func aSaveResultSurvivesTheWireWithItsChangeSet() throws {
+        let device = ObjectID(entity: "Device", number: 3)
+        let reading = ObjectID(entity: "Reading", number: 8)
+        let changes = ChangeSet(
+            txn: 12, time: Date(timeIntervalSince1970: 1_700_000_000.25), author: "tester",
+            inserted: [
+                ObjectSnapshot(
+                    id: reading, version: 1,
+                    values: [
+                        "characteristic": .string("2a19"), "value": .binary(Data([7])),
+                        "time": .date(Date(timeIntervalSince1970: 1_700_000_000)), "chain": .null,
+                        "device": .reference(device),
+                    ])
+            ],
+            updated: [
+                .init(
+                    snapshot: ObjectSnapshot(id: device, version: 4, values: ["name": .string("new")]),
+                    changedKeys: ["name", "readings"], previousValues: ["name": .string("old")])
+            ],
+            deleted: [ObjectSnapshot(id: ObjectID(entity: "Reading", number: 2), version: 1, values: [:])])
+        let result = SaveResult(
+            txn: 12, ids: [ObjectID(entity: "Reading", temporaryReference: "r1"): reading],
+            versions: [reading: 1, device: 4], changes: changes)
+        let text = try JSONWriter().string(result.json)
+        expectEqual(try SaveResult(json: try JSONParser().parse(text), model: model), result)
+        // Without the change set (not asked for), the rest reads back without a model.
+        var bare = result
+        bare.changes = nil
+        expectEqual(try SaveResult(json: result.json(includingChanges: false), model: nil), bare)
     }
 
     @Test func snapshotsAreReadBackWithTheModelsTypes() throws {
@@ -59,7 +78,7 @@ struct StoreWireConversionsTests {
                     ObjectID(entity: "Reading", number: 9), ObjectID(entity: "Reading", number: 3),
                 ]),
             ])
-        let back = try StoreObject(snapshot).snapshot(in: model)
+        let back = try ObjectSnapshot(json: snapshot.json, model: model)
         var sorted = snapshot
         sorted.values["readings"] = .references([
             ObjectID(entity: "Reading", number: 3), ObjectID(entity: "Reading", number: 9),
@@ -68,13 +87,20 @@ struct StoreWireConversionsTests {
     }
 
     @Test func aValueOfTheWrongTypeNamesItsField() {
-        let object = StoreObject(
-            id: ObjectID(entity: "Device", number: 2), version: 1, values: ["connected": .string("yes")])
+        let answer: JSONValue = .object([
+            "txn": .int(1),
+            "objects": .array([
+                .object([
+                    "id": .string("Device/2"), "version": .int(1), "values": .object(["connected": .string("yes")]),
+                ])
+            ]),
+            "missing": .array([]),
+        ])
         #expect(
             throws: RPCError.invalidParams(
                 field: "objects[0].values.connected", message: "expected true or false or null")
         ) {
-            try object.snapshot(in: model, path: "objects[0]")
+            try StoreObjectsResult(json: answer, model: model)
         }
     }
 

@@ -6,9 +6,10 @@ import Testing
 @testable import ContextBusSupport
 @testable import ContextBusWire
 
-/// `StoreObjectsAnswer` writes `store.get`'s result straight from snapshots: the same JSON as `GetResult`'s tree
-/// and as Foundation's `JSONEncoder` for a Codable mirror, and the same frame when a responder answers with it.
-struct StoreObjectsAnswerTests {
+/// `StoreObjectsResult` writes `store.get`'s result straight from snapshots (`JSONWritable`): the same JSON as its
+/// `json` tree and as Foundation's `JSONEncoder` for a Codable mirror, and the same frame when a responder answers
+/// with it.
+struct StoreObjectsResultWritingTests {
     private typealias FoundationObject = FoundationWireMirrors.Object
     private typealias FoundationGetResult = FoundationWireMirrors.GetResult
 
@@ -40,17 +41,17 @@ struct StoreObjectsAnswerTests {
 
     private func written(_ result: StoreObjectsResult) throws -> [UInt8] {
         var output: [UInt8] = []
-        try StoreObjectsAnswer(result).writeJSON(into: &output, writer: JSONWriter())
+        try result.writeJSON(into: &output, writer: JSONWriter())
         return output
     }
 
-    @Test func writesTheSameJSONAsTheGetResultTree() throws {
+    @Test func writesTheSameJSONAsItsJSONTree() throws {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<300 {
             let result = randomResult(&generator)
             let bytes = try written(result)
             let parsed = try JSONParser().parse(bytes)
-            expectTrue(numericallyEqual(parsed, GetResult(result).json), "\(String(decoding: bytes, as: UTF8.self))")
+            expectTrue(numericallyEqual(parsed, result.json), "\(String(decoding: bytes, as: UTF8.self))")
         }
     }
 
@@ -100,18 +101,18 @@ struct StoreObjectsAnswerTests {
             StoreGet.self,
             responder: { _, params, responder in
                 if params.ids.count == 1 {
-                    responder.succeed(writing: StoreObjectsAnswer(result))
+                    responder.succeed(writing: result)
                 } else {
                     var broken = result
                     broken.objects[0].values["bad"] = .double(.infinity)
-                    responder.succeed(writing: StoreObjectsAnswer(broken))
+                    responder.succeed(writing: broken)
                 }
             })
         let peer = try RawBusPeer(path: bus.socketPath)
         expectTrue(peer.greet())
         peer.send(#"{"jsonrpc":"2.0","id":"g","method":"store.get","params":{"ids":["Device/1"]}}"#)
         let answer = try #require(peer.readMessage())
-        expectTrue(numericallyEqual(answer, RPCResponse(id: "g", result: GetResult(result)).json))
+        expectTrue(numericallyEqual(answer, RPCResponse(id: "g", result: result).json))
         // A result that cannot be written is answered -32603 and reported, and the connection carries on.
         peer.send(#"{"jsonrpc":"2.0","id":2,"method":"store.get","params":{"ids":["Device/1","Device/2"]}}"#)
         let failure = try #require(peer.readMessage())

@@ -5,11 +5,10 @@ import Testing
 @testable import ContextBusObjectGraph
 @testable import ContextBusWire
 
-struct SaveRequestDecoderTests {
-    let decoder = SaveRequestDecoder(model: .deviceReadings)
-
-    private func decode(_ text: String) throws(RPCError) -> SaveRequestDecoder.Decoded {
-        try decoder.decode(try SaveParams(json: json(text)))
+/// `store.save`'s params read with the model: `SaveRequest(json:model:)`.
+struct SaveRequestJSONTests {
+    private func decode(_ text: String) throws(RPCError) -> SaveRequest {
+        try SaveRequest(json: json(text), model: .deviceReadings)
     }
 
     private func field(of text: String) -> String? {
@@ -29,16 +28,16 @@ struct SaveRequestDecoderTests {
               "time":"2024-05-01T12:00:00.250Z","chain":null}}],
              "mergePolicy":"storeTrump","durability":"memory","author":"me"}
             """)
-        let insert = try #require(decoded.request.inserts.first)
+        let insert = try #require(decoded.inserts.first)
         expectEqual(insert.id, ObjectID(entity: "Reading", temporaryReference: "r1"))
         expectEqual(insert.values["characteristic"], .string("2a19"))
         expectEqual(insert.values["value"], .binary(Data([1, 2])))
         expectEqual(insert.values["time"], .date(Date(rfc3339: "2024-05-01T12:00:00.250Z")!))
         expectEqual(insert.values["chain"], .null)
-        expectEqual(decoded.request.mergePolicy, .storeTrump)
-        expectEqual(decoded.request.durability, .memory)
-        expectEqual(decoded.request.author, "me")
-        expectEqual(decoded.names[insert.id], "r1")
+        expectEqual(decoded.mergePolicy, .storeTrump)
+        expectEqual(decoded.durability, .memory)
+        expectEqual(decoded.author, "me")
+        expectEqual(insert.id.temporaryReference, "r1")
     }
 
     @Test func relationshipsMayPointAtInsertsOfTheSameSaveInEveryWrittenForm() throws {
@@ -51,8 +50,8 @@ struct SaveRequestDecoderTests {
               {"entity":"Reading","values":{"device":"Device/7"}}]}
             """)
         let device = ObjectID(entity: "Device", temporaryReference: "d")
-        for i in 1...3 { expectEqual(decoded.request.inserts[i].values["device"], .reference(device)) }
-        expectEqual(decoded.request.inserts[4].values["device"], .reference(ObjectID(entity: "Device", number: 7)))
+        for i in 1...3 { expectEqual(decoded.inserts[i].values["device"], .reference(device)) }
+        expectEqual(decoded.inserts[4].values["device"], .reference(ObjectID(entity: "Device", number: 7)))
     }
 
     @Test func insertsWithoutARefAreNamedByTheirIndexAvoidingGivenRefs() throws {
@@ -62,7 +61,7 @@ struct SaveRequestDecoderTests {
               {"entity":"Device","ref":"insert[2]","values":{"address":"B"}},
               {"entity":"Device","values":{"address":"C"}}]}
             """)
-        expectEqual(decoded.request.inserts.map(\.id.temporaryReference), ["insert[0]", "insert[2]", "_insert[2]"])
+        expectEqual(decoded.inserts.map(\.id.temporaryReference), ["insert[0]", "insert[2]", "_insert[2]"])
     }
 
     @Test(arguments: [
