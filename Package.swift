@@ -37,7 +37,8 @@ let package = Package(
             dependencies: ["ContextBusObjectGraph", "ContextBusSupport", "CContextBusSQLite"],
             path: "Sources/Shared/Persistence"),
         .target(
-            name: "ContextBus", dependencies: ["ContextBusReactive", "ContextBusObjectGraph", "ContextBusSQLite"],
+            name: "ContextBus",
+            dependencies: ["ContextBusSupport", "ContextBusReactive", "ContextBusObjectGraph", "ContextBusSQLite"],
             path: "Sources/Shared/ContextBus"),
 
         // The bus (Sources/BusProtocol).

@@ -220,7 +220,7 @@ final class RawSQLite {
 
     /// Transactions of `savesPerTransaction` saves that each write what a one-object store save writes,
     /// with nothing else: the `Reading` row and a `Z_HISTORY` row carrying `historyJSON` (one transaction
-    /// number per save, as PROTOCOL.md gives each save its own), then the entity's `Z_PRIMARYKEY` counter
+    /// number per save, as docs/protocol.md gives each save its own), then the entity's `Z_PRIMARYKEY` counter
     /// once per transaction. No savepoints: the store's writer uses them only to retry a group in which a
     /// save's rows could not be written. The ceiling of any store keeping the history; rates are
     /// saves.

@@ -109,7 +109,7 @@ struct StoreReadMethodsTests {
         expectEqual(try FetchParams(json: json(#"{"entity":"Device"}"#)).toMany, .values)
         expectEqual(try FetchParams(json: json(#"{"entity":"Device","toMany":null}"#)).toMany, .values)
         expectEqual(try GetParams(json: json(#"{"ids":[]}"#)).toMany, .values)
-        // The default leaves the wire exactly as `PROTOCOL.md` has it: no `toMany` member.
+        // The default leaves the wire exactly as `docs/protocol.md` has it: no `toMany` member.
         expectNil(FetchParams(entity: "Device").json["toMany"])
         expectEqual(GetParams(ids: []).json, json(#"{"ids":[]}"#))
 

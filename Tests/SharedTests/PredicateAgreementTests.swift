@@ -57,7 +57,7 @@ struct PredicateAgreementTests {
             "seed \(seed): only \(discriminating) of \(checked) predicates split the objects")
     }
 
-    /// `PROTOCOL.md`'s `store.fetch` example, against the default model, where `Reading.value`
+    /// `docs/protocol.md`'s `store.fetch` example, against the default model, where `Reading.value`
     /// is the bytes a characteristic read returned: compared with a number, they are read as an
     /// unsigned little-endian integer (Bluetooth GATT's byte order).
     @Test(arguments: [PropertyValue.json(.int(5)), .int(5), .double(5)])

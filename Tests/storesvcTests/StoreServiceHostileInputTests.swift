@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Each malformed input gets the answer PROTOCOL.md gives it, and the service stays up with its
+/// Each malformed input gets the answer docs/protocol.md gives it, and the service stays up with its
 /// data intact.
 @Suite(.serialized) final class StoreServiceHostileInputTests {
     let service: StoreServiceProcess

@@ -85,7 +85,7 @@ struct StoreServiceSubscriptionTests {
             let writer = try RawBusConnection(path: service.socketPath)
             try writer.hello()
             for i in 1...saves {
-                // Live events are not paced (PROTOCOL.md), so a reader more than `--max-outbound` plus a socket
+                // Live events are not paced (docs/protocol.md), so a reader more than `--max-outbound` plus a socket
                 // buffer behind is dropped by right, which a busy machine can make of this process's reader. Keep
                 // it within four events (~33 KB): the only subscriber that may be dropped is the one that does
                 // not read.

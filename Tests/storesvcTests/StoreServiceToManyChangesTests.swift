@@ -4,7 +4,7 @@ import Testing
 
 @testable import ContextBusSupport
 
-/// `store.subscribe` with `"toMany":"changes"` (an addition to `PROTOCOL.md`) against the real `storesvc` process.
+/// `store.subscribe` with `"toMany":"changes"` (an addition to the design contract, in `docs/protocol.md`) against the real `storesvc` process.
 struct StoreServiceToManyChangesTests {
     private static let reading = #"{"characteristic":"2a19","value":"AQ==","time":"2024-05-01T12:00:00Z""#
 

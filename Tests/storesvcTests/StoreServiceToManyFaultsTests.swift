@@ -4,7 +4,7 @@ import Testing
 
 @testable import ContextBusSupport
 
-/// `store.fetch` and `store.get` with `"toMany":"faults"` (an addition to `PROTOCOL.md`) against the real `storesvc`
+/// `store.fetch` and `store.get` with `"toMany":"faults"` (an addition to the design contract, in `docs/protocol.md`) against the real `storesvc`
 /// process.
 struct StoreServiceToManyFaultsTests {
     private static let reading = #"{"characteristic":"2a19","value":"AQ==","time":"2024-05-01T12:00:00Z""#

@@ -1,7 +1,7 @@
 import ContextBusObjectGraph
 import ContextBusWire
 
-/// Reads that leave out to-many values (`"toMany":"faults"`, an addition to `PROTOCOL.md`: `docs/protocol.md`,
+/// Reads that leave out to-many values (`"toMany":"faults"`, an addition to the design contract: `docs/protocol.md`,
 /// `docs/decisions/tomany-faults.md`).
 ///
 /// An `ObjectContext` over a `RemoteStore` fetches objects and fires their faults with these, so a device's

@@ -1,4 +1,4 @@
-// Flow control for long sends: PROTOCOL.md "A `since` replay is paced by what the client reads, so a subscriber
+// Flow control for long sends: docs/protocol.md "A `since` replay is paced by what the client reads, so a subscriber
 // that keeps reading is never dropped for a long replay". A paced sender writes only while the outbound queue
 // holds less than the pacing threshold (a quarter of `maxOutbound` by default) and otherwise waits until the
 // socket has drained it, which happens exactly as fast as the client reads.
@@ -8,21 +8,21 @@ import ContextBusWire
 
 extension BusConnection {
     /// Why a paced send stopped.
-    public enum PacedSendError: Error, Hashable, Sendable, CustomStringConvertible {
+    package enum PacedSendError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The connection closed (or was dropped) before the event could be sent.
         case closed
 
-        public var description: String { "the connection closed before the event could be sent" }
+        package var description: String { "the connection closed before the event could be sent" }
     }
 
     /// Whether the outbound queue is below the pacing threshold, so a paced sender may write now.
-    public var hasOutboundRoom: Bool {
+    package var hasOutboundRoom: Bool {
         socket.outboundByteCount < core.configuration.effectivePacingThreshold
     }
 
     /// Calls `action` once the outbound queue is below the pacing threshold (soon if it already is), on the
     /// handler queue; `isOpen` is `false` when the connection closed first.
-    public func whenWritable(_ action: @escaping @Sendable (_ isOpen: Bool) -> Void) {
+    package func whenWritable(_ action: @escaping @Sendable (_ isOpen: Bool) -> Void) {
         let isClosed = state.withLock { state -> Bool in
             if state.closeReason != nil { return true }
             state.writableWaiters.append(action)
@@ -45,7 +45,7 @@ extension BusConnection {
     /// ```
     ///
     /// - Throws: `PacedSendError.closed` when the connection closed first.
-    public func sendPaced(_ event: RPCEvent) async throws(PacedSendError) {
+    package func sendPaced(_ event: RPCEvent) async throws(PacedSendError) {
         while !hasOutboundRoom {
             let isOpen = await withLockedContinuation { continuation in
                 whenWritable { continuation.resume(returning: $0) }
@@ -64,7 +64,7 @@ extension BusConnection {
     /// var cursor = history.cursor(after: since)
     /// connection.sendPaced(from: { cursor.nextEvent() }) { finished in if finished { subscription.goLive() } }
     /// ```
-    public func sendPaced(
+    package func sendPaced(
         from next: @escaping @Sendable () -> RPCEvent?, completion: @escaping @Sendable (_ finished: Bool) -> Void
     ) {
         core.handlerQueue.async { [self] in pump(next, completion) }

@@ -3,7 +3,7 @@ import ContextBusTransport
 import ContextBusWire
 import Dispatch
 
-// The session rules of PROTOCOL.md ("Transport and framing", "Messages", "Session"), applied on the
+// The session rules of docs/protocol.md ("Transport and framing", "Messages", "Session"), applied on the
 // connection's loop thread: framing, the access check, the `bus.hello` gate, the session methods, and the hand-off
 // of every other request to its handler.
 
@@ -78,7 +78,7 @@ extension BusConnection {
             guard process(IncomingMessage(payload: frame, from: .client)) else { return }
         }
         if let framingError {
-            // PROTOCOL.md: one error with id null, code -32600, then close; nothing else is processed.
+            // docs/protocol.md: one error with id null, code -32600, then close; nothing else is processed.
             socket.closeAfterFlushing(Self.frame(RPCResponse(id: nil, error: RPCError(framing: framingError))))
         }
     }

@@ -16,14 +16,14 @@ import ContextBusWire
 /// A connection is `Sendable`; every method may be called from any thread. Nothing here blocks on the peer:
 /// writes go to a bounded outbound queue, and a peer that does not read until that queue is full is sent
 /// `bus.overflow` (best effort) and dropped.
-public final class BusConnection: Sendable, CustomStringConvertible {
+package final class BusConnection: Sendable, CustomStringConvertible {
     /// A number unique among this server's connections.
-    public let id: UInt64
+    package let id: UInt64
     /// The peer process, as the kernel reported it at connect time (`SO_PEERCRED`).
-    public let peer: PeerCredentials
+    package let peer: PeerCredentials
     /// Ends when the connection closes (its disposables are disposed on the handler queue): tie per-connection
     /// resources to it, e.g. `connection.lifetime += subscription`.
-    public let lifetime: Lifetime
+    package let lifetime: Lifetime
 
     let core: ServerCore
     let socket: SocketConnection
@@ -70,22 +70,22 @@ public final class BusConnection: Sendable, CustomStringConvertible {
         (lifetime, lifetimeToken) = Lifetime.make()
     }
 
-    public var description: String {
+    package var description: String {
         let name = clientName.map { " \"\($0)\"" } ?? ""
         return "connection \(id)\(name) (\(peer))"
     }
 
     /// The name the client gave in `bus.hello`, once it has.
-    public var clientName: String? { state.withLock { $0.clientName } }
+    package var clientName: String? { state.withLock { $0.clientName } }
 
     /// Whether the connection is still open and accepting messages.
-    public var isOpen: Bool { state.withLock { $0.closeReason == nil } && socket.isOpen }
+    package var isOpen: Bool { state.withLock { $0.closeReason == nil } && socket.isOpen }
 
     /// The loop that serves the connection (reads, and sends what the socket did not take at once).
-    public var loop: EventLoop { socket.loop }
+    package var loop: EventLoop { socket.loop }
 
     /// Requests received and not answered yet.
-    public var inFlightCount: Int { state.withLock { $0.inFlight.count } }
+    package var inFlightCount: Int { state.withLock { $0.inFlight.count } }
 
     // MARK: - Events
 
@@ -94,7 +94,7 @@ public final class BusConnection: Sendable, CustomStringConvertible {
     /// - Returns: `false` when the event was not sent: the connection is closed or dropped for overflow, or
     ///   the event cannot be framed (reported to `onHandlerError`).
     @discardableResult
-    public func send(event: RPCEvent) -> Bool {
+    package func send(event: RPCEvent) -> Bool {
         let frame: [UInt8]
         do {
             frame = try event.encodeFrame(encoder: core.frameEncoder)
@@ -113,7 +113,7 @@ public final class BusConnection: Sendable, CustomStringConvertible {
     /// - Returns: `false` when the event was not sent: the connection is closed or dropped for overflow, or the
     ///   frame is empty or larger than `maxFrame` (reported to `onHandlerError`).
     @discardableResult
-    public func send(encodedEvent frame: [UInt8], method: String) -> Bool {
+    package func send(encodedEvent frame: [UInt8], method: String) -> Bool {
         guard isFramed(frame, method: method) else { return false }
         return write(frame)
     }
@@ -129,7 +129,7 @@ public final class BusConnection: Sendable, CustomStringConvertible {
     ///
     /// - Returns: `false` when the event was not queued (see `send(encodedEvent:method:)`).
     @discardableResult
-    public func sendBatched(encodedEvent frame: [UInt8], method: String) -> Bool {
+    package func sendBatched(encodedEvent frame: [UInt8], method: String) -> Bool {
         guard isFramed(frame, method: method) else { return false }
         return write(frame, batched: true)
     }
@@ -154,7 +154,7 @@ public final class BusConnection: Sendable, CustomStringConvertible {
     ///
     /// - Returns: `false` when the event was not sent (see `send(event:)`).
     @discardableResult
-    public func send<Payload: RPCEventPayload>(_ payload: Payload) -> Bool {
+    package func send<Payload: RPCEventPayload>(_ payload: Payload) -> Bool {
         send(event: RPCEvent(payload))
     }
 
@@ -162,7 +162,7 @@ public final class BusConnection: Sendable, CustomStringConvertible {
 
     /// Runs `action` once when the connection closes (at once if it has), on the handler queue: drop the
     /// connection's subscriptions, cancel its chains. In-flight requests are cancelled before.
-    public func onClose(_ action: @escaping @Sendable (CloseReason) -> Void) {
+    package func onClose(_ action: @escaping @Sendable (CloseReason) -> Void) {
         let closed = state.withLock { state -> CloseReason? in
             if let reason = state.closeReason { return reason }
             state.closeActions.append(action)
@@ -172,7 +172,7 @@ public final class BusConnection: Sendable, CustomStringConvertible {
     }
 
     /// Closes the connection once what is already queued for it has been sent (or after a second).
-    public func close() {
+    package func close() {
         socket.closeAfterFlushing()
     }
 

@@ -14,13 +14,13 @@ import ContextBusWire
 ///     request.onCancel { chain.cancel() }   // the chain answers 499 with its ChainFailure
 /// }
 /// ```
-public final class BusRequest: Sendable, CustomStringConvertible {
+package final class BusRequest: Sendable, CustomStringConvertible {
     /// The id the client chose.
-    public let id: RPCID
+    package let id: RPCID
     /// The method name, such as `store.save`.
-    public let method: String
+    package let method: String
     /// The connection the request came on: its peer, and where to send events.
-    public let connection: BusConnection
+    package let connection: BusConnection
     let cancellationMode: CancellationMode
     private let state = Locked(State())
 
@@ -39,17 +39,17 @@ public final class BusRequest: Sendable, CustomStringConvertible {
         self.cancellationMode = cancellationMode
     }
 
-    public var description: String { "\(method) #\(id) on \(connection)" }
+    package var description: String { "\(method) #\(id) on \(connection)" }
 
     /// Whether the client cancelled the request or its connection closed.
-    public var isCancelled: Bool { state.withLock { $0.isCancelled } }
+    package var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
     /// Whether an answer has been sent (or dropped because the request was cancelled or its connection closed).
-    public var isAnswered: Bool { state.withLock { $0.isAnswered } }
+    package var isAnswered: Bool { state.withLock { $0.isAnswered } }
 
     /// Runs `action` once when the request is cancelled (at once if it already is), on the server's handler
     /// queue.
-    public func onCancel(_ action: @escaping @Sendable () -> Void) {
+    package func onCancel(_ action: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state -> Bool in
             if state.isCancelled { return true }
             state.cancelActions.append(action)

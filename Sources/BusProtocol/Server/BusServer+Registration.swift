@@ -25,7 +25,7 @@ extension BusServer {
     ///   - cancellation: What `bus.cancel` does to a running request (`.immediate` answers `499` at once).
     ///   - handler: Returns the result or throws: an `RPCError` is answered as it is, `CancellationError` as
     ///     `499`, anything else as a bare `-32603`.
-    public func register<M: RPCMethod>(
+    package func register<M: RPCMethod>(
         _ method: M.Type, ordering: HandlerOrdering = .concurrent, cancellation: CancellationMode = .immediate,
         _ handler: @escaping @Sendable (_ request: BusRequest, _ params: M.Params) async throws -> M.Result
     ) {
@@ -68,7 +68,7 @@ extension BusServer {
     ///     serves without blocking: they run on the connection's loop as soon as they are read (an `.inOrder`
     ///     request whose turn comes later runs on the thread that ended the turn before it).
     ///   - handler: Called with the request, its typed params and the responder.
-    public func register<M: RPCMethod & SendableMetatype>(
+    package func register<M: RPCMethod & SendableMetatype>(
         _ method: M.Type, ordering: HandlerOrdering = .concurrent, cancellation: CancellationMode = .immediate,
         placement: HandlerPlacement<M.Params> = .handlerQueue,
         responder handler:

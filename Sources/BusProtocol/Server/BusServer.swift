@@ -2,7 +2,7 @@ import ContextBusSupport
 import ContextBusTransport
 import Dispatch
 
-/// A JSON-RPC service on a Unix-domain socket, speaking PROTOCOL.md's session rules: the generic half of
+/// A JSON-RPC service on a Unix-domain socket, speaking docs/protocol.md's session rules: the generic half of
 /// `storesvc` and `devicesvc`.
 ///
 /// The server owns the listener and the session layer (framing, the access check, `bus.hello`, `bus.ping`,
@@ -29,9 +29,9 @@ import Dispatch
 ///                                                   ▼
 ///                               MethodHandler ──▶ Task / handler queue ──▶ Responder / return value
 /// ```
-public final class BusServer: Sendable, CustomStringConvertible {
+package final class BusServer: Sendable, CustomStringConvertible {
     /// What the server was made with.
-    public let configuration: Configuration
+    package let configuration: Configuration
     let core: ServerCore
     private let state = Locked(State())
 
@@ -45,18 +45,18 @@ public final class BusServer: Sendable, CustomStringConvertible {
     }
 
     /// A server that serves nothing until `start()`. Register handlers before or after starting.
-    public init(configuration: Configuration) {
+    package init(configuration: Configuration) {
         self.configuration = configuration
         core = ServerCore(configuration: configuration)
     }
 
-    public var description: String { "BusServer(\(configuration.name) at \(configuration.socketPath))" }
+    package var description: String { "BusServer(\(configuration.name) at \(configuration.socketPath))" }
 
     /// Clients connected now.
-    public var connectionCount: Int { core.connectionCount }
+    package var connectionCount: Int { core.connectionCount }
 
     /// The connections open now, oldest first.
-    public var connections: [BusConnection] { core.connections }
+    package var connections: [BusConnection] { core.connections }
 
     // MARK: - Start
 
@@ -64,7 +64,7 @@ public final class BusServer: Sendable, CustomStringConvertible {
     ///
     /// - Throws: `BusServerError.invalidSocketPath` or `.alreadyStarted`, `ListenerError` (another instance is
     ///   running, the path is occupied), or `SystemError` when the event loops cannot be started.
-    public func start() throws {
+    package func start() throws {
         let address: UnixSocketAddress
         do {
             address = try UnixSocketAddress(path: configuration.socketPath)
@@ -115,7 +115,7 @@ public final class BusServer: Sendable, CustomStringConvertible {
     ///   - gracefully: Whether to wait for in-flight requests; `false` closes at once (their handlers see
     ///     cancellation and their answers are dropped).
     ///   - timeout: How long to wait for in-flight requests.
-    public func shutdown(gracefully: Bool = true, timeout: Duration = .seconds(10)) async {
+    package func shutdown(gracefully: Bool = true, timeout: Duration = .seconds(10)) async {
         let (listener, group) = state.withLock { state -> (UnixListener?, EventLoopGroup?) in
             state.phase = .stopped
             defer {

@@ -19,13 +19,13 @@ import ContextBusTransport
 /// connection that is slow or gone never holds up the others. Recipients whose frame was refused (closed, dropped
 /// for overflow, or larger than the server's `maxFrame`, which is reported to `onHandlerError`) are passed to
 /// `onRefused`, on a loop thread, once per loop turn.
-public final class FrameFanOut: Sendable {
+package final class FrameFanOut: Sendable {
     /// A connection and the number spliced into its frame.
-    public struct Recipient: Sendable {
-        public let connection: BusConnection
-        public let number: Int64
+    package struct Recipient: Sendable {
+        package let connection: BusConnection
+        package let number: Int64
 
-        public init(connection: BusConnection, number: Int64) {
+        package init(connection: BusConnection, number: Int64) {
             self.connection = connection
             self.number = number
         }
@@ -33,11 +33,11 @@ public final class FrameFanOut: Sendable {
 
     /// Recipients grouped by their connection's loop, in their given order within each loop; build once and reuse
     /// for every frame that goes to the same recipients.
-    public struct Recipients: Sendable {
+    package struct Recipients: Sendable {
         let byLoop: [(loop: EventLoop, recipients: [Recipient])]
 
         /// Groups `recipients` by loop.
-        public init(_ recipients: [Recipient]) {
+        package init(_ recipients: [Recipient]) {
             var byLoop: [(loop: EventLoop, recipients: [Recipient])] = []
             for recipient in recipients {
                 let loop = recipient.connection.socket.loop
@@ -51,7 +51,7 @@ public final class FrameFanOut: Sendable {
         }
 
         /// The number of recipients.
-        public var count: Int { byLoop.reduce(0) { $0 + $1.recipients.count } }
+        package var count: Int { byLoop.reduce(0) { $0 + $1.recipients.count } }
     }
 
     private let method: String
@@ -61,13 +61,13 @@ public final class FrameFanOut: Sendable {
     /// - Parameters:
     ///   - method: The frames' method, for the report of a frame larger than `maxFrame`.
     ///   - onRefused: Told (on a loop thread, never under a lock) which recipients' frames were refused.
-    public init(method: String, onRefused: @escaping @Sendable ([Recipient]) -> Void) {
+    package init(method: String, onRefused: @escaping @Sendable ([Recipient]) -> Void) {
         self.method = method
         self.onRefused = onRefused
     }
 
     /// Queues `frame` for every recipient; returns at once, without a system call unless a loop must be woken.
-    public func send(_ frame: NumberedFrame, to recipients: Recipients) {
+    package func send(_ frame: NumberedFrame, to recipients: Recipients) {
         for (loop, group) in recipients.byLoop {
             let mailbox = mailboxes.withLock { mailboxes in
                 if let mailbox = mailboxes[ObjectIdentifier(loop)] { return mailbox }

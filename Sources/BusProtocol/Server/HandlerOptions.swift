@@ -1,7 +1,7 @@
 import ContextBusSupport
 
 /// How the requests of one method are scheduled relative to the other requests of the same connection.
-public enum HandlerOrdering: Sendable, Hashable {
+package enum HandlerOrdering: Sendable, Hashable {
     /// Each request runs as soon as it arrives, concurrently with everything else (the default).
     case concurrent
     /// The connection's `.inOrder` requests (of every method registered so) run one at a time, in the order they
@@ -9,13 +9,13 @@ public enum HandlerOrdering: Sendable, Hashable {
     ///
     /// An async handler holds the connection's turn until it returns. A responder handler holds it until its
     /// closure returns, so it can hand the work to an ordered queue of its own (the root context's), return,
-    /// and answer later: this keeps PROTOCOL.md's "store.save requests from one connection are applied in the
+    /// and answer later: this keeps docs/protocol.md's "store.save requests from one connection are applied in the
     /// order they were received" without waiting for one save's disk write before taking the next.
     case inOrder
 }
 
 /// What `bus.cancel` does to a request of a method.
-public enum CancellationMode: Sendable, Hashable {
+package enum CancellationMode: Sendable, Hashable {
     /// The request is answered `499` at once; the handler is told (`BusRequest.isCancelled`, `onCancel`, task
     /// cancellation for async handlers) and whatever it answers later is dropped. The default.
     case immediate
@@ -44,18 +44,18 @@ struct MethodHandler: Sendable {
 /// right after its frame is parsed: no hand-off at all before its answer is written. While it runs, the loop
 /// serves none of its other connections, so keep it short; `eventLoop(when:)` decides per request, from the
 /// typed params, and sends the others to the handler queue.
-public struct HandlerPlacement<Params>: Sendable {
+package struct HandlerPlacement<Params>: Sendable {
     let runsOnLoop: (@Sendable (Params) -> Bool)?
 
     /// Every request on the handler queue, where the handler may block.
-    public static var handlerQueue: Self { Self(runsOnLoop: nil) }
+    package static var handlerQueue: Self { Self(runsOnLoop: nil) }
 
     /// Every request on the connection's loop: for handlers that never block.
-    public static var eventLoop: Self { Self(runsOnLoop: { _ in true }) }
+    package static var eventLoop: Self { Self(runsOnLoop: { _ in true }) }
 
     /// On the loop the requests whose params satisfy `condition` (e.g. a read of a few objects), the others on
     /// the handler queue.
-    public static func eventLoop(when condition: @escaping @Sendable (Params) -> Bool) -> Self {
+    package static func eventLoop(when condition: @escaping @Sendable (Params) -> Bool) -> Self {
         Self(runsOnLoop: condition)
     }
 }

@@ -9,24 +9,24 @@ import ContextBusTransport
 /// ┌len┐ prefix ─── number ─── suffix
 ///        shared    per peer    shared
 /// ```
-public struct NumberedFrame: Sendable {
+package struct NumberedFrame: Sendable {
     /// The payload bytes before the number.
-    public let prefix: [UInt8]
+    package let prefix: [UInt8]
     /// The payload bytes after the number.
-    public let suffix: [UInt8]
+    package let suffix: [UInt8]
 
-    public init(prefix: [UInt8], suffix: [UInt8]) {
+    package init(prefix: [UInt8], suffix: [UInt8]) {
         self.prefix = prefix
         self.suffix = suffix
     }
 
     /// The payload's length (without the length header) for `number`.
-    public func payloadLength(for number: Int64) -> Int {
+    package func payloadLength(for number: Int64) -> Int {
         prefix.count + Self.decimalLength(of: number) + suffix.count
     }
 
     /// Appends the frame for `number`, length header included, to `output`.
-    public func append(for number: Int64, into output: inout [UInt8]) {
+    package func append(for number: Int64, into output: inout [UInt8]) {
         let value = UInt32(truncatingIfNeeded: payloadLength(for: number))
         output.append(UInt8(truncatingIfNeeded: value >> 24))
         output.append(UInt8(truncatingIfNeeded: value >> 16))
@@ -38,7 +38,7 @@ public struct NumberedFrame: Sendable {
     }
 
     /// The frame for `number`, length header included.
-    public func frame(for number: Int64) -> [UInt8] {
+    package func frame(for number: Int64) -> [UInt8] {
         var frame: [UInt8] = []
         frame.reserveCapacity(Frame.headerLength + payloadLength(for: number))
         append(for: number, into: &frame)

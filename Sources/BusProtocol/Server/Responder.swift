@@ -15,9 +15,9 @@ import ContextBusWire
 ///
 /// When `succeed` returns, the response is in the connection's outbound queue: events sent after that follow
 /// it on the wire (how `store.subscribe` sends its result before the subscription's first event).
-public final class Responder<M: RPCMethod>: Sendable {
+package final class Responder<M: RPCMethod>: Sendable {
     /// The request being answered.
-    public let request: BusRequest
+    package let request: BusRequest
 
     init(request: BusRequest) {
         self.request = request
@@ -31,27 +31,27 @@ public final class Responder<M: RPCMethod>: Sendable {
     }
 
     /// Whether the request has been answered (by this responder, or with `499` after a cancellation).
-    public var hasResponded: Bool { request.isAnswered }
+    package var hasResponded: Bool { request.isAnswered }
 
     /// Answers with `result`.
-    public func succeed(_ result: M.Result) {
+    package func succeed(_ result: M.Result) {
         request.connection.answer(request, with: .success(result.json))
     }
 
     /// Answers with a result that writes its own JSON text (`JSONWritable`), which must be the JSON of an
     /// `M.Result`: for hot methods, where building the result's `JSONValue` tree would cost more than writing it.
-    public func succeed(writing result: some JSONWritable) {
+    package func succeed(writing result: some JSONWritable) {
         request.connection.answer(request, writing: result)
     }
 
     /// Answers with `error`: an `RPCError` as it is, a `CancellationError` as `499`, anything else as a bare
     /// `-32603` (its details go to `onHandlerError`, never to the client).
-    public func fail(_ error: any Error) {
+    package func fail(_ error: any Error) {
         request.connection.answer(request, with: .failure(error))
     }
 
     /// Answers with `outcome`'s result or error.
-    public func respond<Failure: Error>(with outcome: Result<M.Result, Failure>) {
+    package func respond<Failure: Error>(with outcome: Result<M.Result, Failure>) {
         switch outcome {
         case .success(let result): succeed(result)
         case .failure(let error): fail(error)
@@ -60,7 +60,7 @@ public final class Responder<M: RPCMethod>: Sendable {
 }
 
 /// Errors the server reports to `Configuration.onHandlerError` (they never reach a client in detail).
-public enum BusServerError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum BusServerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A responder was released without answering; the request was answered `-32603`.
     case handlerDidNotAnswer
     /// A result or error could not be framed (NaN or infinity in it, or larger than `maxFrame`); the request
@@ -71,7 +71,7 @@ public enum BusServerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// `start()` was called twice, or after `shutdown`.
     case alreadyStarted
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .handlerDidNotAnswer: return "a handler finished without answering its request"
         case .unencodableAnswer(let error): return "an answer could not be sent: \(error)"

@@ -1,5 +1,5 @@
 /// Why a `SocketConnection` closed; passed once to its `onClose` handler.
-public enum CloseReason: Hashable, Sendable, CustomStringConvertible {
+package enum CloseReason: Hashable, Sendable, CustomStringConvertible {
     /// The peer closed the connection (read returned end of file).
     case endOfFile
     /// A read or write failed, e.g. `ECONNRESET`, or `EPIPE` when the peer went away while we were writing.
@@ -9,7 +9,7 @@ public enum CloseReason: Hashable, Sendable, CustomStringConvertible {
     /// The connection's event loop shut down.
     case loopShutdown
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .endOfFile: return "closed by the peer"
         case .error(let error): return "closed after an error: \(error)"
@@ -22,15 +22,15 @@ public enum CloseReason: Hashable, Sendable, CustomStringConvertible {
 /// A write refused because it would have grown the outbound queue past its limit.
 ///
 /// The owner is expected to tell the peer (`bus.overflow`, best effort with `closeAfterFlushing`) and close.
-public struct OutboundOverflow: Hashable, Sendable, CustomStringConvertible {
+package struct OutboundOverflow: Hashable, Sendable, CustomStringConvertible {
     /// Bytes waiting in the queue when the write was refused.
-    public var queuedBytes: Int
+    package var queuedBytes: Int
     /// Size of the refused write.
-    public var refusedBytes: Int
+    package var refusedBytes: Int
     /// The connection's `maxOutboundBytes`.
-    public var limit: Int
+    package var limit: Int
 
-    public var description: String {
+    package var description: String {
         "outbound queue full: \(queuedBytes) bytes queued, a write of \(refusedBytes) would pass the limit of \(limit)"
     }
 }

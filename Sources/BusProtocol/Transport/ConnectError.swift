@@ -1,5 +1,5 @@
 /// Why `SocketConnection.connect(to:on:options:timeout:)` failed, naming the socket path.
-public enum ConnectError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum ConnectError: Error, Hashable, Sendable, CustomStringConvertible {
     /// There is no socket file at the path (`ENOENT`): the service is not running, or the path is wrong.
     case noSuchSocket(path: String)
     /// The socket file exists but nothing listens on it (`ECONNREFUSED`): a stale socket of a dead service.
@@ -11,7 +11,7 @@ public enum ConnectError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Any other failure.
     case system(SystemError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .noSuchSocket(let path): return "no socket at \(path): is the service running?"
         case .connectionRefused(let path): return "nothing listens on \(path) (connection refused)"

@@ -18,7 +18,7 @@ import Synchronization
 /// epoll instance and its eventfd are closed when the last reference to the loop goes away.
 public final class EventLoop: Sendable, CustomStringConvertible {
     /// Size of the buffer each loop reads into before handing bytes to a connection.
-    public static let readBufferSize = 64 * 1024
+    package static let readBufferSize = 64 * 1024
 
     let epoll: Epoll
     private let state = Locked(State())
@@ -127,7 +127,7 @@ public final class EventLoop: Sendable, CustomStringConvertible {
     ///     so the owner can close the descriptor.
     /// - Returns: The registration, to change the interest or cancel.
     /// - Throws: `EventLoopError.shutDown` after `shutdown()`, or `SystemError` from `epoll_ctl`.
-    public func register(
+    package func register(
         _ descriptor: FileDescriptor, for interest: IOInterest,
         onReady: @escaping @Sendable (IOReadiness) -> Void,
         onLoopShutdown: @escaping @Sendable () -> Void = {}

@@ -4,13 +4,13 @@ import Synchronization
 ///
 /// Whoever holds the descriptor decides when it is closed; the transport's types close theirs on their event loop
 /// after removing them from epoll, so a number is never reused while still registered.
-public final class FileDescriptor: Sendable, CustomStringConvertible {
+package final class FileDescriptor: Sendable, CustomStringConvertible {
     /// The C descriptor number; meaningless once `isClosed`.
-    public let rawValue: CInt
+    package let rawValue: CInt
     private let closed = Atomic<Bool>(false)
 
     /// Takes ownership of `rawValue`, which this object will close.
-    public init(adopting rawValue: CInt) {
+    package init(adopting rawValue: CInt) {
         precondition(rawValue >= 0, "a file descriptor is never negative")
         self.rawValue = rawValue
     }
@@ -18,10 +18,10 @@ public final class FileDescriptor: Sendable, CustomStringConvertible {
     deinit { close() }
 
     /// Whether `close()` has been called.
-    public var isClosed: Bool { closed.load(ordering: .acquiring) }
+    package var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Closes the descriptor; later calls do nothing.
-    public func close() {
+    package func close() {
         guard closed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
         Syscall.close(rawValue)
@@ -31,9 +31,9 @@ public final class FileDescriptor: Sendable, CustomStringConvertible {
     /// connections and tests.
     ///
     /// - Throws: `SystemError` when the process is out of descriptors.
-    public static func makeSocketPair() throws -> (FileDescriptor, FileDescriptor) {
+    package static func makeSocketPair() throws -> (FileDescriptor, FileDescriptor) {
         try Syscall.makeSocketPair()
     }
 
-    public var description: String { isClosed ? "fd \(rawValue) (closed)" : "fd \(rawValue)" }
+    package var description: String { isClosed ? "fd \(rawValue) (closed)" : "fd \(rawValue)" }
 }

@@ -5,7 +5,7 @@
 /// one above `maximumLength` `FrameError.frameTooLarge` (without waiting for, or buffering, the
 /// announced body). After an error the decoder is failed for good: every later `nextFrame()`
 /// throws the same error and appended bytes are dropped, because after a framing error the
-/// stream has no trustworthy message boundaries (`PROTOCOL.md`: "nothing else from that
+/// stream has no trustworthy message boundaries (`docs/protocol.md`: "nothing else from that
 /// connection is processed"). At end of stream, `finish()` reports a frame cut short.
 ///
 /// ```

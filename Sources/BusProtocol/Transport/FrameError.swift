@@ -1,4 +1,4 @@
-/// A violation of the framing rule `| len: UInt32 BE | JSON payload |` (`PROTOCOL.md`, "Transport and framing").
+/// A violation of the framing rule `| len: UInt32 BE | JSON payload |` (`docs/protocol.md`, "Transport and framing").
 ///
 /// A server answers any of these with one `-32600` error whose `id` is `null`, then closes the
 /// connection (`RPCError(framing:)` builds that error).

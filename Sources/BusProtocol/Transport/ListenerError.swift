@@ -1,5 +1,5 @@
 /// Why `UnixListener.listen(on:group:options:onAccept:)` refused to start.
-public enum ListenerError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum ListenerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Something answers on the socket path: another instance is running.
     case addressInUse(path: String)
     /// The path exists and is not a socket; it was left untouched.
@@ -11,7 +11,7 @@ public enum ListenerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A system call failed.
     case system(SystemError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .addressInUse(let path):
             return "another process is listening on \(path); refusing to start"

@@ -12,23 +12,23 @@
 /// ```swift
 /// catch let error as SystemError where error.errno == ECONNRESET { … }
 /// ```
-public struct SystemError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct SystemError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The C error number (`errno`) the call failed with.
-    public let errno: CInt
+    package let errno: CInt
     /// What was being attempted, e.g. `"bind(/run/ctxbus/store.sock)"`.
-    public let operation: String
+    package let operation: String
 
     /// Creates an error for `operation` that failed with the C error number `errno`.
-    public init(errno: CInt, operation: String) {
+    package init(errno: CInt, operation: String) {
         self.errno = errno
         self.operation = operation
     }
 
     /// The system's text for the error number, from `strerror`.
-    public var message: String { String(cString: strerror(errno)) }
+    package var message: String { String(cString: strerror(errno)) }
 
     /// One line, e.g. `"connect(/run/x.sock) failed: Connection refused (errno 111)"`.
-    public var description: String { "\(operation) failed: \(message) (errno \(errno))" }
+    package var description: String { "\(operation) failed: \(message) (errno \(errno))" }
 
     /// The error for the calling thread's current `errno`.
     static func current(_ operation: @autoclosure () -> String) -> SystemError {

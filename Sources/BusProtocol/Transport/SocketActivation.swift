@@ -1,17 +1,17 @@
 /// systemd socket activation (`sd_listen_fds(3)`): a listening socket inherited as descriptor 3 when
 /// `LISTEN_PID` is this process and `LISTEN_FDS` is at least 1.
-public struct SocketActivation: Sendable {
+package struct SocketActivation: Sendable {
     /// The variables to read (`LISTEN_PID`, `LISTEN_FDS`).
-    public var environment: [String: String]
+    package var environment: [String: String]
     /// This process's id, compared with `LISTEN_PID`.
-    public var processID: Int32
+    package var processID: Int32
     /// The first passed descriptor (`SD_LISTEN_FDS_START`, 3).
-    public var firstDescriptor: Int32
+    package var firstDescriptor: Int32
     /// Whether taking the descriptor removes the variables from the process environment, as
     /// `sd_listen_fds(1)` does, so that child processes do not try to use it.
-    public var clearsProcessEnvironment: Bool
+    package var clearsProcessEnvironment: Bool
 
-    public init(
+    package init(
         environment: [String: String], processID: Int32, firstDescriptor: Int32 = 3,
         clearsProcessEnvironment: Bool = false
     ) {
@@ -22,7 +22,7 @@ public struct SocketActivation: Sendable {
     }
 
     /// What systemd set for this process, read when the listener starts.
-    public static var processEnvironment: SocketActivation {
+    package static var processEnvironment: SocketActivation {
         var environment: [String: String] = [:]
         for name in ["LISTEN_PID", "LISTEN_FDS"] { environment[name] = Syscall.environmentValue(name) }
         return SocketActivation(environment: environment, processID: Syscall.processID, clearsProcessEnvironment: true)

@@ -14,7 +14,7 @@ extension SocketConnection {
     ///   - timeout: How long to keep retrying a full backlog.
     /// - Returns: The connected, not yet started connection.
     /// - Throws: `ConnectError`, naming the path.
-    public static func connect(
+    package static func connect(
         to address: UnixSocketAddress, on loop: EventLoop, options: Options = Options(),
         timeout: Duration = .seconds(5)
     ) throws(ConnectError) -> SocketConnection {

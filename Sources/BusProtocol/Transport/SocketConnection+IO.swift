@@ -13,7 +13,7 @@ extension SocketConnection {
     ///
     /// - Returns: `true` when the bytes were sent or queued; `false` after close or overflow.
     @discardableResult
-    public func write(_ bytes: [UInt8]) -> Bool {
+    package func write(_ bytes: [UInt8]) -> Bool {
         write(bytes, sendingNow: true)
     }
 
@@ -28,7 +28,7 @@ extension SocketConnection {
     ///
     /// - Returns: `true` when the bytes were queued; `false` after close or overflow.
     @discardableResult
-    public func writeBatched(_ bytes: [UInt8]) -> Bool {
+    package func writeBatched(_ bytes: [UInt8]) -> Bool {
         write(bytes, sendingNow: false)
     }
 
@@ -187,13 +187,13 @@ extension SocketConnection {
     /// large frame being parsed off the loop. Callable from any thread; a read already under way on the loop
     /// finishes. A hang-up or a socket error is still noticed: the connection then reads what is left and closes,
     /// as it would without the pause.
-    public func pauseReading() {
+    package func pauseReading() {
         setReadingPaused(true)
     }
 
     /// Reads again after `pauseReading()`; bytes that arrived meanwhile are read on the loop's next turn.
     /// Callable from any thread; does nothing on a connection that is closing or was never paused.
-    public func resumeReading() {
+    package func resumeReading() {
         setReadingPaused(false)
     }
 

@@ -16,17 +16,17 @@ import ContextBusSupport
 /// While registered, the loop keeps the connection alive; after it closes, the connection drops its handlers (and
 /// so any reference cycle through them). The descriptor is closed exactly once, on the loop thread, after it left
 /// epoll.
-public final class SocketConnection: Sendable, CustomStringConvertible {
+package final class SocketConnection: Sendable, CustomStringConvertible {
     /// Limits of one connection.
-    public struct Options: Hashable, Sendable {
+    package struct Options: Hashable, Sendable {
         /// The most bytes the outbound queue may hold; a write that would pass it is refused (default 8 MiB, the
         /// protocol's `--max-outbound` default).
-        public var maxOutboundBytes: Int
+        package var maxOutboundBytes: Int
         /// Reads per readiness event before the loop moves on to other connections (level-triggered epoll calls
         /// again if more is waiting).
-        public var maxReadsPerWakeup: Int
+        package var maxReadsPerWakeup: Int
 
-        public init(maxOutboundBytes: Int = 8 * 1024 * 1024, maxReadsPerWakeup: Int = 4) {
+        package init(maxOutboundBytes: Int = 8 * 1024 * 1024, maxReadsPerWakeup: Int = 4) {
             precondition(maxOutboundBytes > 0 && maxReadsPerWakeup > 0, "connection limits must be positive")
             self.maxOutboundBytes = maxOutboundBytes
             self.maxReadsPerWakeup = maxReadsPerWakeup
@@ -34,24 +34,24 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
     }
 
     /// The owner's callbacks, all called on the connection's loop thread, never while a lock is held.
-    public struct Handlers: Sendable {
+    package struct Handlers: Sendable {
         /// Bytes read from the peer, in order; each call gets a fresh array of at most
         /// `EventLoop.readBufferSize` bytes.
-        public var onRead: @Sendable ([UInt8]) -> Void
+        package var onRead: @Sendable ([UInt8]) -> Void
         /// A write was refused because the outbound queue is full; called once. No write is accepted afterwards,
         /// so the peer sees a prefix of what was written, never a stream with a hole in it.
-        public var onOverflow: @Sendable (OutboundOverflow) -> Void
+        package var onOverflow: @Sendable (OutboundOverflow) -> Void
         /// The outbound queue, after having held bytes, has been sent completely (to pace a producer).
-        public var onDrain: @Sendable () -> Void
+        package var onDrain: @Sendable () -> Void
         /// The connection closed; called exactly once (if `start` was called), and nothing is called after it.
-        public var onClose: @Sendable (CloseReason) -> Void
+        package var onClose: @Sendable (CloseReason) -> Void
         /// The peer shut down its writing side (`shutdown(SHUT_WR)`: end of file, but the peer still reads). With
         /// this handler the connection stays open for writing, reads nothing more, and closes with `.endOfFile`
         /// when the peer closes entirely; the handler's owner closes it when it has answered (e.g.
         /// `closeAfterFlushing`). Without it (`nil`, the default) end of file closes the connection at once.
-        public var onEndOfInput: (@Sendable () -> Void)?
+        package var onEndOfInput: (@Sendable () -> Void)?
 
-        public init(
+        package init(
             onRead: @escaping @Sendable ([UInt8]) -> Void,
             onOverflow: @escaping @Sendable (OutboundOverflow) -> Void = { _ in },
             onDrain: @escaping @Sendable () -> Void = {},
@@ -67,9 +67,9 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
     }
 
     /// The loop that reads, flushes and calls the handlers.
-    public let loop: EventLoop
+    package let loop: EventLoop
     /// The limits this connection was made with.
-    public let options: Options
+    package let options: Options
     let descriptor: FileDescriptor
     let state: Locked<State>
 
@@ -113,25 +113,25 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
     ///   - descriptor: The socket; the connection takes ownership and closes it.
     ///   - loop: The loop that will serve it.
     ///   - options: Limits.
-    public init(adopting descriptor: FileDescriptor, on loop: EventLoop, options: Options = Options()) {
+    package init(adopting descriptor: FileDescriptor, on loop: EventLoop, options: Options = Options()) {
         self.descriptor = descriptor
         self.loop = loop
         self.options = options
         state = Locked(State())
     }
 
-    public var description: String { "SocketConnection(\(descriptor))" }
+    package var description: String { "SocketConnection(\(descriptor))" }
 
     /// Whether the connection still accepts writes (not closing, not overflowed).
-    public var isOpen: Bool { state.withLock { $0.phase == .open && !$0.hasOverflowed } }
+    package var isOpen: Bool { state.withLock { $0.phase == .open && !$0.hasOverflowed } }
 
     /// Bytes waiting in the outbound queue.
-    public var outboundByteCount: Int { state.withLock { $0.outbound.count } }
+    package var outboundByteCount: Int { state.withLock { $0.outbound.count } }
 
     /// The credentials of the peer process (`SO_PEERCRED`).
     ///
     /// - Throws: `SystemError` (`EBADF`) once the connection is closed.
-    public func peerCredentials() throws -> PeerCredentials {
+    package func peerCredentials() throws -> PeerCredentials {
         try state.withLock { state throws(SystemError) -> PeerCredentials in
             if state.isFinished { throw SystemError.closedDescriptor("getsockopt(SO_PEERCRED)") }
             return try Syscall.peerCredentials(descriptor.rawValue)
@@ -143,7 +143,7 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
     /// Installs the handlers and starts reading; call once. Callable from any thread.
     ///
     /// If the connection closed before it was started, `onClose` is called (on the loop) right away.
-    public func start(_ handlers: Handlers) {
+    package func start(_ handlers: Handlers) {
         let closedReason = state.withLock { state -> CloseReason? in
             precondition(!state.isStarted, "SocketConnection.start(_:) called twice")
             state.isStarted = true
@@ -172,7 +172,7 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
 
     /// Closes now, discarding anything still queued; `onClose(.localClose)` follows on the loop. Callable from any
     /// thread, any number of times.
-    public func close() {
+    package func close() {
         if state.withLock({ beginClose(&$0, .localClose) }) { scheduleFinishClose() }
     }
 
@@ -182,7 +182,7 @@ public final class SocketConnection: Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - finalBytes: Last bytes for the peer, e.g. one encoded frame; may be empty.
     ///   - timeout: How long a peer that does not read may hold the connection open.
-    public func closeAfterFlushing(_ finalBytes: [UInt8] = [], timeout: Duration = .seconds(1)) {
+    package func closeAfterFlushing(_ finalBytes: [UInt8] = [], timeout: Duration = .seconds(1)) {
         let mustFinish = state.withLock { state -> Bool in
             guard state.phase == .open else { return false }
             state.phase = .draining

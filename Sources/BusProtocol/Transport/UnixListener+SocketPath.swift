@@ -1,4 +1,4 @@
-// The socket path rules of PROTOCOL.md "Transport and framing": the directory is created 0700 if missing, a
+// The socket path rules of docs/protocol.md "Transport and framing": the directory is created 0700 if missing, a
 // stale socket is replaced, a live one refuses the start, and anything that is not a socket is never deleted.
 
 extension UnixListener {

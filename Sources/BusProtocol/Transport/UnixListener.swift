@@ -4,7 +4,7 @@ import Dispatch
 /// A listening Unix-domain stream socket that accepts on an event loop and hands each connection to a loop of its
 /// group, round-robin.
 ///
-/// Socket path rules (PROTOCOL.md, "Transport and framing"):
+/// Socket path rules (docs/protocol.md, "Transport and framing"):
 /// - a missing directory is created with `Options.directoryMode` (0700); an existing one is left as it is;
 /// - the socket file gets `Options.socketMode` (0660) with `chmod` between `bind` and `listen`, before anyone can
 ///   connect;
@@ -15,23 +15,23 @@ import Dispatch
 ///
 /// Under systemd socket activation (`LISTEN_PID`/`LISTEN_FDS` naming this process) the inherited descriptor 3 is
 /// used instead, and the file, which systemd owns, is neither created nor removed.
-public final class UnixListener: Sendable, CustomStringConvertible {
+package final class UnixListener: Sendable, CustomStringConvertible {
     /// How the socket is created and served.
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// Mode of the socket file (default 0660: owner and group may connect).
-        public var socketMode: UInt32
+        package var socketMode: UInt32
         /// Mode of directories created for the socket (default 0700).
-        public var directoryMode: UInt32
+        package var directoryMode: UInt32
         /// The `listen(2)` backlog.
-        public var backlog: Int32
+        package var backlog: Int32
         /// Options for each accepted connection.
-        public var connectionOptions: SocketConnection.Options
+        package var connectionOptions: SocketConnection.Options
         /// Where to look for an inherited socket; `nil` always binds.
-        public var socketActivation: SocketActivation?
+        package var socketActivation: SocketActivation?
         /// Connections accepted per readiness event before the loop serves others.
-        public var maxAcceptsPerWakeup: Int
+        package var maxAcceptsPerWakeup: Int
 
-        public init(
+        package init(
             socketMode: UInt32 = 0o660, directoryMode: UInt32 = 0o700, backlog: Int32 = 1024,
             connectionOptions: SocketConnection.Options = .init(),
             socketActivation: SocketActivation? = .processEnvironment, maxAcceptsPerWakeup: Int = 64
@@ -46,11 +46,11 @@ public final class UnixListener: Sendable, CustomStringConvertible {
     }
 
     /// The socket path.
-    public let address: UnixSocketAddress
+    package let address: UnixSocketAddress
     /// Whether the socket was inherited from systemd rather than bound here.
-    public let isSocketActivated: Bool
+    package let isSocketActivated: Bool
     /// The loop that accepts.
-    public let loop: EventLoop
+    package let loop: EventLoop
     private let group: EventLoopGroup
     private let descriptor: FileDescriptor
     private let options: Options
@@ -74,7 +74,7 @@ public final class UnixListener: Sendable, CustomStringConvertible {
     ///     (or close).
     /// - Returns: The listening listener.
     /// - Throws: `ListenerError`.
-    public static func listen(
+    package static func listen(
         on address: UnixSocketAddress, group: EventLoopGroup, options: Options = Options(),
         onAccept: @escaping @Sendable (SocketConnection) -> Void
     ) throws(ListenerError) -> UnixListener {
@@ -143,11 +143,11 @@ public final class UnixListener: Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String { "UnixListener(\(address.path))" }
+    package var description: String { "UnixListener(\(address.path))" }
 
     /// Stops accepting, closes the socket and removes the socket file (unless systemd owns it). Idempotent and
     /// callable from any thread; when it returns the file is gone. Accepted connections stay open.
-    public func close() {
+    package func close() {
         if loop.inEventLoop {
             tearDown()
             return

@@ -2,17 +2,17 @@
 ///
 /// The path must fit `sockaddr_un.sun_path` (108 bytes on Linux, including the terminating NUL). Linux's abstract
 /// namespace (a leading NUL) is not supported: the protocol's rules about directory and file modes need a file.
-public struct UnixSocketAddress: Hashable, Sendable, CustomStringConvertible {
+package struct UnixSocketAddress: Hashable, Sendable, CustomStringConvertible {
     /// The longest path, in UTF-8 bytes, that fits `sun_path` with its terminating NUL.
-    public static let maximumPathLength = 107
+    package static let maximumPathLength = 107
 
     /// The socket's path, absolute or relative to the working directory.
-    public let path: String
+    package let path: String
 
     /// Validates `path` for use as a socket address.
     ///
     /// - Throws: `SocketAddressError` when the path is empty, contains a NUL byte or is too long.
-    public init(path: String) throws(SocketAddressError) {
+    package init(path: String) throws(SocketAddressError) {
         let length = path.utf8.count
         if length == 0 { throw .emptyPath }
         if path.utf8.contains(0) { throw .containsNUL(path: path) }
@@ -29,16 +29,16 @@ public struct UnixSocketAddress: Hashable, Sendable, CustomStringConvertible {
         return String(path[..<slash])
     }
 
-    public var description: String { path }
+    package var description: String { path }
 }
 
 /// Why a string cannot be a `UnixSocketAddress`.
-public enum SocketAddressError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum SocketAddressError: Error, Hashable, Sendable, CustomStringConvertible {
     case emptyPath
     case containsNUL(path: String)
     case pathTooLong(path: String, length: Int, limit: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .emptyPath:
             return "a Unix socket path must not be empty"

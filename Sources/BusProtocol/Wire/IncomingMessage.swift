@@ -4,7 +4,7 @@ import ContextBusSupport
 /// response it earns.
 ///
 /// From a client (`Sender.client`) only requests are valid. The checks run in this order, and
-/// the first that fails decides the answer (`PROTOCOL.md`, "Messages"):
+/// the first that fails decides the answer (`docs/protocol.md`, "Messages"):
 ///
 /// | the payload | answer |
 /// | --- | --- |
@@ -20,7 +20,7 @@ import ContextBusSupport
 /// From a server (`Sender.server`) the valid messages are responses (exactly one of `result`
 /// and `error`, an error being an object with an integer `code` and a string `message`; `id` may
 /// be `null`) and events (a `method`, no `id`, object `params`). Members not named here are ignored.
-public enum IncomingMessage: Sendable, Hashable {
+package enum IncomingMessage: Sendable, Hashable {
     /// A request or, without an id, a notification; from a server, that is an event.
     case request(RPCRequest)
     /// A response to one of our requests.
@@ -29,7 +29,7 @@ public enum IncomingMessage: Sendable, Hashable {
     case invalid(RPCResponse)
 
     /// Who sent the message, which decides what is valid.
-    public enum Sender: Sendable, Hashable {
+    package enum Sender: Sendable, Hashable {
         /// A client: requests and notifications are valid.
         case client
         /// A server: responses and events are valid.
@@ -37,7 +37,7 @@ public enum IncomingMessage: Sendable, Hashable {
     }
 
     /// Classifies one frame's payload.
-    public init<Payload: Collection<UInt8>>(
+    package init<Payload: Collection<UInt8>>(
         payload: Payload, from sender: Sender = .client, parser: JSONParser = JSONParser()
     ) {
         do {
@@ -48,7 +48,7 @@ public enum IncomingMessage: Sendable, Hashable {
     }
 
     /// Classifies a parsed message.
-    public init(json: JSONValue, from sender: Sender = .client) {
+    package init(json: JSONValue, from sender: Sender = .client) {
         guard case .object(let members) = json else {
             if case .array = json {
                 self = .invalid(.init(id: nil, error: .invalidRequest("batches (JSON arrays) are not supported")))
@@ -64,19 +64,19 @@ public enum IncomingMessage: Sendable, Hashable {
     }
 
     /// The request, when this is one.
-    public var request: RPCRequest? {
+    package var request: RPCRequest? {
         if case .request(let request) = self { return request }
         return nil
     }
 
     /// The response, when this is one.
-    public var response: RPCResponse? {
+    package var response: RPCResponse? {
         if case .response(let response) = self { return response }
         return nil
     }
 
     /// The event, when this is a notification (from a server, an event).
-    public var event: RPCEvent? {
+    package var event: RPCEvent? {
         guard case .request(let request) = self, request.id == nil else { return nil }
         return RPCEvent(method: request.method, params: request.params ?? .object([:]))
     }

@@ -4,7 +4,7 @@ import ContextBusSupport
 /// (`store.get`'s objects), answered with `Responder.succeed(writing:)`.
 ///
 /// What it writes must parse to the `json` of the method's typed result it stands for (tests compare the two).
-public protocol JSONWritable: Sendable {
+package protocol JSONWritable: Sendable {
     /// Appends the JSON text to `output`.
     ///
     /// - Throws: `JSONWriteError.nonFiniteNumber` for NaN or infinity (the request is then answered `-32603`).

@@ -5,7 +5,7 @@ import ContextBusTransport
 /// handler throws.
 ///
 /// Build one with the static constructor for its code (`RPCError.invalidParams(field:message:)`,
-/// `.notFound(_:)`, …) so that `code` and the shape of `data` match `PROTOCOL.md`. Match it by code:
+/// `.notFound(_:)`, …) so that `code` and the shape of `data` match `docs/protocol.md`. Match it by code:
 ///
 /// ```swift
 /// catch let error as RPCError where error.code == .conflict { … }
@@ -60,7 +60,7 @@ extension RPCError: CustomStringConvertible {
     public var description: String { "error \(code.rawValue): \(message)" }
 }
 
-// MARK: - One constructor per code of PROTOCOL.md
+// MARK: - One constructor per code of docs/protocol.md
 
 extension RPCError {
     /// -32700: the payload is not JSON; `data.offset` is where parsing failed.

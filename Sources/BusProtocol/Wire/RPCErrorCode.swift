@@ -1,4 +1,4 @@
-/// The `code` of a JSON-RPC error: the table in `PROTOCOL.md`, "Error codes".
+/// The `code` of a JSON-RPC error: the table in `docs/protocol.md`, "Error codes".
 public struct RPCErrorCode: RawRepresentable, Sendable, Hashable {
     public var rawValue: Int
 

@@ -6,7 +6,7 @@ import ContextBusTransport
 /// The envelope (`jsonrpc`, `id`, `method`, `result`, `error`) is written directly with its member
 /// names as fixed bytes, in the order `jsonrpc`, `id`, `method`, `params`/`result`/`error`; only
 /// the payload goes through `JSONWriter`. No Foundation coder is involved.
-public protocol RPCMessage: Sendable {
+package protocol RPCMessage: Sendable {
     /// Appends the message's JSON text to `output`.
     ///
     /// - Throws: `JSONWriteError` when the payload holds NaN or infinity.
@@ -21,7 +21,7 @@ extension RPCMessage {
     ///
     /// - Throws: `MessageEncodingError` for NaN or infinity in the payload or a payload larger
     ///   than `encoder.maximumLength`.
-    public func encodeFrame(
+    package func encodeFrame(
         encoder: FrameEncoder = FrameEncoder(), writer: JSONWriter = JSONWriter()
     )
         throws(MessageEncodingError) -> [UInt8]
@@ -34,7 +34,7 @@ extension RPCMessage {
     /// The message's JSON text, without a frame header.
     ///
     /// - Throws: `JSONWriteError` for NaN or infinity in the payload.
-    public func jsonBytes(writer: JSONWriter = JSONWriter()) throws(JSONWriteError) -> [UInt8] {
+    package func jsonBytes(writer: JSONWriter = JSONWriter()) throws(JSONWriteError) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(128)
         try write(into: &output, writer: writer)

@@ -102,7 +102,7 @@ extension Model {
 
 extension Model {
     /// The model `storesvc` serves without `--model`: the `Device` and `Reading` entities that
-    /// `devicesvc` records into (`PROTOCOL.md`, "The default model").
+    /// `devicesvc` records into (`docs/protocol.md`, "The default model").
     public static let deviceReadings: Model = {
         do {
             return try Model(entities: [

@@ -1,4 +1,4 @@
-/// A filter over objects: the NSPredicate subset of `PROTOCOL.md` ("Predicates"), as a value.
+/// A filter over objects: the NSPredicate subset of `docs/protocol.md` ("Predicates"), as a value.
 ///
 /// Parsed from a format string (`ObjectPredicate(format:)`), evaluated in memory against object
 /// values, and compiled to SQL with bound parameters. Both evaluations give the same answer.

@@ -5,7 +5,7 @@ extension ObjectPredicate {
     /// (see `docs/predicates.md`, "Limits").
     public static let maximumNestingDepth = 20
 
-    /// Parses an NSPredicate-style format string (the subset of `PROTOCOL.md`, "Predicates").
+    /// Parses an NSPredicate-style format string (the subset of `docs/protocol.md`, "Predicates").
     ///
     /// ```swift
     /// let p = try ObjectPredicate(format: "ANY readings.value > $min AND name BEGINSWITH[cd] 'th'")

@@ -2,7 +2,7 @@ import ContextBusSupport
 import Foundation
 
 extension PropertyValue {
-    /// The wire form of this value (`PROTOCOL.md`, "Values are JSON").
+    /// The wire form of this value (`docs/protocol.md`, "Values are JSON").
     ///
     /// Dates become RFC 3339 strings, binary data base64, UUIDs lowercase strings, references
     /// `Entity/N` strings (temporary ones `{"entity","ref"}`).

@@ -26,7 +26,7 @@ struct ServiceEndpoint: Sendable, Hashable {
             source: .defaultPath)
     }
 
-    /// `$CTXBUS_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/ctxbus`, else `./run` (PROTOCOL.md, "Transport").
+    /// `$CTXBUS_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/ctxbus`, else `./run` (docs/protocol.md, "Transport").
     static func runtimeDirectory(environment: [String: String]) -> String {
         if let dir = environment["CTXBUS_RUNTIME_DIR"], !dir.isEmpty { return dir }
         if let xdg = environment["XDG_RUNTIME_DIR"], !xdg.isEmpty { return xdg + "/ctxbus" }

@@ -29,7 +29,7 @@ struct StepFailure: Error, Sendable, Hashable {
 
 /// How a chain failed: which chain, at which step, why, and what the steps before produced.
 ///
-/// Its `rpcError` is the answer to `device.run` (PROTOCOL.md): `502` for Bluetooth failures with `data.bluez`
+/// Its `rpcError` is the answer to `device.run` (docs/protocol.md): `502` for Bluetooth failures with `data.bluez`
 /// naming BlueZ's error, `408` for timeouts, `499` for cancellation, `503` when BlueZ is not on the bus, `404`
 /// for a device or characteristic BlueZ does not know; `data` is always a `ChainFailure`.
 struct ChainError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,7 +1,7 @@
 import ContextBusSupport
 import ContextBusWire
 
-/// `device.run` as `devicesvc` answers it: PROTOCOL.md's result, plus `recorded` (and `recordError`) for
+/// `device.run` as `devicesvc` answers it: docs/protocol.md's result, plus `recorded` (and `recordError`) for
 /// chains with `record: true` (an addition to the protocol, documented in docs/device-service.md).
 enum DeviceRecordedRun: RPCMethod {
     typealias Params = RunParams

@@ -46,7 +46,7 @@ struct StoreServiceConfiguration: Sendable, Equatable {
     }
 
     /// The runtime directory: `$CTXBUS_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/ctxbus`, else `./run`
-    /// (`PROTOCOL.md`, "Transport and framing").
+    /// (`docs/protocol.md`, "Transport and framing").
     static func runtimeDirectory(environment: [String: String]) -> String {
         if let dir = environment["CTXBUS_RUNTIME_DIR"], !dir.isEmpty { return dir }
         if let xdg = environment["XDG_RUNTIME_DIR"], !xdg.isEmpty { return xdg + "/ctxbus" }

@@ -2,7 +2,7 @@ import ContextBusObjectGraph
 import ContextBusServer
 import ContextBusWire
 
-/// The one place where store failures become protocol errors (`PROTOCOL.md`, "Error codes"); the
+/// The one place where store failures become protocol errors (`docs/protocol.md`, "Error codes"); the
 /// table itself is `RPCError.init(_: StoreError)` in BusProtocol, shared with `RemoteStore`.
 ///
 /// | store error | RPC error |

@@ -5,7 +5,7 @@ import ContextBusSupport
 import ContextBusWire
 import Dispatch
 
-/// The `store.*` methods of `PROTOCOL.md`, as plain functions of typed params.
+/// The `store.*` methods of `docs/protocol.md`, as plain functions of typed params.
 ///
 /// Transport-free: the bus server calls these off its event loops and sends what they return
 /// (or throw). Reads run on the calling thread against the store's read pool. `save` never

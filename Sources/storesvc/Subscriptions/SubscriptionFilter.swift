@@ -6,7 +6,7 @@ import ContextBusWire
 /// what a committed transaction changed in it.
 ///
 /// Membership before and after the transaction decides how an object is reported
-/// (`PROTOCOL.md`, `store.subscribe`):
+/// (`docs/protocol.md`, `store.subscribe`):
 ///
 /// | before | after | reported as |
 /// | --- | --- | --- |
@@ -20,7 +20,7 @@ import ContextBusWire
 /// objects through `lookup` (the transaction's own objects first, then the store's committed
 /// values), for both sides.
 ///
-/// With `toMany` `.changes` (an addition to `PROTOCOL.md`), an `updated` entry carries its changed to-many keys
+/// With `toMany` `.changes` (an addition to the design contract, in `docs/protocol.md`), an `updated` entry carries its changed to-many keys
 /// as members added and removed (`toManyChanges`), never as whole arrays; `inserted` entries still carry all
 /// values, whole arrays included (an object entering S needs its full state).
 struct SubscriptionFilter: Sendable {

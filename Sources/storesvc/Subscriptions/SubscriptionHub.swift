@@ -294,7 +294,7 @@ enum EncodedChange {
 extension SubscriptionHub {
     /// Whether `filter` may report an updated object of `changes` with a to-many value the store left out and
     /// needs it (`SubscriptionFilter.needsToManyValues`): `store.changed` values carry whole to-many arrays, as
-    /// `PROTOCOL.md` has them. Filters with `"toMany":"changes"` and no predicate never need them.
+    /// `docs/protocol.md` has them. Filters with `"toMany":"changes"` and no predicate never need them.
     func needsToManyValues(of changes: ChangeSet, for filter: SubscriptionFilter) -> Bool {
         guard filter.needsToManyValues, !changes.updated.isEmpty else { return false }
         guard let entity = filter.entity else { return true }

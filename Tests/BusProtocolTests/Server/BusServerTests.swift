@@ -7,7 +7,7 @@ import Testing
 @testable import ContextBusTransport
 @testable import ContextBusWire
 
-/// The session rules of PROTOCOL.md, checked on the wire with a raw socket against a real server.
+/// The session rules of docs/protocol.md, checked on the wire with a raw socket against a real server.
 struct BusServerTests {
     @Test func answersHelloWithTheServersLimitsAndThePeersCredentials() throws {
         let bus = try TestBus { $0.maxInFlight = 77 }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import ContextBusObjectGraph
 
-/// Version checks and the merge policies of `PROTOCOL.md`, against every store.
+/// Version checks and the merge policies of `docs/protocol.md`, against every store.
 struct StoreMergePolicyTests {
     /// A book at version 2 whose title the store changed from "a" to "b" after the client read it at version 1.
     private func staleBook(_ store: any PersistentStore) throws -> ObjectID {

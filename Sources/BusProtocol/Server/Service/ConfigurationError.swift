@@ -1,11 +1,11 @@
 /// A command line a service cannot run with; the process exits with status 64 (`EX_USAGE`).
-public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownFlag(String)
     case missingValue(flag: String)
     case invalidValue(flag: String, value: String, expected: String)
     case unexpectedArgument(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unknownFlag(let flag): return "unknown option '\(flag)' (see --help)"
         case .missingValue(let flag): return "\(flag) needs a value"
@@ -15,5 +15,5 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// `EX_USAGE` from sysexits.h.
-    public static let exitStatus: Int32 = 64
+    package static let exitStatus: Int32 = 64
 }

@@ -10,21 +10,21 @@
 ///     }
 /// }
 /// ```
-public struct FlagReader: Sendable {
+package struct FlagReader: Sendable {
     private let arguments: [String]
     private var index = 0
     private var flag = ""
     private var inlineValue: String?
 
     /// `arguments` without the program name.
-    public init(_ arguments: [String]) {
+    package init(_ arguments: [String]) {
         self.arguments = arguments
     }
 
     /// The next flag's name (`--socket`; `-h` reads as `--help`), or `nil` at the end.
     ///
     /// - Throws: `.unexpectedArgument` for an argument that is not a flag.
-    public mutating func next() throws(ConfigurationError) -> String? {
+    package mutating func next() throws(ConfigurationError) -> String? {
         guard index < arguments.count else { return nil }
         let argument = arguments[index]
         index += 1
@@ -41,7 +41,7 @@ public struct FlagReader: Sendable {
     }
 
     /// The current flag's value, after `=` or as the next argument.
-    public mutating func value() throws(ConfigurationError) -> String {
+    package mutating func value() throws(ConfigurationError) -> String {
         if let inlineValue { return inlineValue }
         guard index < arguments.count else { throw .missingValue(flag: flag) }
         defer { index += 1 }
@@ -49,14 +49,14 @@ public struct FlagReader: Sendable {
     }
 
     /// A value that must not be empty (`expected` names it in the error).
-    public mutating func nonEmpty(expected: String = "a non-empty value") throws(ConfigurationError) -> String {
+    package mutating func nonEmpty(expected: String = "a non-empty value") throws(ConfigurationError) -> String {
         let text = try value()
         guard !text.isEmpty else { throw invalid(text, expected: expected) }
         return text
     }
 
     /// An integer within `range`.
-    public mutating func integer(in range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+    package mutating func integer(in range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
         let text = try value()
         guard let number = Int(text), range.contains(number) else {
             let expected =
@@ -68,7 +68,7 @@ public struct FlagReader: Sendable {
     }
 
     /// One of `Choice`'s raw values, listed in the error.
-    public mutating func choice<Choice: RawRepresentable & CaseIterable>(
+    package mutating func choice<Choice: RawRepresentable & CaseIterable>(
         of type: Choice.Type = Choice.self, expected: String? = nil
     ) throws(ConfigurationError) -> Choice where Choice.RawValue == String {
         let text = try value()
@@ -79,7 +79,7 @@ public struct FlagReader: Sendable {
     }
 
     /// The error for the current flag's `value`.
-    public func invalid(_ value: String, expected: String) -> ConfigurationError {
+    package func invalid(_ value: String, expected: String) -> ConfigurationError {
         .invalidValue(flag: flag, value: value, expected: expected)
     }
 }

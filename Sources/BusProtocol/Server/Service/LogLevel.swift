@@ -1,5 +1,5 @@
 /// How much a service writes to standard error (`--log-level`).
-public enum LogLevel: String, Sendable, Equatable, CaseIterable, Comparable {
+package enum LogLevel: String, Sendable, Equatable, CaseIterable, Comparable {
     case error, warning, info, debug
 
     private var rank: Int {
@@ -11,5 +11,5 @@ public enum LogLevel: String, Sendable, Equatable, CaseIterable, Comparable {
         }
     }
 
-    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rank < rhs.rank }
+    package static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rank < rhs.rank }
 }

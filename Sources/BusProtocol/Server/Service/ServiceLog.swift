@@ -1,16 +1,16 @@
 @preconcurrency import Glibc
 
 /// Log lines on standard error, `<program>: <level>: <message>`, filtered by `--log-level`.
-public struct ServiceLog: Sendable {
+package struct ServiceLog: Sendable {
     /// The program name each line starts with (`storesvc`).
-    public var program: String
-    public var level: LogLevel
+    package var program: String
+    package var level: LogLevel
     private var isSilent = false
 
     /// A log that writes nothing (tests).
-    public static let silent = ServiceLog(program: "", level: .error, isSilent: true)
+    package static let silent = ServiceLog(program: "", level: .error, isSilent: true)
 
-    public init(program: String, level: LogLevel) {
+    package init(program: String, level: LogLevel) {
         self.program = program
         self.level = level
     }
@@ -20,13 +20,13 @@ public struct ServiceLog: Sendable {
         self.isSilent = isSilent
     }
 
-    public func error(_ message: @autoclosure () -> String) { write(.error, message) }
-    public func warning(_ message: @autoclosure () -> String) { write(.warning, message) }
-    public func info(_ message: @autoclosure () -> String) { write(.info, message) }
-    public func debug(_ message: @autoclosure () -> String) { write(.debug, message) }
+    package func error(_ message: @autoclosure () -> String) { write(.error, message) }
+    package func warning(_ message: @autoclosure () -> String) { write(.warning, message) }
+    package func info(_ message: @autoclosure () -> String) { write(.info, message) }
+    package func debug(_ message: @autoclosure () -> String) { write(.debug, message) }
 
     /// Writes `<program>: <message>` to standard error, whatever the level (command-line errors).
-    public static func printError(_ message: String, program: String) {
+    package static func printError(_ message: String, program: String) {
         fputs("\(program): \(message)\n", stderr)
     }
 

@@ -2,7 +2,7 @@ import ContextBusSupport
 import ContextBusTransport
 
 // The session methods: `bus.hello`, `bus.ping`, `bus.cancel`, and the `bus.overflow` event
-// (`PROTOCOL.md`, "Session").
+// (`docs/protocol.md`, "Session").
 
 /// `bus.hello`: must be the first request on a connection.
 public enum BusHello: RPCMethod {

@@ -1,6 +1,6 @@
 import ContextBusSupport
 
-// `device.adapters`, `device.list` and `device.scan` (`PROTOCOL.md`, "Device methods").
+// `device.adapters`, `device.list` and `device.scan` (`docs/protocol.md`, "Device methods").
 
 /// `device.adapters` → `{"adapters":[{"name":"hci0","address","powered"}]}`.
 public enum DeviceAdapters: RPCMethod {

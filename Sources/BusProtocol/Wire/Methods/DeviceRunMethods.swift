@@ -2,7 +2,7 @@ import ContextBusSupport
 public import Foundation
 
 // `device.run`, `device.cancel`, the `device.step` event and the data of a failed chain
-// (`PROTOCOL.md`, "Device methods").
+// (`docs/protocol.md`, "Device methods").
 
 /// `device.run`: a chain of steps against one device.
 public enum DeviceRun: RPCMethod {

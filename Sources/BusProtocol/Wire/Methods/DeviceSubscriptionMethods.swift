@@ -1,7 +1,7 @@
 import ContextBusSupport
 public import Foundation
 
-// `device.subscribe` and the `device.event` event (`PROTOCOL.md`, "Device methods").
+// `device.subscribe` and the `device.event` event (`docs/protocol.md`, "Device methods").
 
 /// `device.subscribe` `{"address"?:…}` → `{"subscription":3}`, then `device.event` events.
 public enum DeviceSubscribe: RPCMethod {

@@ -1,7 +1,7 @@
 /// How `store.fetch` (objects) and `store.get` give to-many relationships (`toMany` on the wire).
 ///
-/// `toMany` is an addition to `PROTOCOL.md` (`docs/protocol.md`, `docs/decisions/tomany-faults.md`): a request
-/// without it gets whole arrays, exactly as `PROTOCOL.md` has it.
+/// `toMany` is an addition to the design contract, documented in `docs/protocol.md` and `docs/decisions/tomany-faults.md`: a request
+/// without it gets whole arrays, exactly as `docs/protocol.md` has it.
 public enum ReadToMany: String, Sendable, Hashable, CaseIterable {
     /// Every to-many relationship as the whole array of member IDs (the default).
     case values

@@ -2,7 +2,7 @@ import ContextBusObjectGraph
 import ContextBusSupport
 public import Foundation
 
-// `store.history` and `store.stats` (`PROTOCOL.md`, "Store methods").
+// `store.history` and `store.stats` (`docs/protocol.md`, "Store methods").
 
 /// `store.history` `{"since":1200,"limit":100}` → the transactions after `since`, oldest first.
 public enum StoreHistory: RPCMethod {
@@ -106,7 +106,7 @@ public struct HistoryResult: JSONConvertible, Hashable {
     public var json: JSONValue { .object(["transactions": .array(transactions.map(\.json))]) }
 }
 
-/// `store.stats`'s counters. PROTOCOL.md lists what they cover but not their shape; this is it:
+/// `store.stats`'s counters. docs/protocol.md lists what they cover but not their shape; this is it:
 ///
 /// `{"connections":2,"subscriptions":5,"commits":120,"saves":180,"groupSizes":{"1":80,"2":20},
 /// "history":{"oldest":1,"newest":120}}`: `groupSizes` maps a group-commit size to how many

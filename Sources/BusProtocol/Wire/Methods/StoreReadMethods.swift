@@ -1,7 +1,7 @@
 import ContextBusObjectGraph
 import ContextBusSupport
 
-// The store's read methods: `store.model`, `store.fetch`, `store.get` (`PROTOCOL.md`, "Store methods").
+// The store's read methods: `store.model`, `store.fetch`, `store.get` (`docs/protocol.md`, "Store methods").
 // Property values stay `JSONValue` here; the store service converts them with the model
 // (`PropertyValue(json:type:)`, `PropertyValue.jsonValue`).
 
@@ -63,7 +63,7 @@ public struct StoreObject: JSONConvertible, Hashable {
     public var version: Int64
     public var values: [String: JSONValue]
     /// To-many key → members added and removed: only in `updated` entries of `store.changed` events for a
-    /// subscription with `"toMany":"changes"` (an addition to `PROTOCOL.md`); the key is then not in `values`.
+    /// subscription with `"toMany":"changes"` (an addition to the design contract, in `docs/protocol.md`); the key is then not in `values`.
     /// Sent only when not empty.
     public var toManyChanges: [String: ToManyChange]
 
@@ -116,7 +116,7 @@ public struct StoreObject: JSONConvertible, Hashable {
 /// `{"entity":"Reading","where":"value > $min","args":{"min":5},"sort":[{"key":"time","ascending":false}],
 /// "limit":100,"offset":0,"result":"objects","toMany":"faults"}`; only `entity` is required.
 ///
-/// `toMany` is an addition to `PROTOCOL.md` (`docs/protocol.md`, `docs/decisions/tomany-faults.md`).
+/// `toMany` is an addition to the design contract, documented in `docs/protocol.md` and `docs/decisions/tomany-faults.md`.
 public struct FetchParams: JSONConvertible, Hashable {
     public var entity: String
     /// The predicate text (`where` on the wire), parsed by the store.
@@ -190,7 +190,7 @@ public struct FetchParams: JSONConvertible, Hashable {
 
 /// `{"ids":["Reading/3", …],"toMany"?:"faults"}`.
 ///
-/// `toMany` is an addition to `PROTOCOL.md` (`docs/protocol.md`, `docs/decisions/tomany-faults.md`).
+/// `toMany` is an addition to the design contract, documented in `docs/protocol.md` and `docs/decisions/tomany-faults.md`.
 public struct GetParams: JSONConvertible, Hashable {
     public var ids: [ObjectID]
     /// Whether objects carry their to-many arrays (`toMany` on the wire).

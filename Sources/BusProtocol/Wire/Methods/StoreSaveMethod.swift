@@ -1,7 +1,7 @@
 import ContextBusObjectGraph
 import ContextBusSupport
 
-// `store.save` and the data of its `409` and `422` errors (`PROTOCOL.md`, "Store methods",
+// `store.save` and the data of its `409` and `422` errors (`docs/protocol.md`, "Store methods",
 // "Merge policies").
 
 /// `store.save`: inserts, updates and deletes committed as one transaction.

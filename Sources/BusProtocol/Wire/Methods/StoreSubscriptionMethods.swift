@@ -1,7 +1,7 @@
 import ContextBusObjectGraph
 import ContextBusSupport
 
-// `store.subscribe`, `store.unsubscribe` and the `store.changed` event (`PROTOCOL.md`, "Store methods").
+// `store.subscribe`, `store.unsubscribe` and the `store.changed` event (`docs/protocol.md`, "Store methods").
 
 /// `store.subscribe` → `{"subscription":7,"txn":1235}`, then `store.changed` events.
 public enum StoreSubscribe: RPCMethod {
@@ -19,11 +19,11 @@ public enum StoreUnsubscribe: RPCMethod {
 
 /// `{"entity"?:"Reading","where"?:"…","args"?:{},"since"?:1200,"toMany"?:"changes"}`.
 ///
-/// `toMany` is an addition to `PROTOCOL.md` (`docs/protocol.md`, `docs/decisions/tomany-changes.md`).
+/// `toMany` is an addition to the design contract, documented in `docs/protocol.md` and `docs/decisions/tomany-changes.md`.
 public struct SubscribeParams: JSONConvertible, Hashable {
     /// How `updated` entries of `store.changed` events carry a changed to-many relationship.
     public enum ToMany: String, Sendable, Hashable, CaseIterable {
-        /// The whole array of member IDs in `values`, as `PROTOCOL.md` has it (the default).
+        /// The whole array of member IDs in `values`, as `docs/protocol.md` has it (the default).
         case values
         /// Only the members added and removed, in `toManyChanges`; the key is left out of `values`. The
         /// service then never reads a to-many set to build an `updated` entry.

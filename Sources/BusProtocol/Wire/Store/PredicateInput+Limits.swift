@@ -4,12 +4,12 @@ extension PredicateInput {
     /// The most comparisons through relationships (`device.name`, `ANY readings.chain`, `readings.@count`) one
     /// predicate may hold. Each becomes a correlated subquery, and SQLite's cost of preparing and running a query
     /// grows with the square of their number: 10,000 of them kept a reader busy for minutes.
-    public static let maximumRelationshipComparisons = 256
+    package static let maximumRelationshipComparisons = 256
 
     /// Refuses a predicate with more than `maximumRelationshipComparisons` comparisons through relationships.
     ///
     /// - Throws: `-32602` with `data.field` `"where"`.
-    public static func checkCost(of predicate: ContextBusObjectGraph.ObjectPredicate) throws(RPCError) {
+    package static func checkCost(of predicate: ContextBusObjectGraph.ObjectPredicate) throws(RPCError) {
         let count = relationshipComparisons(in: predicate)
         guard count > maximumRelationshipComparisons else { return }
         throw RPCError(
@@ -21,7 +21,7 @@ extension PredicateInput {
     }
 
     /// The comparisons of `predicate` that go through a relationship (nesting is bounded by the parser).
-    public static func relationshipComparisons(in predicate: ContextBusObjectGraph.ObjectPredicate) -> Int {
+    package static func relationshipComparisons(in predicate: ContextBusObjectGraph.ObjectPredicate) -> Int {
         switch predicate {
         case .constant: return 0
         case .not(let inner): return relationshipComparisons(in: inner)

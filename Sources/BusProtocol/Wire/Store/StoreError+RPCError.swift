@@ -1,7 +1,7 @@
 import ContextBusObjectGraph
 import ContextBusSupport
 
-// Store errors on the wire, both ways (`PROTOCOL.md`, "Error codes"):
+// Store errors on the wire, both ways (`docs/protocol.md`, "Error codes"):
 //
 // | StoreError | RPC error |
 // | --- | --- |
@@ -15,7 +15,7 @@ import ContextBusSupport
 
 extension RPCError {
     /// The protocol error for a store error.
-    public init(_ error: StoreError) {
+    package init(_ error: StoreError) {
         switch error {
         case .invalidRequest(let field, let message):
             self = .invalidParams(field: field, message: message)
@@ -56,7 +56,7 @@ extension StoreError {
     /// Conflicts and validation failures keep their per-object details; inserts named by `ref` come back as
     /// temporary IDs with that reference (the IDs the request was made with). Codes that are not store errors
     /// (`-32603`, `429`, `499`, …) become `unavailable` with the service's message.
-    public init(_ error: RPCError, model: Model, service: String) {
+    package init(_ error: RPCError, model: Model, service: String) {
         let data = error.data
         switch error.code {
         case .invalidParams:

@@ -1,7 +1,7 @@
 /// The members one transaction added to and removed from one object's to-many relationship.
 ///
 /// What `storesvc` sends for a changed to-many key to a subscriber that asked for changes instead of whole
-/// arrays (`store.subscribe` `"toMany":"changes"`, an addition to `PROTOCOL.md`).
+/// arrays (`store.subscribe` `"toMany":"changes"`, an addition to the design contract, in `docs/protocol.md`).
 public struct ToManyChange: Sendable, Hashable {
     /// Members that joined the relationship, sorted.
     public var added: [ObjectID]

@@ -82,7 +82,7 @@ extension PersistentStore {
     /// `changes.txn`, and as previous value of a changed key those members with the transaction's changes undone.
     ///
     /// For consumers that must show whole sets, such as `storesvc`'s `store.changed` events
-    /// (`PROTOCOL.md`: a to-many value is an array of IDs). Exact however many transactions have committed
+    /// (`docs/protocol.md`: a to-many value is an array of IDs). Exact however many transactions have committed
     /// since: the members are read now (`objects(with:)`, which names the transaction `L` it reflects) and the
     /// changes of the transactions after `changes.txn` up to `L`, read from the history, are undone
     /// (`ToManyTimeline`). A caller completing change sets in `txn` order keeps one timeline for all of them

@@ -1,4 +1,4 @@
-/// What to do when an update's or delete's version is not the current one (`PROTOCOL.md`).
+/// What to do when an update's or delete's version is not the current one (`docs/protocol.md`).
 public enum MergePolicy: String, Sendable, Hashable, Codable, CaseIterable {
     /// The whole save fails with a conflict error.
     case error

@@ -1,4 +1,4 @@
-/// Why a store refused a request. Each case maps to one error code of `PROTOCOL.md`.
+/// Why a store refused a request. Each case maps to one error code of `docs/protocol.md`.
 public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// One object whose version did not match (409's `data.conflicts` entry).
     public struct Conflict: Sendable, Hashable {
