@@ -127,6 +127,11 @@ final class ContextCore {
         }
         for object in moved {
             object.rewriteReferences(map)
+            if let previous = registry[object.objectID], previous !== object {
+                // An insert that became an existing object (its unique key was taken: an upsert) stands for that
+                // object now; the instance registered for it before is let go, as a deleted one is.
+                previous.core = nil
+            }
             registry[object.objectID] = object
         }
     }

@@ -52,6 +52,17 @@ extension Model {
                         key, destination: destination, toMany: r["toMany"]?.boolValue ?? false, inverse: inverse,
                         deleteRule: rule))
             }
+            if let sets = item["uniqueBy"] {
+                guard case .array(let lists) = sets else {
+                    throw .malformed("\(name).uniqueBy: expected an array of arrays of keys")
+                }
+                for list in lists {
+                    guard case .array(let keys) = list, keys.allSatisfy({ $0.stringValue != nil }) else {
+                        throw .malformed("\(name).uniqueBy: expected an array of arrays of keys")
+                    }
+                    entity.uniqueBy.append(keys.compactMap(\.stringValue))
+                }
+            }
             entities.append(entity)
         }
         try self.init(entities: entities)
@@ -75,7 +86,7 @@ extension Model {
             "version": .string(versionHash),
             "entities": .array(
                 entities.map { entity in
-                    .object([
+                    var members: [String: JSONValue] = [
                         "name": .string(entity.name),
                         "attributes": .array(
                             entity.attributes.map { a in
@@ -94,7 +105,11 @@ extension Model {
                                     "deleteRule": .string(r.deleteRule.rawValue),
                                 ])
                             }),
-                    ])
+                    ]
+                    if !entity.uniqueBy.isEmpty {
+                        members["uniqueBy"] = .array(entity.uniqueBy.map { .array($0.map(JSONValue.string)) })
+                    }
+                    return .object(members)
                 }),
         ])
     }
@@ -117,7 +132,8 @@ extension Model {
                     relationships: [
                         RelationshipDescription(
                             "readings", destination: "Reading", toMany: true, inverse: "device", deleteRule: .cascade)
-                    ]),
+                    ],
+                    uniqueBy: [["address"]]),
                 EntityDescription(
                     name: "Reading",
                     attributes: [

@@ -41,6 +41,10 @@ public struct Model: Sendable, Hashable {
             for r in entity.relationships.sorted(by: { $0.name < $1.name }) {
                 text += "R:\(r.name):\(r.destination):\(r.isToMany):\(r.inverse):\(r.deleteRule.rawValue)\n"
             }
+            // Only when declared, so that a model without unique keys keeps the hash it always had.
+            for keys in entity.uniqueBy.map({ $0.sorted() }).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                text += "U:\(keys.joined(separator: ","))\n"
+            }
         }
         return fnv1a64Hex(text)
     }
@@ -81,6 +85,16 @@ public struct Model: Sendable, Hashable {
                 }
                 guard inverse.destination == entity.name, inverse.inverse == relationship.name else {
                     throw .inverseMismatch(entity: entity.name, key: relationship.name)
+                }
+            }
+            for keys in entity.uniqueBy {
+                guard !keys.isEmpty else { throw .invalidUniqueKey(entity: entity.name, key: nil) }
+                guard Set(keys).count == keys.count else { throw .invalidUniqueKey(entity: entity.name, key: keys[0]) }
+                for key in keys
+                where entity.attribute(named: key) == nil
+                    && entity.relationship(named: key).map({ $0.isToMany }) != false
+                {
+                    throw .invalidUniqueKey(entity: entity.name, key: key)
                 }
             }
         }
@@ -124,11 +138,18 @@ public struct EntityDescription: Sendable, Hashable {
     public var name: String
     public var attributes: [AttributeDescription]
     public var relationships: [RelationshipDescription]
+    /// Sets of keys (attributes or to-one relationships) whose values are unique together among the entity's
+    /// live objects; `null` never collides, as in SQL (docs/protocol.md, "Unique constraints and upsert").
+    public var uniqueBy: [[String]]
 
-    public init(name: String, attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = []) {
+    public init(
+        name: String, attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
+        uniqueBy: [[String]] = []
+    ) {
         self.name = name
         self.attributes = attributes
         self.relationships = relationships
+        self.uniqueBy = uniqueBy
     }
 
     /// The attribute named `name`.
@@ -205,6 +226,9 @@ public enum ModelError: Error, Hashable, CustomStringConvertible {
     case unknownDestination(entity: String, key: String, destination: String)
     case missingInverse(entity: String, key: String, inverse: String)
     case inverseMismatch(entity: String, key: String)
+    /// A `uniqueBy` set that is empty (`key` nil), names a key twice, or names a key that is not an attribute or
+    /// a to-one relationship.
+    case invalidUniqueKey(entity: String, key: String?)
     case malformed(String)
 
     public var description: String {
@@ -220,6 +244,10 @@ public enum ModelError: Error, Hashable, CustomStringConvertible {
         case .unknownDestination(let e, let k, let d): return "model: \(e).\(k) points at unknown entity '\(d)'"
         case .missingInverse(let e, let k, let i): return "model: \(e).\(k) names inverse '\(i)', which does not exist"
         case .inverseMismatch(let e, let k): return "model: \(e).\(k) and its inverse do not point at each other"
+        case .invalidUniqueKey(let e, let k?):
+            return
+                "model: \(e).uniqueBy names '\(k)', which is not an attribute or a to-one relationship of \(e) (or is named twice)"
+        case .invalidUniqueKey(let e, nil): return "model: \(e).uniqueBy has an empty set of keys"
         case .malformed(let why): return "model: \(why)"
         }
     }

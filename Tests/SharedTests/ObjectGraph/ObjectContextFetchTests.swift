@@ -161,9 +161,10 @@ struct ObjectContextFetchTests {
             picks.append((random.int(6) == 0 ? nil : names.randomElement(using: &random)!, random.coin()))
         }
         return try context.performAndWait {
-            let devices = picks.map { name, connected in
+            let devices = picks.enumerated().map { index, pick in
+                let (name, connected) = pick
                 let device = context.insert(entity: "Device")
-                device["address", as: String.self] = "addr"
+                device["address", as: String.self] = "addr-\(index)"  // unique by address
                 device["name", as: String.self] = name
                 device["connected", as: Bool.self] = connected
                 return device
@@ -179,7 +180,8 @@ struct ObjectContextFetchTests {
         for _ in 0..<count {
             switch random.int(4) {
             case 0:
-                let device = context.makeDevice(names.randomElement(using: &random)!)
+                // Devices are unique by address: each new one gets its own.
+                let device = context.makeDevice(names.randomElement(using: &random)!, address: UUID().uuidString)
                 device["connected", as: Bool.self] = random.coin()
             case 1:
                 // existingObject: the object may be gone in the parent already.

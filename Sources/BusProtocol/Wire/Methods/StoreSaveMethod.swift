@@ -11,37 +11,65 @@ public enum StoreSave: RPCMethod {
     public static let name = "store.save"
 }
 
-/// One entry of a `409`'s `data.conflicts`: `{"id","version","currentVersion","currentValues"}`.
+/// One entry of a `409`'s `data.conflicts` (docs/protocol.md, "Merge policies", "Unique constraints and upsert"):
 ///
-/// `currentVersion` and `currentValues` are `null` when the object no longer exists.
+/// - a version that does not match: `{"id","version","currentVersion","currentValues"}`, the current ones `null` when
+///   the object no longer exists;
+/// - an insert whose unique key a live object has: `{"ref","id","key","currentVersion","currentValues"}`, `id` the
+///   live object;
+/// - a save that would give two objects one unique key: `{"id","key","conflictsWith"}` (`"ref"` instead of `"id"`
+///   for an insert; `conflictsWith` an ID, or the `ref` of an insert of the same save).
 public struct SaveConflict: JSONConvertible, Hashable {
-    public var id: ObjectID
+    public var id: ObjectID?
     /// The version the save expected.
     public var version: Int64?
     public var currentVersion: Int64?
     public var currentValues: [String: JSONValue]?
+    /// The insert at fault, by its `ref` (unique-key conflicts).
+    public var ref: String?
+    /// The unique key's values (unique-key conflicts).
+    public var key: [String: JSONValue]?
+    /// The object that has the key already: an ID, or an insert's `ref`.
+    public var conflictsWith: String?
 
-    public init(id: ObjectID, version: Int64?, currentVersion: Int64?, currentValues: [String: JSONValue]?) {
+    public init(
+        id: ObjectID?, version: Int64?, currentVersion: Int64?, currentValues: [String: JSONValue]?, ref: String? = nil,
+        key: [String: JSONValue]? = nil, conflictsWith: String? = nil
+    ) {
         self.id = id
         self.version = version
         self.currentVersion = currentVersion
         self.currentValues = currentValues
+        self.ref = ref
+        self.key = key
+        self.conflictsWith = conflictsWith
     }
 
     public init(json: JSONValue) throws(RPCError) {
         let fields = try JSONFields(json)
-        id = try fields.objectID("id")
+        id = try fields.optionalObjectID("id")
         version = try fields.optionalInt64("version")
         currentVersion = try fields.optionalInt64("currentVersion")
         currentValues = try fields.optionalObject("currentValues")
+        ref = try fields.optionalString("ref")
+        key = try fields.optionalObject("key")
+        conflictsWith = try fields.optionalString("conflictsWith")
+        guard id != nil || ref != nil else { throw fields.error("id", "a conflict names an object by 'id' or 'ref'") }
     }
 
     public var json: JSONValue {
-        .object([
-            "id": .string(id.description), "version": version.map(JSONValue.int) ?? .null,
-            "currentVersion": currentVersion.map(JSONValue.int) ?? .null,
-            "currentValues": currentValues.map(JSONValue.object) ?? .null,
-        ])
+        var members: [String: JSONValue] = [:]
+        if let id { members["id"] = .string(id.description) }
+        if let ref { members["ref"] = .string(ref) }
+        if let key { members["key"] = .object(key) }
+        if let conflictsWith {
+            members["conflictsWith"] = .string(conflictsWith)
+            return .object(members)
+        }
+        if key == nil { members["version"] = version.map(JSONValue.int) ?? .null }
+        members["currentVersion"] = currentVersion.map(JSONValue.int) ?? .null
+        members["currentValues"] = currentValues.map(JSONValue.object) ?? .null
+        return .object(members)
     }
 }
 
@@ -80,7 +108,11 @@ public struct ValidationIssue: JSONConvertible, Hashable {
 extension RPCError {
     /// 409: the save's versions do not match and the merge policy is `error`.
     public static func conflict(_ conflicts: [SaveConflict]) -> RPCError {
-        let ids = conflicts.map(\.id.description).joined(separator: ", ")
+        if conflicts.contains(where: { $0.key != nil }) {
+            let names = conflicts.map { $0.ref ?? $0.id?.description ?? "?" }.joined(separator: ", ")
+            return .conflict("unique key already taken: \(names)", conflicts: conflicts.map(\.json))
+        }
+        let ids = conflicts.map { $0.id?.description ?? "?" }.joined(separator: ", ")
         return .conflict("save conflicts with the current version of \(ids)", conflicts: conflicts.map(\.json))
     }
 

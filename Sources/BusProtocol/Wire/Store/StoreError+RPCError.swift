@@ -24,10 +24,18 @@ extension RPCError {
         case .conflict(let conflicts):
             self = .conflict(
                 conflicts.map { conflict in
-                    SaveConflict(
+                    func name(_ id: ObjectID) -> String { id.temporaryReference ?? id.description }
+                    if let other = conflict.conflictsWith {
+                        return SaveConflict(
+                            id: conflict.id.isTemporary ? nil : conflict.id, version: nil, currentVersion: nil,
+                            currentValues: nil, ref: conflict.id.temporaryReference,
+                            key: conflict.uniqueKey?.mapValues(\.jsonValue), conflictsWith: name(other))
+                    }
+                    return SaveConflict(
                         id: conflict.id, version: conflict.version, currentVersion: conflict.currentVersion,
                         currentValues: conflict.currentVersion == nil
-                            ? nil : conflict.currentValues.mapValues(\.jsonValue))
+                            ? nil : conflict.currentValues.mapValues(\.jsonValue),
+                        ref: conflict.insert?.temporaryReference, key: conflict.uniqueKey?.mapValues(\.jsonValue))
                 })
         case .historyUnavailable(let since, let oldest):
             var gone = RPCError.gone(since: since)
@@ -93,12 +101,21 @@ extension StoreError {
         guard case .array(let items)? = data?["conflicts"] else { return [] }
         return items.compactMap { item -> Conflict? in
             guard let wire = try? SaveConflict(json: item) else { return nil }
+            // An insert of the request is named by its ref; its entity is not on the wire.
+            func named(_ text: String) -> ObjectID {
+                ObjectID(string: text) ?? ObjectID(entity: "", temporaryReference: text)
+            }
+            let id = wire.id ?? wire.ref.map(named) ?? ObjectID(entity: "", temporaryReference: "")
+            let key = wire.key.flatMap { try? model.typedValues($0, of: id.entity, path: "key") }
+            if let other = wire.conflictsWith {
+                return Conflict(id: id, uniqueKey: key ?? [:], conflictsWith: named(other))
+            }
             let values = wire.currentValues.flatMap {
-                try? model.typedValues($0, of: wire.id.entity, path: "currentValues")
+                try? model.typedValues($0, of: id.entity, path: "currentValues")
             }
             return Conflict(
-                id: wire.id, version: wire.version, currentVersion: wire.currentVersion,
-                currentValues: values ?? [:])
+                id: id, version: wire.version, currentVersion: wire.currentVersion, currentValues: values ?? [:],
+                insert: wire.ref.map(named), uniqueKey: key)
         }
     }
 

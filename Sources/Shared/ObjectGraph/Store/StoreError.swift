@@ -9,11 +9,31 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public var currentVersion: Int64?
         /// The committed values; empty when the object no longer exists.
         public var currentValues: [String: PropertyValue]
-        public init(id: ObjectID, version: Int64?, currentVersion: Int64?, currentValues: [String: PropertyValue]) {
+        /// For an insert whose unique key a live object has (policy `error`): the insert's ID in the request; `id`
+        /// is then the live object's.
+        public var insert: ObjectID?
+        /// For a unique-key conflict: the key's values.
+        public var uniqueKey: [String: PropertyValue]?
+        /// For a save that would give two objects one unique key: the other object (an insert's ID in the request
+        /// when it is one); `id` is then the object the save inserts or updates.
+        public var conflictsWith: ObjectID?
+
+        public init(
+            id: ObjectID, version: Int64?, currentVersion: Int64?, currentValues: [String: PropertyValue],
+            insert: ObjectID? = nil, uniqueKey: [String: PropertyValue]? = nil
+        ) {
             self.id = id
             self.version = version
             self.currentVersion = currentVersion
             self.currentValues = currentValues
+            self.insert = insert
+            self.uniqueKey = uniqueKey
+        }
+
+        /// A save that would give `id` the unique key `uniqueKey`, which `conflictsWith` has.
+        public init(id: ObjectID, uniqueKey: [String: PropertyValue], conflictsWith: ObjectID) {
+            self.init(id: id, version: nil, currentVersion: nil, currentValues: [:], uniqueKey: uniqueKey)
+            self.conflictsWith = conflictsWith
         }
     }
 
@@ -51,8 +71,17 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .conflict(let conflicts):
             return "conflict: "
-                + conflicts.map {
-                    "\($0.id) expected version \($0.version.map(String.init) ?? "any"), store has \($0.currentVersion.map(String.init) ?? "none")"
+                + conflicts.map { conflict in
+                    if let other = conflict.conflictsWith {
+                        return
+                            "\(conflict.id) would have the unique key \(Self.describe(conflict.uniqueKey)) of \(other)"
+                    }
+                    if let insert = conflict.insert {
+                        return
+                            "insert \(insert) has the unique key \(Self.describe(conflict.uniqueKey)) of \(conflict.id)"
+                    }
+                    return
+                        "\(conflict.id) expected version \(conflict.version.map(String.init) ?? "any"), store has \(conflict.currentVersion.map(String.init) ?? "none")"
                 }
                 .joined(separator: "; ")
         case .notFound(let id): return "\(id) does not exist"
@@ -65,5 +94,12 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             return "the database was made with model \(stored), not \(expected); refusing to open it"
         case .unavailable(let why): return "store unavailable: \(why)"
         }
+    }
+}
+
+extension StoreError {
+    /// `address=AA:BB` for a unique key's values, in key order.
+    fileprivate static func describe(_ key: [String: PropertyValue]?) -> String {
+        (key ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
     }
 }

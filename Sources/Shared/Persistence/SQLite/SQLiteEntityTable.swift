@@ -37,6 +37,8 @@ final class SQLiteEntityTable: Sendable {
     /// them: entry `mask` sets `indexedDataPositions[i]` where bit `i` is set (`updateSQL(changing:)`).
     let updateSQLs: [String]
     let deleteSQL: String
+    /// Per `uniqueBy` set (as the model declares it): `SELECT "Z_PK" … WHERE` each of its columns `= ?`, in order.
+    let uniqueLookupSQL: [[String]: String]
 
     /// The most indexed columns for which each set of them has its own `UPDATE` (2^6 statements); a table with
     /// more sets all of its columns in every update.
@@ -81,13 +83,16 @@ final class SQLiteEntityTable: Sendable {
         joinCleanupSQL = cleanup
         let dataColumns = entity.attributes.map { q(schema.column(for: $0.name)) } + toOne.map { q($0.name) }
         columns = ["\"Z_PK\"", "\"Z_VERSION\""] + dataColumns
-        dataColumnNames = entity.attributes.map(\.name) + toOne.map(\.name)
+        let names = entity.attributes.map(\.name) + toOne.map(\.name)
+        dataColumnNames = names
         columnList = columns.joined(separator: ", ")
         selectSQL = "SELECT \(columnList) FROM \(table) WHERE \"Z_PK\" = ?"
         let placeholders = Array(repeating: "?", count: dataColumns.count + 2).joined(separator: ", ")
         insertSQL = "INSERT INTO \(table) (\(columnList)) VALUES (\(placeholders))"
-        let indexed = dataColumnNames.indices.filter { position in
+        let uniqueKeys = Set(entity.uniqueBy.joined())
+        let indexed = names.indices.filter { position in
             position >= entity.attributes.count || entity.attributes[position].isIndexed
+                || uniqueKeys.contains(names[position])
         }
         indexedDataPositions = indexed
         // Parameters are numbered as in a full update (`?1` the version, `?2`… the data columns in order, then
@@ -108,6 +113,23 @@ final class SQLiteEntityTable: Sendable {
             updateSQLs = [update(settingIndexed: (1 << indexed.count) - 1)]
         }
         deleteSQL = "DELETE FROM \(table) WHERE \"Z_PK\" = ?"
+        var uniqueLookupSQL: [[String]: String] = [:]
+        for keys in entity.uniqueBy {
+            let conditions = keys.map { key in
+                "\(dataColumns[names.firstIndex(of: key)!]) = ?"
+            }
+            uniqueLookupSQL[keys] =
+                "SELECT \"Z_PK\" FROM \(table) WHERE \(conditions.joined(separator: " AND ")) LIMIT 1"
+        }
+        self.uniqueLookupSQL = uniqueLookupSQL
+    }
+
+    /// The object whose values for the keys of `key` (one `uniqueBy` set) are those values, if any.
+    func object(withKey key: [String: PropertyValue], on connection: SQLiteConnection) throws(SQLiteError) -> ObjectID?
+    {
+        guard let keys = entity.uniqueBy.first(where: { Set($0) == Set(key.keys) }), let sql = uniqueLookupSQL[keys]
+        else { return nil }
+        return try connection.integer(sql, keys.map { key[$0]! }).map { ObjectID(entity: entity.name, number: $0) }
     }
 
     /// The columns prefixed with a table alias, for joins.

@@ -67,7 +67,7 @@ enum SQLiteSchemaSetup {
             "INSERT OR REPLACE INTO \"\(metadataTable)\" (\"Z_KEY\", \"Z_VALUE\") VALUES (?, ?)", [.string(key), value])
     }
 
-    private static func create(_ model: Model, on connection: SQLiteConnection) throws(SQLiteError) {
+    private static func create(_ model: Model, on connection: SQLiteConnection) throws {
         let schema = SQLSchema(model: model)
         let q = SQLSchema.quote
         try connection.execute(
@@ -84,9 +84,12 @@ enum SQLiteSchemaSetup {
             columns += entity.attributes.map { "\(q(schema.column(for: $0.name))) \(columnType($0.type))" }
             columns += entity.relationships.filter { !$0.isToMany }.map { "\(q($0.name)) INTEGER" }
             try connection.execute("CREATE TABLE \(q(table)) (\(columns.joined(separator: ", ")))")
-            for attribute in entity.attributes where attribute.isIndexed {
+            // An attribute that is a unique key by itself is indexed by its unique index alone.
+            for attribute in entity.attributes where attribute.isIndexed && !entity.uniqueBy.contains([attribute.name])
+            {
                 try createIndex(on: table, column: schema.column(for: attribute.name), connection: connection)
             }
+            for keys in entity.uniqueBy { try createUniqueIndex(keys, of: entity, schema: schema, on: connection) }
             for relationship in entity.relationships {
                 switch schema.storage(ofRelationship: relationship.name, in: entity.name) {
                 case .foreignKey(let column):
@@ -133,6 +136,37 @@ enum SQLiteSchemaSetup {
         try connection.execute("CREATE INDEX IF NOT EXISTS \(q("Z_\(table)_\(column)")) ON \(q(table)) (\(q(column)))")
     }
 
+    /// The name of the unique index of one `uniqueBy` set.
+    private static func uniqueIndexName(_ keys: [String], table: String) -> String {
+        "Z_\(table)_UNIQUE_\(keys.joined(separator: "_"))"
+    }
+
+    /// Creates the unique index of `keys` (a `uniqueBy` set of `entity`); SQLite's `NULL`s never collide, as the
+    /// protocol says.
+    ///
+    /// - Throws: `StoreError.unavailable` naming the objects that already share a key (a set added to a model whose
+    ///   database has such objects), or a `SQLiteError`.
+    private static func createUniqueIndex(
+        _ keys: [String], of entity: EntityDescription, schema: SQLSchema, on connection: SQLiteConnection
+    ) throws {
+        let q = SQLSchema.quote
+        let table = schema.table(for: entity.name)
+        let columns = keys.map { key in q(entity.attribute(named: key) != nil ? schema.column(for: key) : key) }
+        let present = columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
+        let duplicates = try connection.text(
+            "SELECT GROUP_CONCAT(\"Z_PK\") FROM \(q(table)) WHERE \(present) GROUP BY \(columns.joined(separator: ", "))"
+                + " HAVING COUNT(*) > 1 LIMIT 1")
+        if let duplicates {
+            let ids = duplicates.split(separator: ",").map { "\(entity.name)/\($0)" }
+            throw StoreError.unavailable(
+                "cannot make \(entity.name) unique by \(keys.joined(separator: ", ")): "
+                    + "\(ids.joined(separator: ", ")) have the same \(keys.joined(separator: ", "))")
+        }
+        let index = q(uniqueIndexName(keys, table: table))
+        try connection.execute(
+            "CREATE UNIQUE INDEX IF NOT EXISTS \(index) ON \(q(table)) (\(columns.joined(separator: ", ")))")
+    }
+
     // MARK: - Migration
 
     /// Adds the optional attributes `model` has and the stored model lacks; anything else is a mismatch.
@@ -164,6 +198,28 @@ enum SQLiteSchemaSetup {
                 try connection.run("UPDATE \(q(table)) SET \(q(column)) = ?", [value])
             }
             if attribute.isIndexed { try createIndex(on: table, column: column, connection: connection) }
+        }
+        // Unique keys: a set the new model adds gets its index (refused when objects already share a key), one it
+        // drops loses it.
+        for entity in model.entities {
+            let old = stored.entity(named: entity.name)!
+            let table = schema.table(for: entity.name)
+            for keys in old.uniqueBy where !entity.uniqueBy.contains(keys) {
+                try connection.execute("DROP INDEX IF EXISTS \(q(uniqueIndexName(keys, table: table)))")
+            }
+            for keys in entity.uniqueBy where !old.uniqueBy.contains(keys) {
+                try createUniqueIndex(keys, of: entity, schema: schema, on: connection)
+                if keys.count == 1, entity.attribute(named: keys[0]) != nil {
+                    // Its unique index now indexes the column (as in a new database).
+                    let column = schema.column(for: keys[0])
+                    try connection.execute("DROP INDEX IF EXISTS \(q("Z_\(table)_\(column)"))")
+                }
+            }
+            for keys in old.uniqueBy where !entity.uniqueBy.contains(keys) && keys.count == 1 {
+                if let attribute = entity.attribute(named: keys[0]), attribute.isIndexed {
+                    try createIndex(on: table, column: schema.column(for: keys[0]), connection: connection)
+                }
+            }
         }
         try setMetadata("modelHash", .string(model.versionHash), on: connection)
         try setMetadata("model", .string(JSONText.write(model.jsonValue)), on: connection)

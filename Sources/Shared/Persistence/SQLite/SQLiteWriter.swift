@@ -471,4 +471,8 @@ extension SQLiteWriter: ChangeSetSource {
     func highestAllocatedNumber(entity: String) -> Int64 {
         counters[entity, default: 0]
     }
+
+    func object(of entity: String, withKey key: [String: PropertyValue]) throws -> ObjectID? {
+        try tables[entity]?.object(withKey: key, on: connection)
+    }
 }

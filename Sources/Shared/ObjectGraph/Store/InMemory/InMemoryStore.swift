@@ -181,4 +181,9 @@ final class InMemorySource: ChangeSetSource {
     func highestAllocatedNumber(entity: String) -> Int64 {
         counters[entity, default: 0]
     }
+
+    /// A scan of the entity's objects: the in-memory store keeps no indexes.
+    func object(of entity: String, withKey key: [String: PropertyValue]) -> ObjectID? {
+        objects[entity]?.values.first { snapshot in key.allSatisfy { snapshot.values[$0.key] == $0.value } }?.id
+    }
 }

@@ -76,6 +76,8 @@ package struct ChangeSetPlanner {
     ///   source's storage error.
     package mutating func plan(_ request: SaveRequest) throws -> SavePlan {
         insertPositions = try SaveRequestChecker(model: model).check(request)
+        let (request, aliases) = try resolvingUniqueKeys(of: request)
+        if !aliases.isEmpty { insertPositions = try SaveRequestChecker(model: model).check(request) }
         try checkReservedInserts(request.inserts)
         let (updates, deletes) = try resolveConflicts(request)
         try assignPermanentIDs(request.inserts)
@@ -85,7 +87,11 @@ package struct ChangeSetPlanner {
         checkDenials()
         checkRequiredAttributes()
         guard failures.isEmpty else { throw StoreError.validation(failures) }
-        return try makePlan(request)
+        var plan = try makePlan(request)
+        try checkUniqueness(of: plan)
+        // An insert that found its key taken stands for that object (or the earlier insert it met).
+        for (insert, target) in aliases { plan.ids[insert] = plan.ids[target] ?? target }
+        return plan
     }
 
     // MARK: - Versions and merge policies

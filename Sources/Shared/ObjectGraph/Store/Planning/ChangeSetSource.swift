@@ -18,6 +18,10 @@ package protocol ChangeSetSource: AnyObject {
 
     /// The highest number handed out for `entity` so far (0 when none).
     func highestAllocatedNumber(entity: String) throws -> Int64
+
+    /// The live object of `entity` whose values for the keys of `key` (one of its `uniqueBy` sets, none `null`)
+    /// are those values, or `nil`.
+    func object(of entity: String, withKey key: [String: PropertyValue]) throws -> ObjectID?
 }
 
 /// A validated save, resolved into what to write: the objects as they will be after the commit.
