@@ -86,27 +86,23 @@ struct DeviceRunCommand: Command {
             showProgress(running: finished ? event.step + 1 : event.step, console: console)
         }
         defer { observation.dispose() }
-        let answer: JSONValue
+        let answer: RecordedRunResult
         do {
-            answer = try await client.call(method: DeviceRun.name, params: params.json)
+            answer = try await client.call(DeviceRecordedRun.self, params)
         } catch let error as RPCError {
             console.progress(nil)
             throw failure(for: error)
         }
         console.progress(nil)
-        let result = try RunResult(json: answer)
-        let recorded = answer["recorded"]?.boolValue
         if console.isJSON {
-            console.json(answer)
+            console.json(answer.json)
         } else {
-            var summary = "chain \(result.chain) finished: \(result.results.count) steps on \(params.address)"
-            if recorded == true { summary += ", recorded in the store" }
+            var summary = "chain \(answer.run.chain) finished: \(answer.run.results.count) steps on \(params.address)"
+            if let recording = answer.recording, recording.error == nil { summary += ", recorded in the store" }
             console.line(summary)
         }
-        if recorded == false {
-            throw CommandFailure(
-                .serviceError,
-                ["the chain ran but was not recorded: \(answer["recordError"]?.stringValue ?? "unknown reason")"])
+        if let error = answer.recording?.error {
+            throw CommandFailure(.serviceError, ["the chain ran but was not recorded: \(error)"])
         }
     }
 
