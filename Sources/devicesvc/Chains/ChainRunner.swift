@@ -123,7 +123,7 @@ final class ChainRunner: Sendable {
                     inner.send(error: StepFailure(step: record.currentStep, reason: .chainTimedOut(chainTimeout)))
                 }
                 do throws(DeviceError) {
-                    try backend.checkAvailable()
+                    _ = try backend.availableTree()
                 } catch {
                     return inner.send(error: StepFailure(step: 0, reason: .device(error)))
                 }
@@ -140,7 +140,7 @@ final class ChainRunner: Sendable {
 
     /// The disconnect after a failure: bounded, and its own failure does not matter (the chain already failed).
     private func cleanup(_ address: BluetoothAddress) -> Signal<Void, ChainError> {
-        backend.disconnect(address, timeout: settings.cleanupTimeout)
+        backend.disconnect(address, onAdapter: settings.adapter, callTimeout: settings.cleanupTimeout)
             .retrying(settings.retry, on: scheduler)
             .timeout(
                 after: settings.cleanupTimeout, raising: .noReply(member: "Disconnect", after: .zero), on: scheduler
@@ -171,23 +171,27 @@ final class ChainRunner: Sendable {
                 .retrying(retry, on: scheduler, onRetry: onRetry)
                 .map { finished(nil) }
         case .read(let characteristic, _):
-            work = backend.read(characteristic, of: address, timeout: timeout)
+            work = backend.read(characteristic, of: address, onAdapter: settings.adapter, callTimeout: timeout)
                 .retrying(retry, on: scheduler, onRetry: onRetry)
                 .map { finished($0) }
-                .failing(whenever: backend.linkLoss(of: address))
+                .failing(whenever: backend.linkLoss(address, onAdapter: settings.adapter))
         case .write(let characteristic, let value, let response, _):
-            work = backend.write(value, to: characteristic, of: address, withResponse: response, timeout: timeout)
-                .retrying(retry, on: scheduler, onRetry: onRetry)
-                .map { finished(nil) }
-                .failing(whenever: backend.linkLoss(of: address))
+            work = backend.write(
+                value, to: characteristic, of: address, onAdapter: settings.adapter, withResponse: response,
+                callTimeout: timeout
+            )
+            .retrying(retry, on: scheduler, onRetry: onRetry)
+            .map { finished(nil) }
+            .failing(whenever: backend.linkLoss(address, onAdapter: settings.adapter))
         case .notify(let characteristic, let count, _):
             work = notify(characteristic, count: count, of: address, step: index, timeout: timeout)
-                .failing(whenever: backend.linkLoss(of: address))
+                .failing(whenever: backend.linkLoss(address, onAdapter: settings.adapter))
         case .wait(let ms):
             work = Signal(value: finished(nil)).delay(.milliseconds(ms), on: scheduler)
-                .failing(whenever: backend.linkLoss(of: address))
+                .failing(whenever: backend.linkLoss(address, onAdapter: settings.adapter))
         case .disconnect:
-            work = backend.disconnect(address, timeout: timeout).retrying(retry, on: scheduler, onRetry: onRetry)
+            work = backend.disconnect(address, onAdapter: settings.adapter, callTimeout: timeout)
+                .retrying(retry, on: scheduler, onRetry: onRetry)
                 .map { finished(nil) }
         }
         var signal = work.mapError { StepFailure(step: index, reason: .device($0)) }
@@ -214,7 +218,9 @@ final class ChainRunner: Sendable {
     private func connectTakingTheAdaptersTurn(
         _ address: BluetoothAddress, timeout: Duration, record: ChainRecord
     ) -> Signal<Void, DeviceError> {
-        let attempt = backend.connect(address, timeout: timeout)
+        let attempt = backend.connect(
+            address, onAdapter: settings.adapter, resolveTimeout: min(settings.resolveTimeout, timeout),
+            callTimeout: timeout)
         return Signal { [connections] observer, lifetime in
             // The turn ends at `.linkUp` (or when the attempt ends); the attempt itself lives on in `lifetime`.
             let turn = Signal<Never, Never> { turnObserver, _ in
@@ -244,7 +250,9 @@ final class ChainRunner: Sendable {
     private func notify(
         _ characteristic: BluetoothUUID, count: Int, of address: BluetoothAddress, step: Int, timeout: Duration
     ) -> Signal<ChainProgress, DeviceError> {
-        let notifications = backend.notifications(of: characteristic, of: address, timeout: timeout).take(first: count)
+        let notifications = backend.notifications(
+            characteristic, of: address, onAdapter: settings.adapter, callTimeout: timeout
+        ).take(first: count)
         return Signal { observer, lifetime in
             let values = Locked([Data]())
             lifetime += notifications.start { event in
