@@ -20,17 +20,11 @@ struct ChainRecording: Sendable, Hashable {
     var lastSeen: Date
     var readings: [Reading]
 
-    /// Adds the reading a progress event carries, if any; `steps` are the chain's steps.
+    /// Adds the reading a progress event carries, if any: a value the device sent (read or notified), under the
+    /// characteristic of its step; `steps` are the chain's steps.
     mutating func add(_ progress: ChainProgress, steps: [ChainStep], at time: Date) {
-        switch progress {
-        case .notification(let step, let value):
-            guard let uuid = steps[step].characteristic else { return }
-            readings.append(Reading(characteristic: uuid.string, value: value, time: time))
-        case .finished(let result):
-            guard result.operation == .read, let value = result.value, let uuid = steps[result.step].characteristic
-            else { return }
-            readings.append(Reading(characteristic: uuid.string, value: value, time: time))
-        }
+        guard let value = progress.value, let uuid = steps[progress.step].characteristic else { return }
+        readings.append(Reading(characteristic: uuid.string, value: value, time: time))
     }
 
     /// Adds the recording to `context` (call on its queue): the `Device` with this address, fetched or inserted
