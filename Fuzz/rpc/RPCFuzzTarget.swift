@@ -161,6 +161,7 @@ private func readAsEveryType(_ json: JSONValue) {
     read(DevicesResult.self)
     read(RunParams.self)
     read(RunResult.self)
+    read(RecordedRunResult.self)
     read(ChainReference.self)
     read(StepEvent.self)
     read(StepResult.self)

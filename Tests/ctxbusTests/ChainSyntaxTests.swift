@@ -77,6 +77,12 @@ struct ChainSyntaxTests {
         }
     }
 
+    @Test func everyKindOfStepHasASpelling() {
+        for kind in ChainStep.kinds {
+            expectTrue(kind is any ChainSyntaxStep.Type, "\(kind) is not a ChainSyntaxStep")
+        }
+    }
+
     @Test func writesStepsBackInTheSameSyntax() throws {
         let words = ["connect@5", "read:2a19", "write-command:2a06=0102", "notify:2a19x3@100", "wait:7", "disconnect"]
         try expectEqual(ChainSyntax.parse(words).map(ChainSyntax.text(of:)), words)

@@ -45,7 +45,7 @@ struct DeviceServiceConfigurationTests {
         expectEqual(configuration.chains.retry, RetryPolicy(retries: 0, initialDelay: .milliseconds(20)))
         expectEqual(configuration.chains.stepTimeout, .milliseconds(500))
         expectEqual(configuration.chains.chainTimeout, .milliseconds(900))
-        expectEqual(configuration.resolveTimeout, .milliseconds(300))
+        expectEqual(configuration.chains.resolveTimeout, .milliseconds(300))
         expectEqual(configuration.logLevel, .debug)
     }
 

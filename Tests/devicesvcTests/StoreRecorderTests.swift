@@ -20,11 +20,13 @@ struct StoreRecorderTests {
             ])
     }
 
-    /// Inserts `recording` into a context on `store` and saves it.
+    /// Inserts `recording` into a context on `store` and saves it, as `StoreRecorder` does (merge policy
+    /// `objectTrump`: the device is an upsert by address).
     func save(_ recording: ChainRecording, into store: any PersistentStore) throws {
         let context = ObjectContext(store: store, name: "devicesvc")
+        context.mergePolicy = .objectTrump
         try context.performAndWait {
-            try recording.insert(into: context)
+            recording.insert(into: context)
             try context.save()
         }
     }
@@ -114,7 +116,7 @@ struct StoreRecorderTests {
         await service.stop()
     }
 
-    @Test func aRecordingFetchesTheDeviceWithoutItsReadings() async throws {
+    @Test func aRecordingIsOneSaveThatUpsertsTheDeviceByItsAddress() async throws {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let service = try await StoreServiceProcess.start(
@@ -122,22 +124,31 @@ struct StoreRecorderTests {
         let recorder = StoreRecorder(socketPath: service.socketPath)
         do {
             #expect(await recorder.record(makeRecording(chain: "c-1")) == nil)
-            // A store opened as the recorder opens it, and the recording's fetch and inserts (not saved).
+            // A store opened as the recorder opens it, and a recording saved as the recorder saves it.
             let store = try await RemoteStore.open(
                 socketPath: service.socketPath,
                 options: RemoteStore.Options(clientName: "devicesvc", reconnect: nil, changeStream: .off))
             defer { store.close() }
             let context = ObjectContext(store: store, name: "devicesvc")
+            context.mergePolicy = .objectTrump
+            let sent = store.client.requestsSent
             let device = try await context.perform { () throws -> ObjectID in
-                try makeRecording(chain: "c-2").insert(into: context)
-                return try #require(context.registeredObjects.first { $0.entity.name == "Device" }).objectID
+                makeRecording(chain: "c-2").insert(into: context)
+                let device = try #require(context.registeredObjects.first { $0.entity.name == "Device" })
+                try context.save()
+                return device.objectID
             }
-            // Saved after the fetch: readings fetched with the device would not hold these two.
-            #expect(await recorder.record(makeRecording(chain: "c-3")) == nil)
+            // One round trip: the save, no fetch of the device first.
+            expectEqual(store.client.requestsSent, sent + 1)
+            // The insert became the device recorded before (one Device per address), and is registered as it.
+            let devices = try await context.perform { () throws -> [ObjectID] in
+                try context.fetchIDs(FetchRequest(entity: "Device"))
+            }
+            expectEqual(devices, [device])
             let chains = try await context.perform { () throws -> [String?] in
                 try context.existingObject(with: device).relatedObjects(forKey: "readings").map { $0.string("chain") }
             }
-            expectEqual(chains.sorted { ($0 ?? "") < ($1 ?? "") }, ["c-1", "c-1", "c-2", "c-2", "c-3", "c-3"])
+            expectEqual(chains.sorted { ($0 ?? "") < ($1 ?? "") }, ["c-1", "c-1", "c-2", "c-2"])
         } catch {
             await recorder.close()
             await service.stop()

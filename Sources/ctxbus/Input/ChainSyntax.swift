@@ -1,22 +1,17 @@
 import ContextBusWire
 import Foundation
 
-/// The compact chain syntax of `ctxbus device run`: one word per step.
-///
-/// ```
-/// connect[@MS]                  {"op":"connect"}
-/// read:UUID[@MS]                {"op":"read","characteristic":UUID}
-/// write:UUID=HEX[@MS]           {"op":"write","characteristic":UUID,"value":HEX as base64,"response":true}
-/// write-command:UUID=HEX[@MS]   the same with "response":false (a write without response)
-/// notify:UUID[xCOUNT][@MS]      {"op":"notify","characteristic":UUID,"count":COUNT}  (COUNT defaults to 1)
-/// wait:MS                       {"op":"wait","ms":MS}
-/// disconnect                    {"op":"disconnect"}
-/// ```
+/// The compact chain syntax of `ctxbus device run`: one word per step, `NAME[:ARGUMENT][@MS]` — `connect`,
+/// `read:UUID`, `write:UUID=HEX`, `write-command:UUID=HEX`, `notify:UUID[xCOUNT]`, `wait:MS`, `disconnect`.
 ///
 /// `UUID` is a 16-bit short form (`2a19`) or a full 128-bit UUID; `HEX` is the bytes as pairs of
 /// hexadecimal digits, optionally after `0x` (`01`, `0x0102ff`); `@MS` is the step's timeout in
 /// milliseconds (`timeoutMs`), at least 1; `COUNT` is at least 1. Example:
 /// `connect read:2a19 write:2a06=01 notify:2a19x3@5000 wait:500 disconnect`.
+///
+/// Each kind of step spells itself (`ChainSyntaxStep`, a file per kind in `Input/Steps/` with its forms and the JSON
+/// each stands for): this type splits a word into its name, argument and timeout (`StepWord`), hands it to the kind
+/// with that name, and has the helpers the kinds read their arguments with.
 enum ChainSyntax {
     /// Reads every word as a step.
     ///
@@ -39,74 +34,44 @@ enum ChainSyntax {
         var reason: String
     }
 
-    /// Reads one word as a step.
-    static func parse(step word: String) throws(WordError) -> ChainStep {
-        let characters = Array(word)
-        // "@MS" at the end: the step's timeout.
-        var body = characters[...]
-        var timeout: Int?
-        if let at = characters.lastIndex(of: "@") {
-            body = characters[..<at]
-            timeout = try number(characters[(at + 1)...], minimum: 1, what: "a timeout in milliseconds after '@'")
+    /// Every kind of step as the syntax spells it, in the order of `ChainStep.kinds`.
+    static let kinds: [any ChainSyntaxStep.Type] = ChainStep.kinds.map { kind in
+        guard let spelled = kind as? any ChainSyntaxStep.Type else {
+            fatalError("ctxbus cannot spell '\(kind.operation.rawValue)' steps: \(kind) is not a ChainSyntaxStep")
         }
-        let colon = body.firstIndex(of: ":")
-        let operation = String(body[..<(colon ?? body.endIndex)])
-        let argument = colon.map { body[($0 + 1)...] }
-        switch operation {
-        case "connect", "disconnect":
-            if let colon { throw WordError(offset: colon, reason: "'\(operation)' takes no ':' argument") }
-            if operation == "disconnect" {
-                if timeout != nil {
-                    throw WordError(offset: body.endIndex, reason: "'disconnect' takes no timeout")
-                }
-                return .disconnect
-            }
-            return .connect(timeoutMs: timeout)
-        case "read":
-            let uuid = try self.uuid(try required(argument, after: operation, at: body.endIndex))
-            return .read(characteristic: uuid, timeoutMs: timeout)
-        case "write", "write-command":
-            let text = try required(argument, after: operation, at: body.endIndex)
-            guard let equals = text.firstIndex(of: "=") else {
-                throw WordError(offset: text.endIndex, reason: "expected '=HEX' (the bytes to write) after the UUID")
-            }
-            let uuid = try self.uuid(text[..<equals])
-            let bytes = try hexBytes(text[(equals + 1)...])
-            return .write(
-                characteristic: uuid, value: bytes, response: operation == "write", timeoutMs: timeout)
-        case "notify":
-            let text = try required(argument, after: operation, at: body.endIndex)
-            var uuidText = text
-            var count = 1
-            if let x = text.firstIndex(where: { $0 == "x" || $0 == "X" }) {
-                uuidText = text[..<x]
-                count = try number(text[(x + 1)...], minimum: 1, what: "a notification count after 'x'")
-            }
-            return .notify(characteristic: try uuid(uuidText), count: count, timeoutMs: timeout)
-        case "wait":
-            if timeout != nil { throw WordError(offset: body.endIndex, reason: "'wait' takes no timeout") }
-            let text = try required(argument, after: operation, at: body.endIndex)
-            return .wait(ms: try number(text, minimum: 0, what: "milliseconds after 'wait:'"))
-        default:
+        return spelled
+    }
+
+    /// Reads one word as a step.
+    static func parse(step text: String) throws(WordError) -> ChainStep {
+        let word = try StepWord(text)
+        guard let kind = kinds.first(where: { kind in kind.forms.contains { $0.name == word.name } }) else {
+            let names = kinds.flatMap { $0.forms.map(\.name) }
             throw WordError(
                 offset: 0,
-                reason: "unknown step '\(operation)'; expected connect, read, write, write-command, notify, wait "
-                    + "or disconnect")
+                reason: "unknown step '\(word.name)'; expected \(names.dropLast().joined(separator: ", ")) "
+                    + "or \(names.last ?? "")")
         }
+        return ChainStep(try kind.init(word: word))
     }
 
-    private static func required(
-        _ argument: ArraySlice<Character>?, after operation: String, at end: Int
-    )
-        throws(WordError) -> ArraySlice<Character>
-    {
-        guard let argument, !argument.isEmpty else {
-            throw WordError(offset: argument?.startIndex ?? end, reason: "'\(operation)' needs ':' and a UUID")
-        }
-        return argument
+    /// The chain back in the compact syntax (for progress lines and messages).
+    static func text(of step: ChainStep) -> String {
+        var text = step.spelled.word
+        if let timeout = step.timeoutMs { text += "@\(timeout)" }
+        return text
     }
 
-    private static func uuid(_ text: ArraySlice<Character>) throws(WordError) -> BluetoothUUID {
+    /// The forms of every kind, one line each, for `ctxbus device run --help`.
+    static var help: String {
+        let forms = kinds.flatMap { kind in kind.forms }
+        return forms.map { "  " + $0.syntax.padding(toLength: 31, withPad: " ", startingAt: 0) + $0.meaning }
+            .joined(separator: "\n")
+    }
+
+    // MARK: - Reading arguments
+
+    static func uuid(_ text: ArraySlice<Character>) throws(WordError) -> BluetoothUUID {
         guard !text.isEmpty else { throw WordError(offset: text.startIndex, reason: "expected a UUID") }
         if let uuid = BluetoothUUID(String(text)) { return uuid }
         let bad =
@@ -118,7 +83,7 @@ enum ChainSyntax {
                 + "got '\(String(text))'")
     }
 
-    private static func hexBytes(_ text: ArraySlice<Character>) throws(WordError) -> Data {
+    static func hexBytes(_ text: ArraySlice<Character>) throws(WordError) -> Data {
         var digits = text
         if digits.starts(with: ["0", "x"]) || digits.starts(with: ["0", "X"]) { digits = digits.dropFirst(2) }
         guard !digits.isEmpty else {
@@ -139,7 +104,7 @@ enum ChainSyntax {
         return bytes
     }
 
-    private static func number(_ text: ArraySlice<Character>, minimum: Int, what: String) throws(WordError) -> Int {
+    static func number(_ text: ArraySlice<Character>, minimum: Int, what: String) throws(WordError) -> Int {
         guard let value = Int(String(text)), value >= minimum, text.allSatisfy(\.isASCII) else {
             throw WordError(
                 offset: text.startIndex, reason: "expected \(what) (an integer of at least \(minimum))")
@@ -147,31 +112,9 @@ enum ChainSyntax {
         return value
     }
 
-    /// The chain back in the compact syntax (for progress lines and messages).
-    static func text(of step: ChainStep) -> String {
-        let hex = { (data: Data) in data.map { String(format: "%02x", $0) }.joined() }
-        var text: String
-        var timeout: Int?
-        switch step {
-        case .connect(let t):
-            text = "connect"
-            timeout = t
-        case .read(let c, let t):
-            text = "read:\(c)"
-            timeout = t
-        case .write(let c, let value, let response, let t):
-            text = "\(response ? "write" : "write-command"):\(c)=\(hex(value))"
-            timeout = t
-        case .notify(let c, let count, let t):
-            text = "notify:\(c)x\(count)"
-            timeout = t
-        case .wait(let ms):
-            text = "wait:\(ms)"
-        case .disconnect:
-            text = "disconnect"
-        }
-        if let timeout { text += "@\(timeout)" }
-        return text
+    /// The bytes as pairs of lowercase hexadecimal digits (`0a0b`).
+    static func hex(_ data: Data) -> String {
+        data.map { String(format: "%02x", $0) }.joined()
     }
 }
 

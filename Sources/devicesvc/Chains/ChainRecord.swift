@@ -17,7 +17,7 @@ final class ChainRecord: Sendable {
     var currentStep: Int { state.withLock { $0.currentStep } }
     /// The results of the steps that finished, in order.
     var results: [StepResult] { state.withLock { $0.results } }
-    /// Whether a `Connect` went out to BlueZ and no `disconnect` step finished since: a failure must disconnect
+    /// Whether a `Connect` went out to BlueZ and no `disconnect` step succeeded since: a failure must disconnect
     /// (BlueZ's `Disconnect` also aborts a link set-up still under way). A connect step that failed while it
     /// waited for the adapter's turn sent nothing, and leaves the device alone.
     var needsDisconnect: Bool { state.withLock { $0.mayBeConnected } }
@@ -31,10 +31,12 @@ final class ChainRecord: Sendable {
         state.withLock { $0.mayBeConnected = true }
     }
 
+    /// A disconnect step succeeded: the device is not connected (until the next connect step's attempt).
+    func disconnected() {
+        state.withLock { $0.mayBeConnected = false }
+    }
+
     func finish(_ result: StepResult) {
-        state.withLock { state in
-            state.results.append(result)
-            if result.operation == .disconnect { state.mayBeConnected = false }
-        }
+        state.withLock { $0.results.append(result) }
     }
 }

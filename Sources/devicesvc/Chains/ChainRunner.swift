@@ -10,7 +10,8 @@ import Foundation
 ///                                                      at most --max-concurrent running
 ///                                  │ its turn
 ///                                  ▼
-///       steps, one after the other (flatMap .concat), each with its timeout; read/write/notify/wait fail on link loss
+///       steps, one after the other (flatMap .concat), each its kind's RunnableStep.run(in:) (Chains/Steps/) with
+///       its timeout; read/write/notify/wait fail on link loss
 ///            connect ─▶ connections queue (--concurrent-connects link set-ups at once, default 1, each held until
 ///                       Connected) ─▶
 ///                       Connect + ServicesResolved; each retry queues again
@@ -123,7 +124,7 @@ final class ChainRunner: Sendable {
                     inner.send(error: StepFailure(step: record.currentStep, reason: .chainTimedOut(chainTimeout)))
                 }
                 do throws(DeviceError) {
-                    try backend.checkAvailable()
+                    _ = try backend.availableTree()
                 } catch {
                     return inner.send(error: StepFailure(step: 0, reason: .device(error)))
                 }
@@ -140,7 +141,7 @@ final class ChainRunner: Sendable {
 
     /// The disconnect after a failure: bounded, and its own failure does not matter (the chain already failed).
     private func cleanup(_ address: BluetoothAddress) -> Signal<Void, ChainError> {
-        backend.disconnect(address, timeout: settings.cleanupTimeout)
+        backend.disconnect(address, onAdapter: settings.adapter, callTimeout: settings.cleanupTimeout)
             .retrying(settings.retry, on: scheduler)
             .timeout(
                 after: settings.cleanupTimeout, raising: .noReply(member: "Disconnect", after: .zero), on: scheduler
@@ -150,50 +151,22 @@ final class ChainRunner: Sendable {
 
     // MARK: - Steps
 
-    /// One step: its operation with retries, its timeout, and the link-loss guard, recording its result.
+    /// One step: its kind's work (`RunnableStep.run(in:)`), its timeout, its failures as the chain's, and its
+    /// result recorded.
     private func stepSignal(
         _ indexed: IndexedStep, address: BluetoothAddress, record: ChainRecord, chain: String
     ) -> Signal<ChainProgress, StepFailure> {
         let index = indexed.index
-        let step = indexed.step
-        let timeout = step.timeoutMs.map { Duration.milliseconds($0) } ?? settings.stepTimeout
-        let retry = settings.retry
+        let step = indexed.step.runnable
+        let timeout = indexed.step.timeoutMs.map { Duration.milliseconds($0) } ?? settings.stepTimeout
         let onRetry = self.onRetry.map { report in
-            { @Sendable (error: DeviceError, n: Int) in report(chain, index, error, n) }
+            { @Sendable (error: DeviceError, retry: Int) in report(chain, index, error, retry) }
         }
-        let finished = { @Sendable (value: Data?) in
-            ChainProgress.finished(StepResult(step: index, operation: step.operation, value: value))
-        }
-        let work: Signal<ChainProgress, DeviceError>
-        switch step {
-        case .connect:
-            work = connectTakingTheAdaptersTurn(address, timeout: timeout, record: record)
-                .retrying(retry, on: scheduler, onRetry: onRetry)
-                .map { finished(nil) }
-        case .read(let characteristic, _):
-            work = backend.read(characteristic, of: address, timeout: timeout)
-                .retrying(retry, on: scheduler, onRetry: onRetry)
-                .map { finished($0) }
-                .failing(whenever: backend.linkLoss(of: address))
-        case .write(let characteristic, let value, let response, _):
-            work = backend.write(value, to: characteristic, of: address, withResponse: response, timeout: timeout)
-                .retrying(retry, on: scheduler, onRetry: onRetry)
-                .map { finished(nil) }
-                .failing(whenever: backend.linkLoss(of: address))
-        case .notify(let characteristic, let count, _):
-            work = notify(characteristic, count: count, of: address, step: index, timeout: timeout)
-                .failing(whenever: backend.linkLoss(of: address))
-        case .wait(let ms):
-            work = Signal(value: finished(nil)).delay(.milliseconds(ms), on: scheduler)
-                .failing(whenever: backend.linkLoss(of: address))
-        case .disconnect:
-            work = backend.disconnect(address, timeout: timeout).retrying(retry, on: scheduler, onRetry: onRetry)
-                .map { finished(nil) }
-        }
-        var signal = work.mapError { StepFailure(step: index, reason: .device($0)) }
-        if case .wait = step {
-            // A wait is as long as it says; the chain's timeout still bounds it.
-        } else {
+        let context = StepContext(
+            index: index, address: address, timeout: timeout, backend: backend, scheduler: scheduler,
+            settings: settings, record: record, connections: connections, onRetry: onRetry)
+        var signal = step.run(in: context).mapError { StepFailure(step: index, reason: .device($0)) }
+        if step.isBoundedByStepTimeout {
             signal = signal.timeout(
                 after: timeout, raising: StepFailure(step: index, reason: .stepTimedOut(timeout)), on: scheduler)
         }
@@ -202,67 +175,6 @@ final class ChainRunner: Sendable {
             value: { progress in
                 if case .finished(let result) = progress { record.finish(result) }
             })
-    }
-
-    /// One connect attempt that waits for the adapter's turn and holds it only until the link is up.
-    ///
-    /// BlueZ answers `InProgress` (or the controller aborts) when a second LE connection is set up on the same
-    /// adapter before the first link is established; service discovery on an established link does not block
-    /// the adapter, so the next device's `Connect` goes out while this one still resolves its services. Each
-    /// retry takes a new turn (other devices may connect during the backoff). The adapter has
-    /// `settings.concurrentConnects` turns (one by default).
-    private func connectTakingTheAdaptersTurn(
-        _ address: BluetoothAddress, timeout: Duration, record: ChainRecord
-    ) -> Signal<Void, DeviceError> {
-        let attempt = backend.connect(address, timeout: timeout)
-        return Signal { [connections] observer, lifetime in
-            // The turn ends at `.linkUp` (or when the attempt ends); the attempt itself lives on in `lifetime`.
-            let turn = Signal<Never, Never> { turnObserver, _ in
-                record.connectAttempted()
-                lifetime += attempt.start { event in
-                    switch event {
-                    case .value(.linkUp):
-                        turnObserver.sendCompleted()
-                    case .completed:
-                        turnObserver.sendCompleted()
-                        observer.send(value: ())
-                        observer.sendCompleted()
-                    case .failed(let error):
-                        turnObserver.sendCompleted()
-                        observer.send(error: error)
-                    case .interrupted:
-                        turnObserver.sendCompleted()
-                        observer.sendInterrupted()
-                    }
-                }
-            }
-            lifetime += connections.enqueue(turn, for: address.string).start { _ in }
-        }
-    }
-
-    /// A notify step: `count` notifications, each sent on, then the step's result; notifications end with it.
-    private func notify(
-        _ characteristic: BluetoothUUID, count: Int, of address: BluetoothAddress, step: Int, timeout: Duration
-    ) -> Signal<ChainProgress, DeviceError> {
-        let notifications = backend.notifications(of: characteristic, of: address, timeout: timeout).take(first: count)
-        return Signal { observer, lifetime in
-            let values = Locked([Data]())
-            lifetime += notifications.start { event in
-                switch event {
-                case .value(let value):
-                    values.withLock { $0.append(value) }
-                    observer.send(value: .notification(step: step, value: value))
-                case .completed:
-                    let all = values.withLock { $0 }
-                    observer.send(value: .finished(StepResult(step: step, operation: .notify, values: all)))
-                    observer.sendCompleted()
-                case .failed(let error):
-                    observer.send(error: error)
-                case .interrupted:
-                    observer.sendInterrupted()
-                }
-            }
-        }
     }
 }
 

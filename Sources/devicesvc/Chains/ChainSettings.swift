@@ -24,6 +24,9 @@ struct ChainSettings: Sendable, Hashable {
     var stepTimeout: Duration = .seconds(10)
     /// A chain's timeout when it names none (`--chain-timeout-ms`).
     var chainTimeout: Duration = .seconds(120)
+    /// How long a connection may take to resolve its services before it counts as failed and is retried
+    /// (`--resolve-timeout-ms`); a connect step's own timeout bounds it too.
+    var resolveTimeout: Duration = .seconds(5)
     /// How long the disconnect after a failed chain may take.
     var cleanupTimeout: Duration = .seconds(5)
 }

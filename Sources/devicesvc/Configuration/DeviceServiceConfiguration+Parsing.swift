@@ -25,7 +25,7 @@ extension DeviceServiceConfiguration {
             case "--retry-delay-ms": configuration.chains.retry.initialDelay = try milliseconds(&flags)
             case "--step-timeout-ms": configuration.chains.stepTimeout = try milliseconds(&flags)
             case "--chain-timeout-ms": configuration.chains.chainTimeout = try milliseconds(&flags)
-            case "--resolve-timeout-ms": configuration.resolveTimeout = try milliseconds(&flags)
+            case "--resolve-timeout-ms": configuration.chains.resolveTimeout = try milliseconds(&flags)
             case "--log-level": configuration.logLevel = try flags.choice()
             default: throw .unknownFlag(flag)
             }

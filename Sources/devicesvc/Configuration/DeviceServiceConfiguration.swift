@@ -12,10 +12,8 @@ struct DeviceServiceConfiguration: Sendable, Equatable {
     var storeSocketPath: String
     /// The D-Bus address of the system bus (`--bus`): `DBUS_SYSTEM_BUS_ADDRESS`, else the standard socket.
     var busAddress: String
-    /// Chain scheduling and limits: adapter, concurrency, serialisation, retries, timeouts.
+    /// Chain scheduling and limits: adapter, concurrency, serialisation, retries, timeouts (the resolve timeout too).
     var chains = ChainSettings()
-    /// How long a connection may take to resolve its services before it is retried (`--resolve-timeout-ms`).
-    var resolveTimeout: Duration = .seconds(5)
     /// How much goes to standard error (`--log-level`).
     var logLevel: LogLevel = .info
 

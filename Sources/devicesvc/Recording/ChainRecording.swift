@@ -20,30 +20,19 @@ struct ChainRecording: Sendable, Hashable {
     var lastSeen: Date
     var readings: [Reading]
 
-    /// Adds the reading a progress event carries, if any; `steps` are the chain's steps.
+    /// Adds the reading a progress event carries, if any: a value the device sent (read or notified), under the
+    /// characteristic of its step; `steps` are the chain's steps.
     mutating func add(_ progress: ChainProgress, steps: [ChainStep], at time: Date) {
-        switch progress {
-        case .notification(let step, let value):
-            guard let uuid = steps[step].characteristic else { return }
-            readings.append(Reading(characteristic: uuid.string, value: value, time: time))
-        case .finished(let result):
-            guard result.operation == .read, let value = result.value, let uuid = steps[result.step].characteristic
-            else { return }
-            readings.append(Reading(characteristic: uuid.string, value: value, time: time))
-        }
+        guard let value = progress.value, let uuid = steps[progress.step].characteristic else { return }
+        readings.append(Reading(characteristic: uuid.string, value: value, time: time))
     }
 
-    /// Adds the recording to `context` (call on its queue): the `Device` with this address, fetched or inserted
-    /// when there is none, takes the chain's state (`name` only when known), and one `Reading` per value is
-    /// inserted, related to it. The caller saves.
-    ///
-    /// - Throws: what the fetch throws (the store unreachable, for a remote store).
-    func insert(into context: ObjectContext) throws {
-        let existing = try context.fetch(
-            FetchRequest(
-                entity: "Device", predicate: try ObjectPredicate(format: "address == $address"),
-                arguments: ["address": .string(address.string)], fetchLimit: 1))
-        let device = existing.first ?? context.insert(entity: "Device")
+    /// Adds the recording to `context` (call on its queue): a `Device` with this address and the chain's state
+    /// (`name` only when known), and one `Reading` per value, related to it. `Device` is unique by `address`, so
+    /// saved with merge policy `objectTrump` the device is an upsert: the existing one takes the state, or a new
+    /// one is made, in the same save as the readings (no fetch first). The caller saves.
+    func insert(into context: ObjectContext) {
+        let device = context.insert(entity: "Device")
         device["address", as: String.self] = address.string
         if let name { device["name", as: String.self] = name }
         device["connected", as: Bool.self] = connected

@@ -6,10 +6,10 @@ import Foundation
 /// other client of `storesvc`.
 ///
 /// The store is opened with `changeStream: .off`: the recorder only writes, so it costs the service no
-/// subscription. Each recording is one fresh context (nothing accumulates between chains): the `Device` is found
-/// by `address` or inserted, its `Reading`s inserted, and the context saved as one durable transaction authored
-/// `devicesvc`, with merge policy `objectTrump` (the service is the only writer of its devices' state: its
-/// values win over a concurrent edit of the same keys). Recordings are saved one at a time, in the order chains
+/// subscription. Each recording is one fresh context (nothing accumulates between chains) saved as one durable
+/// transaction authored `devicesvc`, with merge policy `objectTrump`: the `Device` is an upsert by its unique
+/// `address` (one round trip, no fetch), its `Reading`s inserted, and the service's values win over a concurrent
+/// edit of the same keys (the service is the only writer of its devices' state). Recordings are saved one at a time, in the order chains
 /// finished. The store being unreachable never fails a chain: the chain's answer says `"recorded": false` with
 /// the reason, and the next recording connects again.
 actor StoreRecorder {
@@ -50,7 +50,7 @@ actor StoreRecorder {
             context.durability = .disk
             // The remote store blocks the calling thread for each round trip: on the context's queue, never the pool.
             try await context.perform {
-                try recording.insert(into: context)
+                recording.insert(into: context)
                 try context.save()
             }
             return nil

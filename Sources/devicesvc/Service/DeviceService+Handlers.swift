@@ -7,11 +7,17 @@ import Foundation
 
 /// The `device.*` handlers.
 extension DeviceService {
+    /// Registers one handler per `device.*` method.
+    ///
+    /// `device.run` is `.inOrder`: a connection's chains join their device's queue in the order they arrived
+    /// (PROTOCOL.md: chains for one device run in arrival order). The handler holds the connection's turn only until
+    /// its chain is queued, not while it runs, so pipelined chains on different devices still run at once.
     func registerHandlers() {
         server.register(DeviceAdapters.self) { [self] _, _ in try adapters() }
         server.register(DeviceList.self) { [self] _, params in try list(params) }
         server.register(DeviceScan.self) { [self] _, params in try await scan(params) }
-        server.register(DeviceRecordedRun.self, cancellation: .cooperative) { [self] request, params, responder in
+        server.register(DeviceRecordedRun.self, ordering: .inOrder, cancellation: .cooperative) {
+            [self] request, params, responder in
             run(params, request: request, responder: responder)
         }
         server.register(DeviceCancel.self) { [self] _, params in
@@ -77,6 +83,9 @@ extension DeviceService {
     // MARK: - Chains
 
     /// Runs a chain: `device.step` events as it goes, then its result or error; recorded when asked.
+    ///
+    /// Returns once the chain has joined its device's queue (starting the chain's signal takes its place there), which
+    /// ends the connection's `.inOrder` turn; the answer comes later, through `responder`.
     func run(_ params: RunParams, request: BusRequest, responder: Responder<DeviceRecordedRun>) {
         let chain = runner.makeChain(params)
         let connection = request.connection

@@ -8,7 +8,7 @@ import Dispatch
 /// `device.*` requests.
 ///
 /// ```
-///  clients ──▶ BusServer (device.sock) ──▶ handlers ──▶ ChainRunner ──▶ BlueZBackend ──▶ BlueZClient ──▶ system bus
+///  clients ──▶ BusServer (device.sock) ──▶ handlers ──▶ ChainRunner ──▶ BlueZClient ──▶ system bus
 ///                                              │              └─ record: true ─▶ StoreRecorder ──▶ store.sock
 ///                                              └─ device.subscribe ◀── BlueZClient observers
 /// ```
@@ -38,10 +38,8 @@ final class DeviceService: Sendable {
         self.connection = connection
         self.bluez = bluez
         self.scheduler = scheduler
-        let backend = BlueZBackend(
-            client: bluez, adapter: configuration.chains.adapter, resolveTimeout: configuration.resolveTimeout)
         runner = ChainRunner(
-            backend: backend, scheduler: scheduler, settings: configuration.chains,
+            backend: bluez, scheduler: scheduler, settings: configuration.chains,
             onRetry: { chain, step, error, retry in
                 log.info("chain \(chain) step \(step): \(error); retry \(retry)")
             })

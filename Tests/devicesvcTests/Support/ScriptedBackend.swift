@@ -77,12 +77,16 @@ final class ScriptedBackend: DeviceBackend {
 
     // MARK: - DeviceBackend
 
-    func checkAvailable() throws(DeviceError) {
+    /// An empty tree: the runner only asks whether BlueZ is available.
+    func availableTree() throws(DeviceError) -> BlueZObjectTree {
         guard state.withLock({ $0.isAvailable }) else { throw .unavailable("scripted: BlueZ is not on the bus") }
+        return BlueZObjectTree()
     }
 
     /// A plain behaviour brings the link up when the connect succeeds; `.staged` brings it up earlier.
-    func connect(_ address: BluetoothAddress, timeout: Duration) -> Signal<ConnectStage, DeviceError> {
+    func connect(
+        _ address: BluetoothAddress, onAdapter adapter: String, resolveTimeout: Duration, callTimeout: Duration
+    ) -> Signal<ConnectStage, DeviceError> {
         let key = "Connect \(address)"
         return Signal { observer, lifetime in
             let connect = self.operation(key, value: ConnectStage.linkUp) { linkUp, resolved in
@@ -100,10 +104,8 @@ final class ScriptedBackend: DeviceBackend {
     }
 
     func read(
-        _ characteristic: BluetoothUUID, of address: BluetoothAddress, timeout: Duration
-    )
-        -> Signal<Data, DeviceError>
-    {
+        _ characteristic: BluetoothUUID, of address: BluetoothAddress, onAdapter adapter: String, callTimeout: Duration
+    ) -> Signal<Data, DeviceError> {
         let key = "\(address) \(characteristic.string)"
         return Signal { observer, lifetime in
             let value = self.state.withLock { $0.readValues[key] } ?? Data([0x2A])
@@ -112,8 +114,8 @@ final class ScriptedBackend: DeviceBackend {
     }
 
     func write(
-        _ value: Data, to characteristic: BluetoothUUID, of address: BluetoothAddress, withResponse: Bool,
-        timeout: Duration
+        _ value: Data, to characteristic: BluetoothUUID, of address: BluetoothAddress, onAdapter adapter: String,
+        withResponse: Bool, callTimeout: Duration
     ) -> Signal<Void, DeviceError> {
         operation(
             "WriteValue \(address) \(characteristic.string) \(value.base64EncodedString()) "
@@ -121,10 +123,8 @@ final class ScriptedBackend: DeviceBackend {
     }
 
     func notifications(
-        of characteristic: BluetoothUUID, of address: BluetoothAddress, timeout: Duration
-    )
-        -> Signal<Data, DeviceError>
-    {
+        _ characteristic: BluetoothUUID, of address: BluetoothAddress, onAdapter adapter: String, callTimeout: Duration
+    ) -> Signal<Data, DeviceError> {
         let key = "\(address) \(characteristic.string)"
         return Signal { observer, lifetime in
             let token = self.state.withLock { state -> UInt64 in
@@ -142,11 +142,13 @@ final class ScriptedBackend: DeviceBackend {
         }
     }
 
-    func disconnect(_ address: BluetoothAddress, timeout: Duration) -> Signal<Void, DeviceError> {
+    func disconnect(
+        _ address: BluetoothAddress, onAdapter adapter: String, callTimeout: Duration
+    ) -> Signal<Void, DeviceError> {
         operation("Disconnect \(address)", value: ())
     }
 
-    func linkLoss(of address: BluetoothAddress) -> Signal<Never, DeviceError> {
+    func linkLoss(_ address: BluetoothAddress, onAdapter adapter: String) -> Signal<Never, DeviceError> {
         Signal { observer, lifetime in
             let token = self.state.withLock { state -> UInt64 in
                 state.nextToken += 1

@@ -15,13 +15,7 @@ struct DeviceRunCommand: Command {
             exits 4. Ctrl-C ends ctxbus (exit 130), which cancels the chain (it still disconnects).
 
             STEPS (one word each; values in hex, UUIDs 16-bit like 2a19 or 128-bit):
-              connect[@MS]                   connect (and wait for services to resolve)
-              read:UUID[@MS]                 read a characteristic
-              write:UUID=HEX[@MS]            write with response, e.g. write:2a06=01, write:2a06=0x0102
-              write-command:UUID=HEX[@MS]    write without response
-              notify:UUID[xCOUNT][@MS]       collect COUNT notifications (default 1), e.g. notify:2a19x3
-              wait:MS                        wait MS milliseconds
-              disconnect                     disconnect
+            \(ChainSyntax.help)
             @MS is the step's timeout in milliseconds (default: the service's --step-timeout-ms).
             """,
         arguments: [
@@ -72,7 +66,7 @@ struct DeviceRunCommand: Command {
                 var outcome = "ok"
                 if let value = event.value {
                     outcome = ValueText.hex(value)
-                    if event.operation == .notify {
+                    if event.isNotification {
                         let n = notifications.withLock { counts in
                             counts[event.step, default: 0] += 1
                             return counts[event.step] ?? 0
@@ -82,31 +76,27 @@ struct DeviceRunCommand: Command {
                 }
                 console.line("\(label)  \(outcome)")
             }
-            let finished = event.operation != .notify || event.value == nil
-            showProgress(running: finished ? event.step + 1 : event.step, console: console)
+            // A notification leaves its step running; any other event ends it.
+            showProgress(running: event.isNotification ? event.step : event.step + 1, console: console)
         }
         defer { observation.dispose() }
-        let answer: JSONValue
+        let answer: RecordedRunResult
         do {
-            answer = try await client.call(method: DeviceRun.name, params: params.json)
+            answer = try await client.call(DeviceRecordedRun.self, params)
         } catch let error as RPCError {
             console.progress(nil)
             throw failure(for: error)
         }
         console.progress(nil)
-        let result = try RunResult(json: answer)
-        let recorded = answer["recorded"]?.boolValue
         if console.isJSON {
-            console.json(answer)
+            console.json(answer.json)
         } else {
-            var summary = "chain \(result.chain) finished: \(result.results.count) steps on \(params.address)"
-            if recorded == true { summary += ", recorded in the store" }
+            var summary = "chain \(answer.run.chain) finished: \(answer.run.results.count) steps on \(params.address)"
+            if let recording = answer.recording, recording.error == nil { summary += ", recorded in the store" }
             console.line(summary)
         }
-        if recorded == false {
-            throw CommandFailure(
-                .serviceError,
-                ["the chain ran but was not recorded: \(answer["recordError"]?.stringValue ?? "unknown reason")"])
+        if let error = answer.recording?.error {
+            throw CommandFailure(.serviceError, ["the chain ran but was not recorded: \(error)"])
         }
     }
 
