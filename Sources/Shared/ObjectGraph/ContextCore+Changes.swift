@@ -7,9 +7,8 @@ extension ContextCore {
         let object = ManagedObject(
             id: .makeTemporary(entity: entityName), entity: entity, core: self, committed: [:], version: 0)
         object.insertedFlag = true
-        for attribute in entity.attributes {
-            if let value = attribute.defaultValue, !value.isNull { object.changes[attribute.name] = value }
-        }
+        // No default goes into `changes`: an inserted object reads its model defaults until a key is set
+        // (`currentValue`), and its save sends only the keys it set (`makeSaveRequest`).
         registry[object.objectID] = object
         changed.insert(object.objectID)
         return object

@@ -49,8 +49,10 @@ extension ContextCore {
     ) -> SaveRequest {
         var request = SaveRequest(mergePolicy: mergePolicy, durability: durability, author: author)
         for object in batch.inserted {
+            // The attributes the insert set; the store fills in the model's defaults for the others, and an insert
+            // that becomes an existing object (its unique key taken: an upsert) leaves that object's other values.
             var values: [String: PropertyValue] = [:]
-            for attribute in object.entity.attributes {
+            for attribute in object.entity.attributes where object.changes[attribute.name] != nil {
                 values[attribute.name] = object.currentValue(forKey: attribute.name)
             }
             for relationship in object.entity.relationships where sendsSide(relationship, of: object.entity.name) {
@@ -149,7 +151,13 @@ extension ContextCore {
     func makeChildPush(for batch: SaveBatch) -> ChildPush {
         var push = ChildPush()
         for object in batch.inserted {
-            push.inserts.append(object.snapshot)
+            // Only the attributes the insert set, as a save to a store sends them: the parent's insert keeps
+            // reading the defaults for the others.
+            var snapshot = object.snapshot
+            for attribute in object.entity.attributes where object.changes[attribute.name] == nil {
+                snapshot.values.removeValue(forKey: attribute.name)
+            }
+            push.inserts.append(snapshot)
         }
         for object in batch.updated {
             var values: [String: PropertyValue] = [:]

@@ -151,7 +151,10 @@ public final class ManagedObject {
         }
         if let value = changes[key] { return value }
         loadIfNeeded()
-        return committed?[key] ?? .null
+        if let value = committed?[key] { return value }
+        // An unsaved insert reads the model's default for a key it has not set.
+        if insertedFlag, let value = entity.attribute(named: key)?.defaultValue { return value }
+        return .null
     }
 
     /// The current members of the to-many relationship `key` (fires the object's fault and the
