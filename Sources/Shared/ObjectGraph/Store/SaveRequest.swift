@@ -66,6 +66,16 @@ public struct SaveRequest: Sendable, Hashable {
         self.includesChangesInAnswer = includesChangesInAnswer
     }
 
+    /// A batch to run as this save: the planner turns it into updates or deletes of the objects it matches, in the
+    /// writer's transaction (`PersistentStore.batch(_:)`).
+    package var batch: BatchRequest?
+
+    /// The save that runs `batch`.
+    package init(batch: BatchRequest) {
+        self.init(durability: batch.durability, author: batch.author)
+        self.batch = batch
+    }
+
     /// Whether the request changes nothing.
-    public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
+    public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && batch == nil }
 }

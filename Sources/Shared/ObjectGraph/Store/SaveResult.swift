@@ -12,6 +12,9 @@ public struct SaveResult: Sendable, Hashable {
     /// not asked to carry it. A context saving without it keeps the saved objects as faults.
     public var changes: ChangeSet?
 
+    /// For a save that ran a batch: how many objects it matched.
+    package var matched: Int?
+
     public init(txn: Int64, ids: [ObjectID: ObjectID], versions: [ObjectID: Int64], changes: ChangeSet?) {
         self.txn = txn
         self.ids = ids

@@ -32,6 +32,8 @@ final class SQLiteWriter: @unchecked Sendable {
     private let tables: [String: SQLiteEntityTable]
     private let codec: HistoryCodec
     private let layout: ChangeSetPlanner.ModelLayout
+    /// How the model maps onto tables, for the predicates of batches (`objectIDs(of:matching:)`).
+    private let schema: SQLSchema
     private let historyRetention: Int
     private let observers: ChangeObservers
     /// Completes the WAL checkpoints its thread leaves unfinished, between this writer's groups.
@@ -67,6 +69,7 @@ final class SQLiteWriter: @unchecked Sendable {
         self.tables = tables
         self.codec = HistoryCodec(model: model)
         self.layout = ChangeSetPlanner.ModelLayout(model: model)
+        self.schema = SQLSchema(model: model)
         self.historyRetention = historyRetention
         self.observers = observers
         self.checkpointer = checkpointer
@@ -470,6 +473,22 @@ extension SQLiteWriter: ChangeSetSource {
 
     func highestAllocatedNumber(entity: String) -> Int64 {
         counters[entity, default: 0]
+    }
+
+    func objectIDs(of entity: String, matching predicate: ObjectPredicate?) throws -> [ObjectID] {
+        let q = SQLSchema.quote
+        var sql = "SELECT \"t\".\"Z_PK\" FROM \(q(schema.table(for: entity))) AS \"t\""
+        var bindings: [PropertyValue] = []
+        if let predicate {
+            let compiled = try StorePredicates.sql(predicate, entity: entity, schema: schema, alias: "t")
+            sql += " WHERE \(compiled.sql)"
+            bindings = compiled.bindings
+        }
+        let statement = try connection.uncachedStatement(sql + " ORDER BY \"t\".\"Z_PK\"")
+        for (i, value) in bindings.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
+        var ids: [ObjectID] = []
+        while try statement.step() { ids.append(ObjectID(entity: entity, number: statement.int64(at: 0))) }
+        return ids
     }
 
     func object(of entity: String, withKey key: [String: PropertyValue]) throws -> ObjectID? {

@@ -182,6 +182,19 @@ final class InMemorySource: ChangeSetSource {
         counters[entity, default: 0]
     }
 
+    func objectIDs(of entity: String, matching predicate: ObjectPredicate?) throws -> [ObjectID] {
+        let objects = self.objects
+        let lookup: (ObjectID) -> [String: PropertyValue]? = { id in
+            id.number.flatMap { objects[id.entity]?[$0]?.values }
+        }
+        let evaluator = try predicate.map { (predicate) throws(StoreError) in
+            try StorePredicates.evaluator(predicate, entity: entity, model: model)
+        }
+        return (objects[entity] ?? [:]).values
+            .filter { evaluator?.evaluate(values: $0.values, lookup: lookup) ?? true }
+            .map(\.id).sorted()
+    }
+
     /// A scan of the entity's objects: the in-memory store keeps no indexes.
     func object(of entity: String, withKey key: [String: PropertyValue]) -> ObjectID? {
         objects[entity]?.values.first { snapshot in key.allSatisfy { snapshot.values[$0.key] == $0.value } }?.id

@@ -74,9 +74,12 @@ package struct ChangeSetPlanner {
     ///
     /// - Throws: `StoreError` (`.invalidRequest`, `.notFound`, `.conflict`, `.validation`) or the
     ///   source's storage error.
-    package mutating func plan(_ request: SaveRequest) throws -> SavePlan {
-        insertPositions = try SaveRequestChecker(model: model).check(request)
-        let (request, aliases) = try resolvingUniqueKeys(of: request)
+    package mutating func plan(_ saved: SaveRequest) throws -> SavePlan {
+        var matched: Int?
+        var asked = saved
+        if let batch = saved.batch { (asked, matched) = try resolving(batch, in: saved) }
+        insertPositions = try SaveRequestChecker(model: model).check(asked)
+        let (request, aliases) = try resolvingUniqueKeys(of: asked)
         if !aliases.isEmpty { insertPositions = try SaveRequestChecker(model: model).check(request) }
         try checkReservedInserts(request.inserts)
         let (updates, deletes) = try resolveConflicts(request)
@@ -88,6 +91,7 @@ package struct ChangeSetPlanner {
         checkRequiredAttributes()
         guard failures.isEmpty else { throw StoreError.validation(failures) }
         var plan = try makePlan(request)
+        plan.matched = matched
         try checkUniqueness(of: plan)
         // An insert that found its key taken stands for that object (or the earlier insert it met).
         for (insert, target) in aliases { plan.ids[insert] = plan.ids[target] ?? target }

@@ -22,6 +22,10 @@ package protocol ChangeSetSource: AnyObject {
     /// The live object of `entity` whose values for the keys of `key` (one of its `uniqueBy` sets, none `null`)
     /// are those values, or `nil`.
     func object(of entity: String, withKey key: [String: PropertyValue]) throws -> ObjectID?
+
+    /// The live objects of `entity` that `predicate` (bound and validated; `nil`: every object) matches, in ID
+    /// order.
+    func objectIDs(of entity: String, matching predicate: ObjectPredicate?) throws -> [ObjectID]
 }
 
 /// A validated save, resolved into what to write: the objects as they will be after the commit.
@@ -37,6 +41,9 @@ package struct SavePlan: Sendable {
     /// Updated object → to-many relationship → members added and removed (the stores write
     /// join-table rows and in-memory sets from these, never from whole sets).
     package var toManyDeltas: [ObjectID: [String: ToManyDelta]] = [:]
+
+    /// For a batch: how many objects it matched.
+    package var matched: Int?
 
     /// Whether committing the plan would change nothing.
     package var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
@@ -57,6 +64,9 @@ package struct SavePlan: Sendable {
 
     /// The save's answer for this plan committed as `txn`.
     package func result(txn: Int64, time: Date, author: String?) -> SaveResult {
-        SaveResult(txn: txn, ids: ids, versions: versions, changes: changeSet(txn: txn, time: time, author: author))
+        var result = SaveResult(
+            txn: txn, ids: ids, versions: versions, changes: changeSet(txn: txn, time: time, author: author))
+        result.matched = matched
+        return result
     }
 }
