@@ -283,7 +283,7 @@ struct ChildProcess {
     /// Waits for the process and returns its exit status (128 + signal when a signal ended it).
     func waitForExit() -> Int32 {
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        _ = retryingInterrupts { waitpid(pid, &status, 0) }
         return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 

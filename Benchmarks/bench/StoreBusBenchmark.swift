@@ -1,5 +1,6 @@
 import ContextBusClient
 import ContextBusObjectGraph
+import ContextBusSupport
 import ContextBusTransport
 import ContextBusWire
 import Dispatch
@@ -809,7 +810,7 @@ final class ProcessGroup: Sendable {
     /// Waits for `pid` to exit and returns its status.
     func wait(_ pid: pid_t) -> Int32 {
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        _ = retryingInterrupts { waitpid(pid, &status, 0) }
         running.withLock { $0.removeAll { $0 == pid } }
         return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }

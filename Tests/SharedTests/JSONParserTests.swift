@@ -235,6 +235,16 @@ struct JSONParserTests {
         }
         expectGreaterThan(rejected, 100)
     }
+
+    @Test func readsANumberBeyondDoublesRangeAsInfinityOnlyWhenAskedForStoredText() throws {
+        #expect(throws: JSONParseError(.numberOutOfRange, at: 1)) { try parse("[1e999]") }
+        var stored = JSONParser()
+        stored.readsOutOfRangeNumbersAsInfinity = true
+        expectEqual(
+            try stored.parse("[1e999,-1e999,1e-999,1.5]"),
+            .array([.double(.infinity), .double(-.infinity), .double(0), .double(1.5)]))
+        #expect(throws: JSONParseError.self) { try stored.parse("NaN") }
+    }
 }
 
 private enum JSONByteTable {

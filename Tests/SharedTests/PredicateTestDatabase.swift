@@ -168,7 +168,10 @@ final class PredicateTestDatabase {
                 }
             }
         case .uuid(let u): rc = text(u.uuidString.lowercased())
-        case .json(let j): rc = text(String(decoding: try JSONEncoder().encode(j), as: UTF8.self))
+        case .json(let j):
+            var json: [UInt8] = []
+            StoredJSON.write(j, into: &json)  // as the store binds a json value
+            rc = text(String(decoding: json, as: UTF8.self))
         case .reference(let id): rc = sqlite3_bind_int64(statement, index, id.number ?? 0)
         case .references: throw Failure(description: "a to-many value cannot be bound")
         }

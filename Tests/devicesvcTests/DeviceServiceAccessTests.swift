@@ -71,8 +71,9 @@ struct DeviceServiceAccessTests {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
+            let n = buffer.withUnsafeMutableBytes { bytes in
+                retryingInterrupts { read(fd, bytes.baseAddress, bytes.count) }
+            }
             guard n > 0 else { break }
             bytes += buffer[0..<n]
         }

@@ -23,9 +23,9 @@ final class Epoll: Sendable {
 
     init() throws(SystemError) {
         instance = FileDescriptor(
-            adopting: try retryingInterrupts("epoll_create1") { epoll_create1(CInt(EPOLL_CLOEXEC)) })
+            adopting: try systemCall("epoll_create1") { epoll_create1(CInt(EPOLL_CLOEXEC)) })
         wakeup = FileDescriptor(
-            adopting: try retryingInterrupts("eventfd") { eventfd(0, CInt(EFD_CLOEXEC) | CInt(EFD_NONBLOCK)) })
+            adopting: try systemCall("eventfd") { eventfd(0, CInt(EFD_CLOEXEC) | CInt(EFD_NONBLOCK)) })
         try add(wakeup.rawValue, id: Self.wakeupID, interest: .readable)
     }
 
@@ -39,7 +39,7 @@ final class Epoll: Sendable {
 
     /// Removes `fd`; a descriptor that is already gone is not an error.
     func remove(_ fd: CInt) {
-        _ = try? retryingInterrupts("epoll_ctl(DEL)") {
+        _ = try? systemCall("epoll_ctl(DEL)") {
             cctxbus_epoll_ctl(instance.rawValue, EPOLL_CTL_DEL, fd, 0, 0)
         }
     }
@@ -49,7 +49,7 @@ final class Epoll: Sendable {
         let storage = events.storage
         let capacity = CInt(events.capacity)
         return Int(
-            try retryingInterrupts("epoll_wait") {
+            try systemCall("epoll_wait") {
                 cctxbus_epoll_wait(instance.rawValue, storage, capacity, timeout)
             })
     }
@@ -58,13 +58,13 @@ final class Epoll: Sendable {
     func wake() {
         var one: UInt64 = 1
         // EAGAIN means the counter is saturated: a wake-up is pending anyway.
-        _ = try? retryingInterrupts("write(eventfd)") { write(wakeup.rawValue, &one, 8) }
+        _ = try? systemCall("write(eventfd)") { write(wakeup.rawValue, &one, 8) }
     }
 
     /// Resets the wake-up counter after `wait` reported it.
     func consumeWakeups() {
         var count: UInt64 = 0
-        _ = try? retryingInterrupts("read(eventfd)") { read(wakeup.rawValue, &count, 8) }
+        _ = try? systemCall("read(eventfd)") { read(wakeup.rawValue, &count, 8) }
     }
 
     private func control(
@@ -73,7 +73,7 @@ final class Epoll: Sendable {
         var mask = epollErr | epollHup
         if interest.contains(.readable) { mask |= epollIn | epollRdHup }
         if interest.contains(.writable) { mask |= epollOut }
-        _ = try retryingInterrupts(operation) { cctxbus_epoll_ctl(instance.rawValue, command, fd, mask, id) }
+        _ = try systemCall(operation) { cctxbus_epoll_ctl(instance.rawValue, command, fd, mask, id) }
     }
 }
 

@@ -1,6 +1,8 @@
-// The one platform import block of BusProtocol. Linux (Glibc) only: we add no branches we cannot test.
-// The few other files that call C directly (Syscalls.swift, Epoll.swift, LoopThread.swift) import Glibc plainly;
-// everything else in the module sees only the Swift wrappers declared there.
+// The one platform import block of ContextBusTransport. Linux (Glibc) only: we add no branches we cannot test.
+// The two other files that call C directly (Syscalls.swift: sockets and files; Epoll.swift: epoll and eventfd, with
+// CContextBusLinux) import Glibc plainly; everything else in the module sees only the Swift wrappers declared there.
+import ContextBusSupport
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #else
@@ -59,7 +61,8 @@ package struct SystemError: Error, Hashable, Sendable, CustomStringConvertible {
     var isWouldBlock: Bool { errno == EAGAIN || errno == EWOULDBLOCK }
 }
 
-/// Runs a system call, retrying it while it fails with `EINTR`; the only place that retries interrupted calls.
+/// Runs a system call through `retryingInterrupts` (ContextBusSupport's, the package's one `EINTR` retry) and
+/// turns its failure into a `SystemError`.
 ///
 /// - Parameters:
 ///   - operation: Names the call for the error, evaluated only on failure.
@@ -67,16 +70,12 @@ package struct SystemError: Error, Hashable, Sendable, CustomStringConvertible {
 /// - Returns: The call's non-negative result.
 /// - Throws: `SystemError` for any failure other than `EINTR`.
 @inline(__always)
-func retryingInterrupts<Result: BinaryInteger>(
+func systemCall<Result: BinaryInteger>(
     _ operation: @autoclosure () -> String, _ call: () -> Result
 ) throws(SystemError) -> Result {
-    while true {
-        let result = call()
-        if result != -1 { return result }
-        let code = Glibc.errno
-        if code == EINTR { continue }
-        throw SystemError(errno: code, operation: operation())
-    }
+    let result = retryingInterrupts(call)
+    if result != -1 { return result }
+    throw SystemError(errno: Glibc.errno, operation: operation())
 }
 
 /// A joinable OS thread: each event loop runs on one.

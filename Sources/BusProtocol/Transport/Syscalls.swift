@@ -1,9 +1,10 @@
 import CContextBusLinux
+import ContextBusSupport
 @preconcurrency import Glibc
 
 // Thin wrappers over the socket and file system calls the transport uses. All `sockaddr_un`, `socketpair`, `recv`,
 // `send` and `stat` code lives here; callers pass raw descriptors and Swift values. Every call that may fail with
-// `EINTR` goes through `retryingInterrupts`.
+// `EINTR` goes through `systemCall` (Platform.swift), which retries it with ContextBusSupport's `retryingInterrupts`.
 
 /// The socket and file system calls of the transport.
 package enum Syscall {
@@ -12,7 +13,7 @@ package enum Syscall {
     /// A non-blocking, close-on-exec `AF_UNIX` stream socket.
     package static func makeStreamSocket() throws(SystemError) -> FileDescriptor {
         let type = CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
-        let raw = try retryingInterrupts("socket(AF_UNIX)") { socket(AF_UNIX, type, 0) }
+        let raw = try systemCall("socket(AF_UNIX)") { socket(AF_UNIX, type, 0) }
         return FileDescriptor(adopting: raw)
     }
 
@@ -22,26 +23,26 @@ package enum Syscall {
         var pair: (CInt, CInt) = (-1, -1)
         _ = try withUnsafeMutableBytes(of: &pair) { (raw) throws(SystemError) in
             let fds = raw.baseAddress!.assumingMemoryBound(to: CInt.self)
-            return try retryingInterrupts("socketpair(AF_UNIX)") { socketpair(AF_UNIX, type, 0, fds) }
+            return try systemCall("socketpair(AF_UNIX)") { socketpair(AF_UNIX, type, 0, fds) }
         }
         return (FileDescriptor(adopting: pair.0), FileDescriptor(adopting: pair.1))
     }
 
     package static func bind(_ fd: CInt, to address: UnixSocketAddress) throws(SystemError) {
         _ = try withSocketAddress(address) { (pointer, length) throws(SystemError) in
-            try retryingInterrupts("bind(\(address.path))") { Glibc.bind(fd, pointer, length) }
+            try systemCall("bind(\(address.path))") { Glibc.bind(fd, pointer, length) }
         }
     }
 
     package static func listen(_ fd: CInt, backlog: CInt) throws(SystemError) {
-        _ = try retryingInterrupts("listen") { Glibc.listen(fd, backlog) }
+        _ = try systemCall("listen") { Glibc.listen(fd, backlog) }
     }
 
     /// Connects `fd` to `address`; a Unix-domain connect completes at once or fails (`EAGAIN` when the listener's
     /// backlog is full, `ECONNREFUSED` when nothing listens, `ENOENT` when there is no socket file).
     package static func connect(_ fd: CInt, to address: UnixSocketAddress) throws(SystemError) {
         _ = try withSocketAddress(address) { (pointer, length) throws(SystemError) in
-            try retryingInterrupts("connect(\(address.path))") { Glibc.connect(fd, pointer, length) }
+            try systemCall("connect(\(address.path))") { Glibc.connect(fd, pointer, length) }
         }
     }
 
@@ -49,7 +50,7 @@ package enum Syscall {
     package static func accept(_ fd: CInt) throws(SystemError) -> FileDescriptor? {
         let flags = CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
         do {
-            let raw = try retryingInterrupts("accept4") { cctxbus_accept4(fd, nil, nil, flags) }
+            let raw = try systemCall("accept4") { cctxbus_accept4(fd, nil, nil, flags) }
             return FileDescriptor(adopting: raw)
         } catch  where error.isWouldBlock {
             return nil
@@ -59,7 +60,7 @@ package enum Syscall {
     /// Reads into `buffer`: the byte count (`0` at end of file), or `nil` when nothing is available.
     package static func receive(_ fd: CInt, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int? {
         do {
-            return try retryingInterrupts("recv") { recv(fd, buffer.baseAddress, buffer.count, 0) }
+            return try systemCall("recv") { recv(fd, buffer.baseAddress, buffer.count, 0) }
         } catch  where error.isWouldBlock {
             return nil
         }
@@ -70,7 +71,7 @@ package enum Syscall {
     package static func send(_ fd: CInt, _ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Int {
         do {
             let flags = CInt(MSG_NOSIGNAL) | CInt(MSG_DONTWAIT)
-            return try retryingInterrupts("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, flags) }
+            return try systemCall("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, flags) }
         } catch  where error.isWouldBlock {
             return 0
         }
@@ -81,7 +82,7 @@ package enum Syscall {
         // `struct ucred` is a GNU extension that the Glibc module does not import; its layout is pid, uid, gid.
         var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
         var length = socklen_t(MemoryLayout.size(ofValue: credentials))
-        _ = try retryingInterrupts("getsockopt(SO_PEERCRED)") {
+        _ = try systemCall("getsockopt(SO_PEERCRED)") {
             getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length)
         }
         return PeerCredentials(uid: credentials.uid, gid: credentials.gid, pid: credentials.pid)
@@ -91,7 +92,7 @@ package enum Syscall {
     package static func integerOption(_ fd: CInt, _ option: CInt) throws(SystemError) -> CInt {
         var value: CInt = 0
         var length = socklen_t(MemoryLayout<CInt>.size)
-        _ = try retryingInterrupts("getsockopt") { getsockopt(fd, SOL_SOCKET, option, &value, &length) }
+        _ = try systemCall("getsockopt") { getsockopt(fd, SOL_SOCKET, option, &value, &length) }
         return value
     }
 
@@ -105,10 +106,10 @@ package enum Syscall {
 
     /// Makes an inherited descriptor non-blocking and close-on-exec.
     package static func makeNonBlockingAndCloseOnExec(_ fd: CInt) throws(SystemError) {
-        let status = try retryingInterrupts("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
-        _ = try retryingInterrupts("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, status | O_NONBLOCK) }
-        let descriptorFlags = try retryingInterrupts("fcntl(F_GETFD)") { fcntl(fd, F_GETFD) }
-        _ = try retryingInterrupts("fcntl(F_SETFD)") { fcntl(fd, F_SETFD, descriptorFlags | FD_CLOEXEC) }
+        let status = try systemCall("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
+        _ = try systemCall("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, status | O_NONBLOCK) }
+        let descriptorFlags = try systemCall("fcntl(F_GETFD)") { fcntl(fd, F_GETFD) }
+        _ = try systemCall("fcntl(F_SETFD)") { fcntl(fd, F_SETFD, descriptorFlags | FD_CLOEXEC) }
     }
 
     /// Closes a descriptor. Never retried: on Linux the descriptor is released even when `close` reports `EINTR`.
@@ -157,7 +158,7 @@ package enum Syscall {
     package static func fileKind(atPath path: String) throws(SystemError) -> FileKind {
         var status = stat()
         do {
-            _ = try retryingInterrupts("lstat(\(path))") { lstat(path, &status) }
+            _ = try systemCall("lstat(\(path))") { lstat(path, &status) }
         } catch  where error.errno == ENOENT {
             return .missing
         }
@@ -171,28 +172,28 @@ package enum Syscall {
     /// Whether `path` is a directory, following symbolic links.
     package static func isDirectory(followingLinksAt path: String) -> Bool {
         var status = stat()
-        guard (try? retryingInterrupts("stat(\(path))", { stat(path, &status) })) != nil else { return false }
+        guard (try? systemCall("stat(\(path))", { stat(path, &status) })) != nil else { return false }
         return status.st_mode & S_IFMT == S_IFDIR
     }
 
     package static func fileIdentity(atPath path: String) -> FileIdentity? {
         var status = stat()
-        guard (try? retryingInterrupts("lstat(\(path))", { lstat(path, &status) })) != nil else { return nil }
+        guard (try? systemCall("lstat(\(path))", { lstat(path, &status) })) != nil else { return nil }
         return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
     }
 
     /// Creates a directory with exactly `mode` (set with `chmod`, so the umask cannot narrow it).
     package static func makeDirectory(atPath path: String, mode: UInt32) throws(SystemError) {
-        _ = try retryingInterrupts("mkdir(\(path))") { mkdir(path, mode_t(mode)) }
+        _ = try systemCall("mkdir(\(path))") { mkdir(path, mode_t(mode)) }
         try changeMode(atPath: path, to: mode)
     }
 
     package static func changeMode(atPath path: String, to mode: UInt32) throws(SystemError) {
-        _ = try retryingInterrupts("chmod(\(path))") { chmod(path, mode_t(mode)) }
+        _ = try systemCall("chmod(\(path))") { chmod(path, mode_t(mode)) }
     }
 
     package static func removeFile(atPath path: String) throws(SystemError) {
-        _ = try retryingInterrupts("unlink(\(path))") { unlink(path) }
+        _ = try systemCall("unlink(\(path))") { unlink(path) }
     }
 
     // MARK: - Process
@@ -217,8 +218,6 @@ package enum Syscall {
 
     /// Sleeps the calling thread (used only off the event loops, e.g. between connect retries).
     package static func sleep(milliseconds: Int) {
-        var request = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) == -1 && Glibc.errno == EINTR { request = remaining }
+        CurrentThread.sleep(nanoseconds: Int64(milliseconds) * 1_000_000)
     }
 }

@@ -73,7 +73,7 @@ extension Model {
         let data = try Data(contentsOf: url)
         let json: JSONValue
         do {
-            json = try JSONDecoder().decode(JSONValue.self, from: data)
+            json = try JSONParser().parse(data)
         } catch {
             throw ModelError.malformed("\(url.path) is not JSON: \(error)")
         }

@@ -71,7 +71,9 @@ public struct Model: Sendable, Hashable {
                 guard seen.insert(key.lowercased()).inserted else { throw .duplicateKey(entity: entity.name, key: key) }
             }
             for attribute in entity.attributes {
-                if let value = attribute.defaultValue, !value.isNull, value.attributeType != attribute.type {
+                if let value = attribute.defaultValue, !value.isNull,
+                    value.attributeType != attribute.type || !value.hasJSONForm
+                {
                     throw .invalidDefault(entity: entity.name, key: attribute.name)
                 }
             }
@@ -240,7 +242,8 @@ public enum ModelError: Error, Hashable, CustomStringConvertible {
             return
                 "model: '\(e)' is not a valid entity name (ASCII letters, digits, _; not starting with Z_ or sqlite_)"
         case .reservedKey(let e, let k): return "model: \(e).\(k) uses a reserved name (id, version, or Z_…)"
-        case .invalidDefault(let e, let k): return "model: \(e).\(k) has a default of the wrong type"
+        case .invalidDefault(let e, let k):
+            return "model: \(e).\(k) has a default of the wrong type, or NaN or an infinity (JSON has no form for them)"
         case .unknownDestination(let e, let k, let d): return "model: \(e).\(k) points at unknown entity '\(d)'"
         case .missingInverse(let e, let k, let i): return "model: \(e).\(k) names inverse '\(i)', which does not exist"
         case .inverseMismatch(let e, let k): return "model: \(e).\(k) and its inverse do not point at each other"

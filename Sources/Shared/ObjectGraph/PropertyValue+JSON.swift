@@ -22,6 +22,17 @@ extension PropertyValue {
         }
     }
 
+    /// Whether the value has a JSON form: it is not NaN or an infinity, and holds neither (a date's
+    /// seconds, a number inside a json value). JSON has none for them (docs/wire-format.md).
+    package var hasJSONForm: Bool {
+        switch self {
+        case .double(let d): return d.isFinite
+        case .date(let d): return d.timeIntervalSinceReferenceDate.isFinite
+        case .json(let j): return !j.holdsNonFiniteNumber
+        default: return true
+        }
+    }
+
     /// Reads a wire value as an attribute of `type`; `nil` when it does not have that type.
     ///
     /// `null` reads as `.null` for every type (optionality is checked by validation).

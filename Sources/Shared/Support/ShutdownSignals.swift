@@ -135,7 +135,7 @@ private final class SignalPipe: Sendable {
         reader = DispatchSourceBox(source)
         source.setEventHandler { [readEnd = ends[0]] in
             var bytes = [UInt8](repeating: 0, count: 64)
-            let count = read(readEnd, &bytes, bytes.count)
+            let count = retryingInterrupts { read(readEnd, &bytes, bytes.count) }
             guard count > 0 else { return }
             let current = SignalPipe.shared.installations.withLock { $0 }
             for byte in bytes.prefix(count) {

@@ -2,7 +2,6 @@ import ContextBusClient
 import ContextBusSupport
 import ContextBusWire
 import Dispatch
-@preconcurrency import Glibc
 
 /// `ctxbus`: finds the command the words name, parses its arguments, runs it, and turns what
 /// happened into messages and an exit status.
@@ -75,7 +74,7 @@ struct CommandLineTool: Sendable {
             print(text)
             return ExitStatus.success.rawValue
         case .usageError(let error, let usage):
-            fputs("ctxbus: \(error)\n\n\(usage)\n", stderr)
+            StandardStream.error.write("ctxbus: \(error)\n\n\(usage)\n")
             return ExitStatus.usage.rawValue
         case .run(let command, let configuration, let arguments):
             return run(command, configuration: configuration, arguments: arguments)
@@ -94,7 +93,7 @@ struct CommandLineTool: Sendable {
             interruption.trigger(signal)
             if !streams {
                 console.progress(nil)
-                exit(128 + signal)
+                exitProcess(128 + signal)
             }
         }
         defer { signals.cancel() }

@@ -1,5 +1,4 @@
 import ContextBusSupport
-@preconcurrency import Glibc
 
 /// Where `ctxbus` writes: results to standard output (tables, or one JSON value per line),
 /// messages and progress to standard error.
@@ -24,20 +23,20 @@ final class Console: Sendable {
 
     /// A console for this process: progress only when standard error is a terminal.
     static func standard(format: Format) -> Console {
-        Console(format: format, showsProgress: isatty(2) == 1)
+        Console(format: format, showsProgress: StandardStream.error.isTerminal)
     }
 
     var isJSON: Bool { format == .json }
 
     /// Writes one line to standard output.
     func line(_ text: String) {
-        write(text + "\n", to: stdout)
+        write(text + "\n", to: .output)
     }
 
     /// Writes lines to standard output.
     func lines(_ texts: [String]) {
         guard !texts.isEmpty else { return }
-        write(texts.joined(separator: "\n") + "\n", to: stdout)
+        write(texts.joined(separator: "\n") + "\n", to: .output)
     }
 
     /// Writes `value` as one line of compact JSON (keys sorted) to standard output.
@@ -47,12 +46,12 @@ final class Console: Sendable {
 
     /// Writes `ctxbus: <text>` to standard error.
     func error(_ text: String) {
-        write("ctxbus: \(text)\n", to: stderr)
+        write("ctxbus: \(text)\n", to: .error)
     }
 
     /// Writes a line to standard error as it is.
     func note(_ text: String) {
-        write(text + "\n", to: stderr)
+        write(text + "\n", to: .error)
     }
 
     /// Shows `text` as the progress line (when standard error is a terminal); `nil` removes it.
@@ -61,20 +60,16 @@ final class Console: Sendable {
         progressLine.withLock { line in
             guard text != nil || line != nil else { return }
             line = text
-            fputs("\r\u{1B}[K" + (text ?? ""), stderr)
-            fflush(stderr)
+            StandardStream.error.write("\r\u{1B}[K" + (text ?? ""))
         }
     }
 
-    private func write(_ text: String, to stream: UnsafeMutablePointer<FILE>) {
+    private func write(_ text: String, to stream: StandardStream) {
         progressLine.withLock { progress in
-            if progress != nil { fputs("\r\u{1B}[K", stderr) }
-            fputs(text, stream)
-            fflush(stream)
-            if let progress {
-                fputs(progress, stderr)
-                fflush(stderr)
-            }
+            // The progress line is cleared first and drawn again after.
+            if progress != nil { StandardStream.error.write("\r\u{1B}[K") }
+            stream.write(text)
+            if let progress { StandardStream.error.write(progress) }
         }
     }
 }

@@ -1,5 +1,3 @@
-@preconcurrency import Glibc
-
 /// The client side of the D-Bus SASL handshake, with the EXTERNAL mechanism.
 ///
 /// ```
@@ -93,7 +91,7 @@ package struct DBusAuthenticator {
             let count: Int
             do {
                 count = try socket.receive(into: &chunk)
-            } catch .system(_, let code) where code == EAGAIN || code == EWOULDBLOCK {
+            } catch .system(_, let code) where isReceiveTimeout(code) {
                 throw .authenticationFailed("no answer from the server within \(timeout)")
             }
             guard count > 0 else { throw .authenticationFailed("server closed the connection during authentication") }

@@ -1,5 +1,3 @@
-@preconcurrency import Glibc
-
 /// Writes D-Bus values in the little-endian wire format.
 ///
 /// Alignment is counted from the first byte the encoder wrote, so an encoder that starts a message (or a body,
@@ -58,7 +56,7 @@ package struct DBusEncoder {
         var text = text
         let start = bytes.count
         let hasNUL = text.withUTF8 { utf8 in
-            if let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil { return true }
+            if containsNUL(utf8) { return true }
             writeUInt32(UInt32(utf8.count))
             bytes.append(contentsOf: utf8)
             return false

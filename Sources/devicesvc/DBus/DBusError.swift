@@ -1,5 +1,3 @@
-@preconcurrency import Glibc
-
 /// An error reply from a D-Bus peer: the error name (such as `org.bluez.Error.Failed`) and its message.
 ///
 /// Match on the name to react to a specific failure:
@@ -62,7 +60,7 @@ package enum DBusConnectionError: Error, Hashable, Sendable, CustomStringConvert
     package var description: String {
         switch self {
         case .invalidAddress(let text, let reason): return "invalid D-Bus address \"\(text)\": \(reason)"
-        case .system(let operation, let code): return "D-Bus \(operation) failed: \(String(cString: strerror(code)))"
+        case .system(let operation, let code): return "D-Bus \(operation) failed: \(systemErrorMessage(code))"
         case .authenticationFailed(let reason): return "D-Bus authentication failed: \(reason)"
         case .timedOut(let member, let after): return "D-Bus call \(member) got no reply within \(after)"
         case .disconnected(let reason): return "D-Bus connection closed: \(reason)"

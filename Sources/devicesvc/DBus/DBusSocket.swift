@@ -1,6 +1,8 @@
+import ContextBusSupport
 @preconcurrency import Glibc
 
-/// A connected Unix stream socket to a D-Bus server: the only file with raw socket calls.
+/// A connected Unix stream socket to a D-Bus server: the only file with raw socket calls. Interrupted calls are
+/// retried by ContextBusSupport's `retryingInterrupts`, the package's one `EINTR` retry.
 ///
 /// The descriptor has one owner, the connection, which closes it exactly once.
 package struct DBusSocket: Sendable {
@@ -32,7 +34,7 @@ package struct DBusSocket: Sendable {
         guard descriptor >= 0 else { throw .system(operation: "socket", errno: errno) }
         let result = withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                retryingOnInterrupt { Glibc.connect(descriptor, address, length) }
+                retryingInterrupts { Glibc.connect(descriptor, address, length) }
             }
         }
         guard result == 0 else {
@@ -50,7 +52,7 @@ package struct DBusSocket: Sendable {
         var sent = 0
         while sent < bytes.count {
             let count = bytes.withUnsafeBytes { raw in
-                retryingOnInterrupt {
+                retryingInterrupts {
                     Glibc.send(descriptor, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
                 }
             }
@@ -65,7 +67,7 @@ package struct DBusSocket: Sendable {
     /// - Throws: `DBusConnectionError.system` on a read error or when a receive timeout expires.
     package func receive(into buffer: inout [UInt8]) throws(DBusConnectionError) -> Int {
         let count = buffer.withUnsafeMutableBytes { raw in
-            retryingOnInterrupt { recv(descriptor, raw.baseAddress, raw.count, 0) }
+            retryingInterrupts { recv(descriptor, raw.baseAddress, raw.count, 0) }
         }
         guard count >= 0 else { throw .system(operation: "recv", errno: errno) }
         return count
@@ -95,13 +97,4 @@ package struct DBusSocket: Sendable {
 
     /// The effective user ID, which SASL EXTERNAL authenticates as.
     package static var effectiveUserID: UInt32 { geteuid() }
-}
-
-/// Runs a system call again while it fails with `EINTR`: the one place that retries interrupted calls.
-private func retryingOnInterrupt<Result: BinaryInteger>(_ call: () -> Result) -> Result {
-    while true {
-        let result = call()
-        if result < 0 && errno == EINTR { continue }
-        return result
-    }
 }

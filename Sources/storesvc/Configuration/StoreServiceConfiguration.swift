@@ -1,5 +1,4 @@
 import ContextBusServer
-@preconcurrency import Glibc
 
 /// Everything `storesvc` is told on its command line, with the defaults filled in.
 ///
@@ -41,8 +40,7 @@ struct StoreServiceConfiguration: Sendable, Equatable {
     struct Identity: Sendable, Equatable {
         var uid: UInt32
         var gid: UInt32
-
-        static var current: Identity { Identity(uid: getuid(), gid: getgid()) }
+        // `current` is in Platform.swift.
     }
 
     /// The runtime directory: `$CTXBUS_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/ctxbus`, else `./run`

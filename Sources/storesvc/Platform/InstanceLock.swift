@@ -1,3 +1,4 @@
+import ContextBusSupport
 @preconcurrency import Glibc
 
 /// One `storesvc` per database: an exclusive `flock` on `<database>.lock`, held for the life of
@@ -17,8 +18,7 @@ final class InstanceLock: Sendable {
         path = databasePath + ".lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .cannotOpen(path: path, errno: errno) }
-        var status: Int32
-        repeat { status = flock(fd, LOCK_EX | LOCK_NB) } while status != 0 && errno == EINTR
+        let status = retryingInterrupts { flock(fd, LOCK_EX | LOCK_NB) }
         guard status == 0 else {
             let error = errno
             let holder = Self.readOwner(fd)

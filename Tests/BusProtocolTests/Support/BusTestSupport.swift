@@ -332,10 +332,9 @@ final class RawBusPeer: @unchecked Sendable {
     func write(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes {
-                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            let sent = bytes[offset...].withUnsafeBytes { bytes in
+                retryingInterrupts { Glibc.send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
             }
-            if sent < 0 && errno == EINTR { continue }
             if sent <= 0 { return }  // the server closed; reads will show it
             offset += sent
         }
@@ -388,8 +387,9 @@ final class RawBusPeer: @unchecked Sendable {
                 buffer.removeFirst(readIndex)
                 readIndex = 0
             }
-            let got = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if got < 0 && errno == EINTR { continue }
+            let got = chunk.withUnsafeMutableBytes { bytes in
+                retryingInterrupts { recv(descriptor, bytes.baseAddress, bytes.count, 0) }
+            }
             if got <= 0 { return nil }
             buffer.append(contentsOf: chunk[0..<got])
         }

@@ -109,8 +109,9 @@ enum RawPeer {
         var buffer = [UInt8](repeating: 0, count: chunk)
         while result.count < count {
             let wanted = min(chunk, count - result.count)
-            let got = buffer.withUnsafeMutableBytes { recv(descriptor.rawValue, $0.baseAddress, wanted, 0) }
-            if got < 0 && errno == EINTR { continue }
+            let got = buffer.withUnsafeMutableBytes { bytes in
+                retryingInterrupts { recv(descriptor.rawValue, bytes.baseAddress, wanted, 0) }
+            }
             if got <= 0 { break }
             buffer.withUnsafeBytes { result.append(contentsOf: $0[0..<got]) }
         }
@@ -125,10 +126,9 @@ enum RawPeer {
     static func write(_ descriptor: FileDescriptor, _ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes {
-                send(descriptor.rawValue, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            let sent = bytes[offset...].withUnsafeBytes { bytes in
+                retryingInterrupts { send(descriptor.rawValue, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
             }
-            if sent < 0 && errno == EINTR { continue }
             precondition(sent > 0, "raw peer write failed: errno \(errno)")
             offset += sent
         }

@@ -90,8 +90,7 @@ final class ChildProcess: Sendable {
         let status = await withLockedContinuation { (continuation: LockedContinuation<Int32, Never>) in
             DispatchQueue(label: "ctxbus-tests.waitpid").async {
                 var status: Int32 = 0
-                var result = waitpid(pid, &status, 0)
-                while result < 0 && errno == EINTR { result = waitpid(pid, &status, 0) }
+                let result = retryingInterrupts { waitpid(pid, &status, 0) }
                 // -1: reaped by someone else, the status is unknown.
                 guard result == pid else { return continuation.resume(returning: -1) }
                 // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import.

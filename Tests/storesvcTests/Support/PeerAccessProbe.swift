@@ -1,6 +1,8 @@
 import Foundation
 @preconcurrency import Glibc
 
+@testable import ContextBusSupport
+
 /// Access checks from outside a service: a `bus.hello` sent by a client running under another uid (a standard-library
 /// Python client started through `setpriv`), and the service's sockets as `/proc` lists them.
 enum PeerAccessProbe {
@@ -95,8 +97,9 @@ enum PeerAccessProbe {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
+            let n = buffer.withUnsafeMutableBytes { bytes in
+                retryingInterrupts { read(fd, bytes.baseAddress, bytes.count) }
+            }
             guard n > 0 else { break }
             bytes += buffer[0..<n]
         }

@@ -89,10 +89,11 @@ final class RawBusConnection: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: count)
         var offset = 0
         while offset < count {
-            let n = buffer[offset...].withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let n = buffer[offset...].withUnsafeMutableBytes { bytes in
+                retryingInterrupts { recv(fd, bytes.baseAddress, bytes.count, 0) }
+            }
             if n == 0 { return nil }
             if n < 0 {
-                if errno == EINTR { continue }
                 if errno == ECONNRESET { return nil }
                 throw RawBusConnectionError.system("recv", errno)
             }

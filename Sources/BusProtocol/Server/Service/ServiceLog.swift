@@ -1,5 +1,3 @@
-@preconcurrency import Glibc
-
 /// Log lines on standard error, `<program>: <level>: <message>`, filtered by `--log-level`.
 package struct ServiceLog: Sendable {
     /// The program name each line starts with (`storesvc`).
@@ -27,11 +25,11 @@ package struct ServiceLog: Sendable {
 
     /// Writes `<program>: <message>` to standard error, whatever the level (command-line errors).
     package static func printError(_ message: String, program: String) {
-        fputs("\(program): \(message)\n", stderr)
+        writeToStandardError("\(program): \(message)\n")
     }
 
     private func write(_ lineLevel: LogLevel, _ message: () -> String) {
         guard !isSilent, lineLevel <= level else { return }
-        fputs("\(program): \(lineLevel.rawValue): \(message())\n", stderr)
+        writeToStandardError("\(program): \(lineLevel.rawValue): \(message())\n")
     }
 }

@@ -13,7 +13,8 @@ import Foundation
 /// types, so no tags are needed: dates as seconds since 2001 (Foundation's reference date, exact),
 /// binary as base64, uuids as strings, json wrapped in a one-element array (to tell JSON `null`
 /// from a missing value), to-one as the destination's number, to-many as an array of numbers.
-/// Keys the model no longer has are skipped when reading.
+/// Keys the model no longer has are skipped when reading. Written and read with `StoredJSON`: the
+/// one JSON codec, sorted keys inside json values.
 struct HistoryCodec {
     let model: Model
     /// Each entity's property names, in model order: the columns of its insert runs.
@@ -97,9 +98,9 @@ struct HistoryCodec {
         case .null: JSONWriter.appendLiteral("null", into: &out)
         case .string(let s): JSONWriter.appendString(s, into: &out)
         case .int(let i): JSONWriter.appendInteger(i, into: &out)
-        case .double(let d): Self.writeDouble(d, into: &out)
+        case .double(let d): StoredJSON.write(d, into: &out)
         case .bool(let b): JSONWriter.appendLiteral(b ? "true" : "false", into: &out)
-        case .date(let d): Self.writeDouble(d.timeIntervalSinceReferenceDate, into: &out)
+        case .date(let d): StoredJSON.write(d.timeIntervalSinceReferenceDate, into: &out)
         case .binary(let data):
             out.append(JSONByte.quote)
             Base64.append(data, into: &out)
@@ -107,7 +108,7 @@ struct HistoryCodec {
         case .uuid(let u): JSONWriter.appendString(u.uuidString.lowercased(), into: &out)
         case .json(let j):
             out.append(JSONByte.openBracket)
-            out.append(contentsOf: JSONText.write(j).utf8)
+            StoredJSON.write(j, into: &out)
             out.append(JSONByte.closeBracket)
         case .reference(let id): JSONWriter.appendInteger(id.number ?? 0, into: &out)
         case .references(let ids):
@@ -120,27 +121,10 @@ struct HistoryCodec {
         }
     }
 
-    /// As `JSONText.writeDouble`: the shortest round-tripping form, `null` for NaN.
-    private static func writeDouble(_ d: Double, into out: inout [UInt8]) {
-        if d.isNaN {
-            JSONWriter.appendLiteral("null", into: &out)
-        } else if d.isInfinite {
-            JSONWriter.appendLiteral(d < 0 ? "-1e999" : "1e999", into: &out)
-        } else {
-            let start = out.count
-            out.append(contentsOf: d.description.utf8)
-            if !out[start...].contains(where: {
-                $0 == JSONByte.period || $0 == JSONByte.lowerE || $0 == JSONByte.upperE
-            }) {
-                JSONWriter.appendLiteral(".0", into: &out)
-            }
-        }
-    }
-
     // MARK: - Reading
 
     func decode(_ text: String, txn: Int64, time: Date, author: String?) throws -> ChangeSet {
-        guard case .object(let root)? = JSONText.parse(text),
+        guard case .object(let root)? = StoredJSON.parse(text),
             case .array(let inserted)? = root["i"], case .array(let updated)? = root["u"],
             case .array(let deleted)? = root["d"]
         else { throw DecodingError.malformed(txn: txn) }

@@ -123,8 +123,17 @@ enum SQLiteSchemaSetup {
                 "INSERT INTO \"\(primaryKeyTable)\" (\"Z_ENTITY\", \"Z_MAX\") VALUES (?, 0)", [.string(entity.name)])
         }
         try setMetadata("modelHash", .string(model.versionHash), on: connection)
-        try setMetadata("model", .string(JSONText.write(model.jsonValue)), on: connection)
+        try setMetadata("model", .string(modelText(model)), on: connection)
         try setMetadata("lastTxn", .int(0), on: connection)
+    }
+
+    /// The model's JSON, as `Z_METADATA` keeps it.
+    private static func modelText(_ model: Model) -> String {
+        // `Model` refuses a default it could not write (NaN, an infinity), so this cannot fail.
+        guard let text = try? StoredJSON.writer.string(model.jsonValue) else {
+            preconditionFailure("model \(model.versionHash) has a value JSON cannot hold")
+        }
+        return text
     }
 
     private static func createIndex(
@@ -172,7 +181,7 @@ enum SQLiteSchemaSetup {
     /// Adds the optional attributes `model` has and the stored model lacks; anything else is a mismatch.
     private static func migrate(_ connection: SQLiteConnection, from storedHash: String, to model: Model) throws {
         let mismatch = StoreError.modelMismatch(stored: storedHash, expected: model.versionHash)
-        guard let text = try metadata("model", on: connection), let json = JSONText.parse(text),
+        guard let text = try metadata("model", on: connection), let json = StoredJSON.parse(text),
             let stored = try? Model(json: json)
         else { throw mismatch }
         guard Set(stored.entities.map(\.name)) == Set(model.entities.map(\.name)) else { throw mismatch }
@@ -222,6 +231,6 @@ enum SQLiteSchemaSetup {
             }
         }
         try setMetadata("modelHash", .string(model.versionHash), on: connection)
-        try setMetadata("model", .string(JSONText.write(model.jsonValue)), on: connection)
+        try setMetadata("model", .string(modelText(model)), on: connection)
     }
 }

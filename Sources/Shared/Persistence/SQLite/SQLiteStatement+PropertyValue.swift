@@ -4,7 +4,7 @@ import Foundation
 
 /// Binding and reading `PropertyValue`s by the storage conventions of `SQLSchema`: string TEXT,
 /// int INTEGER, double REAL, bool INTEGER 0/1, date REAL (seconds since 1970), binary BLOB,
-/// uuid TEXT (lowercase), json TEXT (compact JSON, `JSONText`), to-one INTEGER (the destination's `Z_PK`).
+/// uuid TEXT (lowercase), json TEXT (compact JSON with sorted keys, `StoredJSON`), to-one INTEGER (the destination's `Z_PK`).
 extension SQLiteStatement {
     /// Binds `value` at the 1-based `index`.
     ///
@@ -19,7 +19,10 @@ extension SQLiteStatement {
         case .date(let d): try bind(d.timeIntervalSince1970, at: index)
         case .binary(let data): try bind(data, at: index)
         case .uuid(let u): try bind(u.uuidString.lowercased(), at: index)
-        case .json(let j): try bind(JSONText.write(j), at: index)
+        case .json(let j):
+            var text: [UInt8] = []
+            StoredJSON.write(j, into: &text)
+            try bind(utf8: text, at: index)
         case .reference(let id):
             guard let number = id.number else { preconditionFailure("cannot store temporary ID \(id)") }
             try bind(number, at: index)
@@ -38,7 +41,7 @@ extension SQLiteStatement {
         case .date: return .date(Date(timeIntervalSince1970: double(at: column)))
         case .binary: return .binary(data(at: column))
         case .uuid: return UUID(uuidString: text(at: column)).map(PropertyValue.uuid) ?? .null
-        case .json: return JSONText.parse(text(at: column)).map(PropertyValue.json) ?? .null
+        case .json: return StoredJSON.parse(text(at: column)).map(PropertyValue.json) ?? .null
         }
     }
 

@@ -1,5 +1,4 @@
 import CContextBusSQLite
-import Glibc
 
 /// A SQLite VFS over the default one that lets the writer's connection write a commit's WAL frames with one
 /// system call instead of two per frame.
@@ -54,7 +53,10 @@ enum WALWriteGathering {
         let vfs = UnsafeMutablePointer<sqlite3_vfs>.allocate(capacity: 1)
         vfs.initialize(to: base.pointee)
         vfs.pointee.pNext = nil
-        vfs.pointee.zName = UnsafePointer(strdup(name))
+        // The name must outlive the registration, which lasts as long as the process.
+        let cName = UnsafeMutablePointer<CChar>.allocate(capacity: name.utf8.count + 1)
+        name.withCString { cName.initialize(from: $0, count: name.utf8.count + 1) }
+        vfs.pointee.zName = UnsafePointer(cName)
         vfs.pointee.szOsFile = Int32(innerOffset) + base.pointee.szOsFile
         vfs.pointee.xOpen = { _, name, file, flags, outFlags in
             WALWriteGathering.open(name, file!, flags: flags, outFlags: outFlags)

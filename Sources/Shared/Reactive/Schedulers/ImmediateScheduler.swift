@@ -1,4 +1,4 @@
-@preconcurrency import Glibc
+import ContextBusSupport
 
 /// Runs every block at once on the calling thread (RACScheduler.immediateScheduler).
 ///
@@ -24,9 +24,7 @@ public final class ImmediateScheduler: Scheduler {
         while true {
             let remaining = (time - now).saturatingNanoseconds
             if remaining <= 0 { break }
-            var request = timespec(
-                tv_sec: Int(remaining / 1_000_000_000), tv_nsec: Int(remaining % 1_000_000_000))
-            _ = nanosleep(&request, nil)
+            CurrentThread.sleep(nanoseconds: remaining)
         }
         action()
         let done = AnyDisposable()

@@ -1,5 +1,4 @@
 import ContextBusSupport
-@preconcurrency import Glibc
 
 /// A scheduler in virtual time, for deterministic tests of time-based operators: nothing runs until the test
 /// advances the clock.
@@ -27,7 +26,7 @@ public final class TestScheduler: Scheduler {
         var entries: [Entry] = []
         var nextSequence: UInt64 = 0
         /// The thread running a block right now, if any.
-        var runningThread: pthread_t?
+        var runningThread: UInt?
     }
 
     private let state: Locked<State>
@@ -41,7 +40,7 @@ public final class TestScheduler: Scheduler {
 
     public var isCurrent: Bool {
         state.withLock { state in
-            state.runningThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+            state.runningThread == CurrentThread.id
         }
     }
 
@@ -116,7 +115,7 @@ public final class TestScheduler: Scheduler {
     private func run(_ entry: Entry) {
         guard !entry.disposable.isDisposed else { return }
         let previous = state.withLock { state in
-            defer { state.runningThread = pthread_self() }
+            defer { state.runningThread = CurrentThread.id }
             return state.runningThread
         }
         entry.action()

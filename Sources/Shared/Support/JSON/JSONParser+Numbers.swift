@@ -4,7 +4,8 @@ extension JSONScanner {
     /// Digits-only numbers that fit in `Int64` are accumulated exactly and become `.int` (`-0`
     /// is `.int(0)`); the rest are converted by the standard library's correctly rounded
     /// decimal-to-double conversion. Infinity is never produced: a magnitude beyond
-    /// `Double.greatestFiniteMagnitude` is `numberOutOfRange`.
+    /// `Double.greatestFiniteMagnitude` is `numberOutOfRange` (±infinity only with
+    /// `readsOutOfRangeNumbersAsInfinity`, for text stored by earlier versions).
     mutating func parseNumber() throws(JSONParseError) -> JSONValue {
         let start = index
         let count = bytes.count
@@ -52,7 +53,9 @@ extension JSONScanner {
             if isNegative, magnitude == UInt64(Int64.max) + 1 { return .int(.min) }
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
-        guard let value = Double(text), value.isFinite else { throw JSONParseError(.numberOutOfRange, at: start) }
+        guard let value = Double(text), value.isFinite || readsOutOfRangeNumbersAsInfinity else {
+            throw JSONParseError(.numberOutOfRange, at: start)
+        }
         return .double(value)
     }
 

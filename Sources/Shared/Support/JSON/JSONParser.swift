@@ -1,10 +1,15 @@
-/// Reads RFC 8259 JSON text into a `JSONValue`, strictly and without Foundation.
+/// Reads RFC 8259 JSON text into a `JSONValue`, strictly and without Foundation: the one JSON
+/// parser of ContextBus (the wire, stored `json` values and history, model files, ctxbus input).
 ///
 /// Any value may be the document (not only objects and arrays). Strings must be well-formed
 /// UTF-8 and escapes must pair surrogates correctly; a number without a fraction or exponent
 /// that fits in 64 bits becomes `.int`, every other number `.double` (an integer too large for
 /// `Int64` is read as the nearest `Double`; a number beyond `Double`'s range is an error).
 /// Whitespace is space, tab, CR and LF only; a byte-order mark is not skipped.
+///
+/// NaN and infinities have no JSON form (docs/wire-format.md, "NaN and infinities"), so the parser
+/// never returns one; the single exception is `readsOutOfRangeNumbersAsInfinity`, which only the
+/// SQLite store sets, to read the `±1e999` that earlier versions stored for infinities.
 ///
 /// Limits, all reported as `JSONParseError` with the byte offset, never as a crash:
 /// nesting deeper than `maximumDepth` (default 512), duplicate member names (unless
@@ -25,6 +30,12 @@ public struct JSONParser: Sendable {
     public var maximumDepth: Int
     /// Whether an object that repeats a member name is an error (`true`) or keeps the last value.
     public var rejectsDuplicateKeys: Bool
+    /// Whether a number beyond `Double`'s range (such as `1e999`) reads as ±infinity instead of
+    /// being `numberOutOfRange`.
+    ///
+    /// Only for text stored by versions before the one JSON codec, which wrote an infinity as
+    /// `±1e999` in `json` columns, history rows and the stored model: nothing written now holds one.
+    package var readsOutOfRangeNumbersAsInfinity = false
 
     public init(maximumDepth: Int = JSONParser.defaultMaximumDepth, rejectsDuplicateKeys: Bool = true) {
         self.maximumDepth = maximumDepth
@@ -37,7 +48,8 @@ public struct JSONParser: Sendable {
     public func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {
         var scanner = JSONScanner(
             bytes: bytes.assumingMemoryBound(to: UInt8.self), maximumDepth: maximumDepth,
-            rejectsDuplicateKeys: rejectsDuplicateKeys)
+            rejectsDuplicateKeys: rejectsDuplicateKeys,
+            readsOutOfRangeNumbersAsInfinity: readsOutOfRangeNumbersAsInfinity)
         return try scanner.parseDocument()
     }
 
@@ -72,6 +84,7 @@ struct JSONScanner {
     let bytes: UnsafeBufferPointer<UInt8>
     let maximumDepth: Int
     let rejectsDuplicateKeys: Bool
+    let readsOutOfRangeNumbersAsInfinity: Bool
     var index = 0
     var depth = 0
     /// Reused storage for strings that contain escapes.
@@ -80,10 +93,14 @@ struct JSONScanner {
     /// here first so that its dictionary is allocated once at its final size.
     var pendingMembers: [(key: String, value: JSONValue, offset: Int)] = []
 
-    init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int, rejectsDuplicateKeys: Bool) {
+    init(
+        bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int, rejectsDuplicateKeys: Bool,
+        readsOutOfRangeNumbersAsInfinity: Bool
+    ) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
         self.rejectsDuplicateKeys = rejectsDuplicateKeys
+        self.readsOutOfRangeNumbersAsInfinity = readsOutOfRangeNumbersAsInfinity
     }
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {

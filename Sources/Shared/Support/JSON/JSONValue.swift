@@ -66,6 +66,15 @@ extension JSONValue {
         if case .null = self { return true }
         return false
     }
+    /// Whether a NaN or an infinity is in this value, at any depth: a value `JSONWriter` refuses to write.
+    package var holdsNonFiniteNumber: Bool {
+        switch self {
+        case .double(let d): return !d.isFinite
+        case .array(let elements): return elements.contains { $0.holdsNonFiniteNumber }
+        case .object(let members): return members.values.contains { $0.holdsNonFiniteNumber }
+        case .null, .bool, .int, .string: return false
+        }
+    }
 }
 
 extension JSONValue: Codable {

@@ -1,13 +1,18 @@
-/// Writes a `JSONValue` as compact RFC 8259 JSON text (UTF-8, no insignificant whitespace).
+/// Writes a `JSONValue` as compact RFC 8259 JSON text (UTF-8, no insignificant whitespace): the
+/// one JSON writer of ContextBus (wire messages, stored `json` values, history rows, the stored
+/// model, ctxbus output).
 ///
 /// - Integers are written exactly; doubles in the shortest form that reads back as the same
 ///   `Double` (always with a `.` or an exponent, so they read back as `.double`, never `.int`).
 /// - NaN and ±infinity have no JSON form: writing one throws `JSONWriteError.nonFiniteNumber`
-///   rather than emitting invalid JSON or silently changing the value to `null`.
+///   rather than emitting invalid JSON or silently changing the value to `null`. That is the
+///   rule everywhere (docs/wire-format.md, "NaN and infinities"): values that would need one are
+///   refused where they enter (the stores' validation, a model's defaults).
 /// - Strings escape `"` and `\` and every control character U+0000–U+001F (as `\n`, `\t`, … or
 ///   `\u00XX`); everything else, `/` and non-ASCII included, is written as UTF-8.
 /// - Object members are written in dictionary order, or sorted by key (Swift `String` order,
-///   which compares Unicode scalar values) when `sortsKeys` is set, for deterministic output.
+///   which compares Unicode scalar values) when `sortsKeys` is set, for deterministic output:
+///   equal values give equal text (what the stores write, what ctxbus prints).
 ///
 /// Nesting is written recursively: values built in code must not be nested more deeply than
 /// the thread's stack allows (anything `JSONParser` returns is bounded by its `maximumDepth`).

@@ -46,7 +46,8 @@ extension PropertyValue {
         switch self {
         case .string(let s): return s
         case .uuid(let u): return u.uuidString.lowercased()
-        case .json(let j): return JSONText.write(j)
+        // Validation keeps NaN and infinities out of stores; a pending value holding one has no stored text.
+        case .json(let j): return (try? JSONWriter(sortsKeys: true).string(j)) ?? "null"
         default: return description
         }
     }

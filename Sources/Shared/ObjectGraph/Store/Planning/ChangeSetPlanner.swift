@@ -89,6 +89,7 @@ package struct ChangeSetPlanner {
         for id in deletes { try delete(id) }
         checkDenials()
         checkRequiredAttributes()
+        checkJSONForms()
         guard failures.isEmpty else { throw StoreError.validation(failures) }
         var plan = try makePlan(request)
         plan.matched = matched
@@ -251,8 +252,16 @@ package struct ChangeSetPlanner {
             return .null
         case .int(let i) where attribute.type == .double:
             return .double(Double(i))
-        case .double(let d) where d.isNaN:
-            fail(id, attribute.name, "NaN cannot be stored")
+        // NaN and infinities have no JSON form, so neither the history nor the wire could carry them
+        // (docs/wire-format.md, "NaN and infinities").
+        case .double(let d) where !d.isFinite:
+            fail(id, attribute.name, d.isNaN ? "NaN cannot be stored" : "an infinity cannot be stored")
+            return nil
+        case .date(let d) where !d.timeIntervalSinceReferenceDate.isFinite:
+            fail(id, attribute.name, "a date must be finite")
+            return nil
+        case .json(let j) where j.holdsNonFiniteNumber:
+            fail(id, attribute.name, "NaN and infinities cannot be stored (JSON has no form for them)")
             return nil
         case .date(let d) where attribute.type == .date:
             // Stored as seconds since 1970 (`SQLSchema`); keep the value the store will read back.
@@ -298,6 +307,22 @@ package struct ChangeSetPlanner {
                 {
                     fail(objects[slot].id, attribute.name, "is required")
                 }
+            }
+        }
+    }
+
+    /// Fails every updated object that still holds NaN or an infinity: `checked` refuses them, so only a database
+    /// written by an earlier version holds one, and JSON has no form for it (the object's `json` column, its
+    /// history and the wire could not carry it). Replacing the value with a finite one or null is the way out.
+    private mutating func checkJSONForms() {
+        for slot in touchOrder where !objects[slot].isDeleted && objects[slot].before != nil {
+            let entity = entities[objects[slot].entityIndex]
+            for (position, attribute) in entity.attributes.enumerated()
+            where !objects[slot].attribute(at: position).hasJSONForm {
+                fail(
+                    objects[slot].id, attribute.name,
+                    "holds NaN or an infinity, stored by an earlier version: JSON has no form for it; save a finite "
+                        + "value or null")
             }
         }
     }
