@@ -16,17 +16,7 @@ extension RemoteStore {
     ///   `.validation` (inserts named by their temporary IDs), `.invalidRequest` naming the field,
     ///   `.unavailable`.
     public func save(_ request: SaveRequest) throws -> SaveResult {
-        guard !client.loop.inEventLoop else {
-            throw StoreError.unavailable(BusClientError.wouldBlockEventLoop(method: StoreSave.name).description)
-        }
-        let answered = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<SaveResult, any Error>?>(nil)
-        save(request) { result in
-            outcome.withLock { $0 = result }
-            answered.signal()
-        }
-        answered.wait()
-        return try outcome.withLock { $0 }!.get()
+        try waiting(for: StoreSave.name) { save(request, completion: $0) }
     }
 
     /// Sends `request` as one `store.save` without blocking; `completion` gets the result (with the committed
@@ -63,6 +53,45 @@ extension RemoteStore {
                 completion(.failure(withInsertEntities(storeError(for: error), request: request)))
             }
         }
+    }
+
+    /// `store.batch`, blocking the calling thread until the commit. The change set reaches contexts through the
+    /// store's change stream, like any other process's commit (`BatchResult.changes` is `nil`).
+    @discardableResult
+    public func batch(_ request: BatchRequest) throws -> BatchResult {
+        try waiting(for: StoreBatch.name) { batch(request, completion: $0) }
+    }
+
+    /// `store.batch` without blocking; `completion` runs on the client's loop thread.
+    public func batch(_ request: BatchRequest, completion: @escaping @Sendable (Result<BatchResult, any Error>) -> Void)
+    {
+        client.call(StoreBatch.self, request, timeout: callTimeout, model: model) { [self] outcome in
+            switch outcome {
+            case .success(let result):
+                if let txn = result.txn { noteTransaction(txn) }
+                completion(.success(result))
+            case .failure(let error):
+                completion(.failure(storeError(for: error)))
+            }
+        }
+    }
+
+    /// Blocks the calling thread until the call `start` makes completes (never on the client's own loop, which
+    /// delivers the answer).
+    private func waiting<T: Sendable>(
+        for method: String, _ start: (@escaping @Sendable (Result<T, any Error>) -> Void) -> Void
+    ) throws -> T {
+        guard !client.loop.inEventLoop else {
+            throw StoreError.unavailable(BusClientError.wouldBlockEventLoop(method: method).description)
+        }
+        let answered = DispatchSemaphore(value: 0)
+        let outcome = Locked<Result<T, any Error>?>(nil)
+        start { result in
+            outcome.withLock { $0 = result }
+            answered.signal()
+        }
+        answered.wait()
+        return try outcome.withLock { $0 }!.get()
     }
 
     /// A validation error names inserts by `ref` only; gives them back the temporary IDs of the request.

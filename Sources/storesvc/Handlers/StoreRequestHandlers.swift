@@ -112,6 +112,21 @@ final class StoreRequestHandlers: Sendable {
         }
     }
 
+    /// `store.batch`: queues the batch for the writer like a save (it runs as a save of the objects it matches), and
+    /// answers through `completion` on the writer's thread once it is committed or failed.
+    func batch(_ request: BatchRequest, completion: @escaping @Sendable (Result<BatchResult, RPCError>) -> Void) {
+        inFlightSaves.enter()
+        counters.withLock { $0.inFlight += 1 }
+        let log = self.log
+        store.batch(request) { [self] outcome in
+            let response = outcome.mapError { StoreErrorMapping.rpcError(for: $0, log: log) }
+            count(failed: (try? response.get()) == nil)
+            completion(response)
+            counters.withLock { $0.inFlight -= 1 }
+            inFlightSaves.leave()
+        }
+    }
+
     /// Waits until every save queued so far has been answered (shutdown).
     func waitForSaves() {
         inFlightSaves.wait()

@@ -53,6 +53,13 @@ extension StoreService {
                 handlers.save(params) { outcome in loop.execute { responder.respond(with: outcome) } }
             })
         server.register(
+            StoreBatch.self, ordering: .inOrder, cancellation: .cooperative,
+            responder: { request, params, responder in
+                // As a save's: from the writer's thread straight to the connection's loop.
+                let loop = request.connection.loop
+                handlers.batch(params) { outcome in loop.execute { responder.respond(with: outcome) } }
+            })
+        server.register(
             StoreSubscribe.self,
             responder: { request, params, responder in
                 let connection = request.connection

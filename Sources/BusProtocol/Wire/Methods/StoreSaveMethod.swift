@@ -124,3 +124,10 @@ extension RPCError {
             errors: issues.map(\.json))
     }
 }
+
+/// `store.batch`: every object of an entity matching a predicate changed or deleted in one transaction.
+public enum StoreBatch: RPCMethod {
+    public typealias Params = BatchRequest
+    public typealias Result = BatchResult
+    public static let name = "store.batch"
+}

@@ -9,13 +9,23 @@ extension Model {
     public func typedValues(
         _ json: [String: JSONValue], of entityName: String, path: String
     ) throws(RPCError) -> [String: PropertyValue] {
-        guard let entity = entity(named: entityName) else {
+        guard entity(named: entityName) != nil else {
             throw .invalidParams(field: "\(path).id", message: "unknown entity '\(entityName)'")
+        }
+        return try typedValues(json, of: entityName, fieldPrefix: "\(path).values")
+    }
+
+    /// `typedValues(_:of:path:)` with errors naming `fieldPrefix.<key>` (such as `set.name` for `store.batch`).
+    public func typedValues(
+        _ json: [String: JSONValue], of entityName: String, fieldPrefix: String
+    ) throws(RPCError) -> [String: PropertyValue] {
+        guard let entity = entity(named: entityName) else {
+            throw .invalidParams(field: fieldPrefix, message: "unknown entity '\(entityName)'")
         }
         var values: [String: PropertyValue] = [:]
         values.reserveCapacity(json.count)
         for (key, value) in json {
-            let field = "\(path).values.\(key)"
+            let field = "\(fieldPrefix).\(key)"
             if let attribute = entity.attribute(named: key) {
                 guard let typed = PropertyValue(json: value, type: attribute.type) else {
                     throw .invalidParams(field: field, message: "expected \(attribute.type.wireDescription) or null")

@@ -13,3 +13,11 @@ public struct BatchResult: Sendable, Hashable {
         self.changes = changes
     }
 }
+
+extension BatchResult {
+    /// The answer of the save that ran a batch: its transaction only when it wrote something.
+    package init(_ result: SaveResult) {
+        let wrote = !(result.changes?.isEmpty ?? true)
+        self.init(txn: wrote ? result.txn : nil, count: result.matched ?? 0, changes: wrote ? result.changes : nil)
+    }
+}

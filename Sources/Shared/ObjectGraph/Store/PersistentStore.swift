@@ -37,6 +37,19 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// The default implementation calls `save(_:)` on the calling thread.
     func save(_ request: SaveRequest, completion: @escaping @Sendable (Result<SaveResult, any Error>) -> Void)
 
+    /// Changes or deletes every object `request` matches, in one transaction: all of them or none (a batch runs
+    /// as a save of those objects, with delete rules, validation, unique keys, history and change events).
+    ///
+    /// - Throws: `StoreError.invalidRequest` (unknown entity or key, a predicate that does not fit),
+    ///   `.validation` (a value of the wrong type, a `deny` delete rule), `.conflict` (a unique key), or a storage
+    ///   error. The default implementation runs it through `save(_:)`.
+    @discardableResult
+    func batch(_ request: BatchRequest) throws -> BatchResult
+
+    /// `batch(_:)` without blocking the caller, as `save(_:completion:)`. The default runs it through
+    /// `save(_:completion:)`.
+    func batch(_ request: BatchRequest, completion: @escaping @Sendable (Result<BatchResult, any Error>) -> Void)
+
     /// What the store counts of its own work (commits, group sizes, store-specific counters), for `store.stats`.
     /// The default is empty.
     var counters: StoreCounters { get }
@@ -61,4 +74,14 @@ extension PersistentStore {
     }
 
     public var counters: StoreCounters { StoreCounters() }
+
+    @discardableResult
+    public func batch(_ request: BatchRequest) throws -> BatchResult {
+        BatchResult(try save(SaveRequest(batch: request)))
+    }
+
+    public func batch(_ request: BatchRequest, completion: @escaping @Sendable (Result<BatchResult, any Error>) -> Void)
+    {
+        save(SaveRequest(batch: request)) { completion($0.map(BatchResult.init)) }
+    }
 }

@@ -307,6 +307,7 @@ final class SQLiteWriter: @unchecked Sendable {
         guard !plan.isEmpty else {
             var result = InMemoryStore.emptyResult(txn: txn, time: time, request: request)
             result.ids = plan.ids
+            result.matched = plan.matched
             return .success(result)
         }
         let changes = plan.changeSet(txn: txn + 1, time: time, author: request.author)
@@ -322,7 +323,9 @@ final class SQLiteWriter: @unchecked Sendable {
         if inSavepoint { try connection.statement("RELEASE \"save\"").run() }
         txn += 1
         committed.append(changes)
-        return .success(SaveResult(txn: changes.txn, ids: plan.ids, versions: plan.versions, changes: changes))
+        var result = SaveResult(txn: changes.txn, ids: plan.ids, versions: plan.versions, changes: changes)
+        result.matched = plan.matched
+        return .success(result)
     }
 
     private func write(_ changes: ChangeSet, toManyDeltas: [ObjectID: [String: ToManyDelta]]) throws {

@@ -38,6 +38,7 @@ public final class InMemoryStore: PersistentStore {
             guard !plan.isEmpty else {
                 var result = Self.emptyResult(txn: state.lastTxn, time: now, request: request)
                 result.ids = plan.ids
+                result.matched = plan.matched
                 return result
             }
             state.lastTxn += 1
@@ -45,7 +46,9 @@ public final class InMemoryStore: PersistentStore {
             state.apply(changes, toManyDeltas: plan.toManyDeltas, model: model)
             lastCommitted.store(state.lastTxn, ordering: .releasing)
             observers.publish([changes])
-            return SaveResult(txn: changes.txn, ids: plan.ids, versions: plan.versions, changes: changes)
+            var result = SaveResult(txn: changes.txn, ids: plan.ids, versions: plan.versions, changes: changes)
+            result.matched = plan.matched
+            return result
         }
     }
 

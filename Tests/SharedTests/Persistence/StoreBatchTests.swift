@@ -1,0 +1,123 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import ContextBusObjectGraph
+
+/// Batches (`BatchRequest`): every matching object changed or deleted in one transaction, as a save of those objects
+/// would (docs/protocol.md, "store.batch"), against every store.
+struct StoreBatchTests {
+    /// Five books, titled b1…b5 with 1…5 pages, on one shelf whose delete rule is `deny`.
+    private func library(_ factory: StoreFactory) throws -> (store: TestStore, shelf: ObjectID, books: [ObjectID]) {
+        let store = try factory.make(TestModels.library)
+        let shelf = try store.insert("Shelf", ["name": .string("main")])
+        var books: [ObjectID] = []
+        for n in 1...5 {
+            books.append(
+                try store.insert(
+                    "Book", ["title": .string("b\(n)"), "pages": .int(Int64(n)), "shelf": .reference(shelf)]))
+        }
+        return (store, shelf, books)
+    }
+
+    private func pages(over minimum: Int64) throws -> ObjectPredicate {
+        try ObjectPredicate(format: "pages > \(minimum)")
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func aSetChangesEveryMatchingObjectInOneTransactionVisibleAsASave(factory: StoreFactory) throws {
+        let (store, _, books) = try library(factory)
+        let before = store.lastTransaction
+        let result = try store.batch(
+            BatchRequest(
+                entity: "Book", where: try pages(over: 3), action: .set(["inPrint": .bool(false)]), author: "sweep"))
+        expectEqual(result.count, 2)
+        expectEqual(result.txn, before + 1)
+        let changes = try #require(result.changes)
+        expectEqual(changes.updated.map(\.snapshot.id), [books[3], books[4]])
+        expectEqual(changes.updated.map(\.changedKeys), [["inPrint"], ["inPrint"]])
+        expectEqual(changes.updated.map(\.snapshot.version), [2, 2])
+        expectEqual(try store.snapshot(books[0])?.values["inPrint"], .bool(true))
+        expectEqual(try store.snapshot(books[4])?.values["inPrint"], .bool(false))
+        let history = try #require(try store.history(since: before, limit: 10).first)
+        expectEqual(history.author, "sweep")
+        expectEqual(history.updated.map(\.snapshot.id), [books[3], books[4]])
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func aDeleteAppliesDeleteRulesAndADenyFailsTheWholeBatch(factory: StoreFactory) throws {
+        let (store, shelf, books) = try library(factory)
+        let before = store.lastTransaction
+        // The shelf's books deny its delete: nothing is deleted.
+        let error = storeError { try store.batch(BatchRequest(entity: "Shelf", action: .delete)) }
+        guard case .validation(let failures)? = error else {
+            Issue.record("expected a validation failure, got \(String(describing: error))")
+            return
+        }
+        expectEqual(failures.map(\.key), ["books"])
+        expectEqual(store.lastTransaction, before)
+        // Deleting books nullifies the shelf's side.
+        let result = try store.batch(BatchRequest(entity: "Book", where: try pages(over: 1), action: .delete))
+        expectEqual(result.count, 4)
+        let changes = try #require(result.changes)
+        expectEqual(changes.deleted.map(\.id), Array(books[1...]))
+        expectEqual(changes.updated.map(\.snapshot.id), [shelf])
+        expectEqual(try store.all("Book").map(\.id), [books[0]])
+        expectEqual(try store.snapshot(shelf)?.values["books"], .references([books[0]]))
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func aBatchThatMatchesNothingWritesNothing(factory: StoreFactory) throws {
+        let (store, _, _) = try library(factory)
+        let before = store.lastTransaction
+        let result = try store.batch(BatchRequest(entity: "Book", where: try pages(over: 99), action: .delete))
+        expectEqual(result, BatchResult(txn: nil, count: 0, changes: nil))
+        expectEqual(store.lastTransaction, before)
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func aSetIsValidatedLikeAnUpdateAndChangesNothingWhenItFails(factory: StoreFactory) throws {
+        let (store, _, books) = try library(factory)
+        let wrongType = storeError {
+            try store.batch(BatchRequest(entity: "Book", action: .set(["pages": .string("many")])))
+        }
+        guard case .validation(let failures)? = wrongType else {
+            Issue.record("expected a validation failure, got \(String(describing: wrongType))")
+            return
+        }
+        expectEqual(Set(failures.compactMap(\.id)), Set(books))
+        let missingShelf = storeError {
+            try store.batch(BatchRequest(entity: "Book", action: .set(["shelf": .reference(oid("Shelf", 99))])))
+        }
+        guard case .validation? = missingShelf else {
+            Issue.record("expected a validation failure, got \(String(describing: missingShelf))")
+            return
+        }
+        expectEqual(
+            storeError { try store.batch(BatchRequest(entity: "Book", action: .set(["colour": .string("red")]))) },
+            .invalidRequest(field: "set.colour", message: "Book has no property 'colour'"))
+        expectEqual(
+            storeError { try store.batch(BatchRequest(entity: "Nope", action: .delete)) },
+            .invalidRequest(field: "entity", message: "unknown entity 'Nope'"))
+        expectEqual(try store.snapshot(books[0])?.version, 1)
+    }
+
+    @Test(arguments: StoreFactory.all)
+    func aContextMergesWhatItsBatchChanged(factory: StoreFactory) throws {
+        let (store, _, books) = try library(factory)
+        let context = ObjectContext(store: store, name: "cleaner")
+        try context.performAndWait {
+            let first = try context.existingObject(with: books[0])
+            let last = try context.existingObject(with: books[4])
+            expectEqual(last.bool("inPrint"), true)
+            let result = try context.execute(
+                BatchRequest(entity: "Book", where: try pages(over: 3), action: .set(["inPrint": .bool(false)])))
+            expectEqual(result.count, 2)
+            expectEqual(last.bool("inPrint"), false)
+            expectEqual(last.version, 2)
+            expectEqual(first.bool("inPrint"), true)
+            try context.execute(BatchRequest(entity: "Book", where: try pages(over: 4), action: .delete))
+            expectNil(context.registeredObject(for: books[4]))
+        }
+    }
+}
