@@ -30,13 +30,18 @@ enum StoreServiceCommand {
                                512 to 65536 (default 4096, SQLite's). An existing file keeps its own.
                                2048 makes durable saves' commits fewer bytes (docs/operations.md).
           --log-level LEVEL    error, warning, info (default) or debug; logs go to standard error.
+          --retain RULE        Entity:dateKey:age (repeatable): delete the objects of Entity whose date
+                               attribute dateKey is older than now - age (30d, 12h, 90m, 45s), at start
+                               and every --retain-interval, as one batch authored "retention".
+          --retain-interval T  How often the --retain rules run (default 60s).
           -h, --help           Show this help.
 
         SIGNALS:
           SIGTERM, SIGINT      Stop accepting, answer every save in flight, close the store, exit 0.
 
         EXIT STATUS:
-          0 after a clean stop; 64 for a bad command line; 1 when the service cannot start (the
+          0 after a clean stop; 64 for a bad command line (a --retain rule the model cannot serve
+          included); 1 when the service cannot start (the
           database is in use by another storesvc, the socket is live, the model is invalid).
         """
 }

@@ -31,6 +31,9 @@ let service: StoreService
 do {
     service = try StoreService(configuration: configuration, log: log)
     try service.start()
+} catch StoreServiceError.retention(let problem) {
+    ServiceLog.printError(problem, program: "storesvc")
+    exit(ConfigurationError.exitStatus)
 } catch {
     log.error("\(error)")
     exit(1)

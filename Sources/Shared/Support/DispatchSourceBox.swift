@@ -5,10 +5,10 @@ import Dispatch
 /// `@unchecked Sendable` because libdispatch objects are thread-safe: `resume`, `cancel` and
 /// the setters may be called from any thread (the Swift overlay just does not mark the source
 /// protocols `Sendable`). The box only stores the reference.
-final class DispatchSourceBox: @unchecked Sendable {
-    let source: any DispatchSourceProtocol
+package final class DispatchSourceBox: @unchecked Sendable {
+    package let source: any DispatchSourceProtocol
 
-    init(_ source: any DispatchSourceProtocol) {
+    package init(_ source: any DispatchSourceProtocol) {
         self.source = source
     }
 }

@@ -32,6 +32,18 @@ extension StoreServiceConfiguration {
                 let gid = try UInt32(flags.integer(in: 0...Int(UInt32.max)))
                 if !configuration.allowedGIDs.contains(gid) { configuration.allowedGIDs.append(gid) }
             case "--log-level": configuration.logLevel = try flags.choice()
+            case "--retain":
+                let text = try flags.value()
+                guard let rule = RetentionRule(parsing: text) else {
+                    throw flags.invalid(text, expected: "Entity:dateKey:age, the age like 30d, 12h, 90m or 45s")
+                }
+                configuration.retentionRules.append(rule)
+            case "--retain-interval":
+                let text = try flags.value()
+                guard let interval = RetentionRule(parsing: "E:k:\(text)")?.age else {
+                    throw flags.invalid(text, expected: "an interval like 60s, 15m or 1h")
+                }
+                configuration.retentionInterval = .seconds(interval)
             default: throw .unknownFlag(flag)
             }
         }

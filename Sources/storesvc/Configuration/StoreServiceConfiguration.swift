@@ -29,6 +29,10 @@ struct StoreServiceConfiguration: Sendable, Equatable {
     var pageSize: Int?
     /// How much goes to standard error.
     var logLevel: LogLevel = .info
+    /// `--retain` rules, in the order given.
+    var retentionRules: [RetentionRule] = []
+    /// `--retain-interval`: how often the rules run after the first time at start.
+    var retentionInterval: Duration = .seconds(60)
 
     /// What the command line asks for.
     enum Outcome: Sendable, Equatable {

@@ -29,10 +29,17 @@ final class StoreRequestHandlers: Sendable {
         var inFlight: Int64 = 0
     }
 
-    init(store: any ToManyFaultingStore, hub: SubscriptionHub, log: ServiceLog, historyPageLimit: Int = 1000) {
+    /// The `--retain` rules, whose statistics `store.stats` reports; `nil` without any.
+    let retention: RetentionSweeper?
+
+    init(
+        store: any ToManyFaultingStore, hub: SubscriptionHub, log: ServiceLog, historyPageLimit: Int = 1000,
+        retention: RetentionSweeper? = nil
+    ) {
         self.store = store
         self.hub = hub
         self.log = log
+        self.retention = retention
         self.historyPageLimit = historyPageLimit
     }
 
@@ -153,6 +160,7 @@ final class StoreRequestHandlers: Sendable {
             "lastTxn": .int(store.lastTransaction),
         ]
         for (name, value) in storeCounters.named { other[name] = .int(value) }
+        if let retention, !retention.rules.isEmpty { other["retention"] = retention.statisticsJSON }
         let range = historyRange()
         return StatsResult(
             connections: Int64(connections), subscriptions: Int64(hub.count), commits: commits,

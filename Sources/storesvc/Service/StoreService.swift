@@ -26,6 +26,8 @@ final class StoreService: Sendable {
     let handlers: StoreRequestHandlers
     let server: BusServer
     let log: ServiceLog
+    /// Runs the `--retain` rules.
+    let retention: RetentionSweeper
     private let lock: InstanceLock
 
     /// Takes the database's lock, loads the model, opens the store and prepares the server.
@@ -64,8 +66,16 @@ final class StoreService: Sendable {
         } catch {
             throw .database(path: configuration.databasePath, reason: "\(error)")
         }
+        for rule in configuration.retentionRules {
+            if let problem = rule.problem(in: model) {
+                store.close()
+                throw .retention(problem)
+            }
+        }
+        retention = RetentionSweeper(
+            rules: configuration.retentionRules, interval: configuration.retentionInterval, store: store, log: log)
         hub = SubscriptionHub(store: store, log: log)
-        handlers = StoreRequestHandlers(store: store, hub: hub, log: log)
+        handlers = StoreRequestHandlers(store: store, hub: hub, log: log, retention: retention)
         var serverConfiguration = BusServer.Configuration(
             name: "storesvc", version: ContextBusVersion.string, socketPath: configuration.socketPath)
         serverConfiguration.model = model
@@ -92,6 +102,7 @@ final class StoreService: Sendable {
         log.info(
             "serving \(configuration.databasePath) (model \(store.model.versionHash), txn \(store.lastTransaction), pages of \(store.pageSize) bytes) on \(configuration.socketPath)"
         )
+        retention.start()
         if let pageSize = configuration.pageSize, pageSize != store.pageSize {
             log.warning(
                 "--page-size \(pageSize) applies to a new database only: \(configuration.databasePath) keeps its \(store.pageSize)-byte pages"
@@ -103,6 +114,7 @@ final class StoreService: Sendable {
     /// then closes the store. Call once, off the event loops.
     func stop() async {
         log.info("stopping")
+        retention.stop()
         await server.shutdown(gracefully: true, timeout: .seconds(30))
         handlers.waitForSaves()
         hub.stop()
@@ -117,6 +129,8 @@ enum StoreServiceError: Error, Sendable, CustomStringConvertible {
     case model(path: String, reason: String)
     case database(path: String, reason: String)
     case socket(path: String, reason: String)
+    /// A `--retain` rule the model cannot serve (exit status 64, as a bad command line).
+    case retention(String)
 
     var description: String {
         switch self {
@@ -124,6 +138,7 @@ enum StoreServiceError: Error, Sendable, CustomStringConvertible {
         case .model(let path, let reason): return "cannot load the model \(path): \(reason)"
         case .database(let path, let reason): return "cannot open the database \(path): \(reason)"
         case .socket(let path, let reason): return "cannot listen on \(path): \(reason)"
+        case .retention(let problem): return problem
         }
     }
 }
