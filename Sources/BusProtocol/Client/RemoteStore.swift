@@ -200,6 +200,13 @@ public final class RemoteStore: PersistentStore, CustomStringConvertible {
         return answer
     }
 
+    /// `store.aggregate`; the answer's values typed with the model by the request's keys.
+    public func aggregate(_ request: AggregateRequest) throws -> AggregateResult {
+        let answer = try call(StoreAggregate.self, request)
+        noteTransaction(answer.txn)
+        return try typed { () throws(RPCError) in try answer.typed(for: request, model: model) }
+    }
+
     public func objects(with ids: [ObjectID]) throws -> StoreObjectsResult {
         guard !ids.isEmpty else { return StoreObjectsResult(txn: lastTransaction, objects: [], missing: []) }
         let answer = try call(StoreGet.self, GetParams(ids: ids))

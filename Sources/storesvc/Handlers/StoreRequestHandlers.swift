@@ -65,6 +65,11 @@ final class StoreRequestHandlers: Sendable {
         return try perform { try store.objects(with: params.ids) }
     }
 
+    /// `store.aggregate`: computed in one SQL query on a read connection.
+    func aggregate(_ request: AggregateRequest) throws(RPCError) -> AggregateResult {
+        try perform { try store.aggregate(request) }
+    }
+
     /// `store.history`: transactions after `since`, oldest first, at most `limit` (default and
     /// cap `historyPageLimit`).
     func history(_ params: HistoryParams) throws(RPCError) -> HistoryResult {

@@ -39,6 +39,11 @@ extension StoreService {
                 }
             })
         server.register(
+            StoreAggregate.self,
+            responder: { _, params, responder in
+                responder.respond(with: Result { () throws(RPCError) in try handlers.aggregate(params) })
+            })
+        server.register(
             StoreHistory.self,
             responder: { _, params, responder in
                 responder.respond(with: Result { () throws(RPCError) in try handlers.history(params) })

@@ -214,3 +214,10 @@ public struct GetParams: JSONConvertible, Hashable {
         return .object(members)
     }
 }
+
+/// `store.aggregate`: counts, sums, means, minima and maxima per group of keys and date windows.
+public enum StoreAggregate: RPCMethod {
+    public typealias Params = AggregateRequest
+    public typealias Result = AggregateResult
+    public static let name = "store.aggregate"
+}

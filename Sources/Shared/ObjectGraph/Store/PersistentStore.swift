@@ -50,6 +50,13 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// `save(_:completion:)`.
     func batch(_ request: BatchRequest, completion: @escaping @Sendable (Result<BatchResult, any Error>) -> Void)
 
+    /// Computes `request` over the committed objects it matches (docs/protocol.md, "store.aggregate").
+    ///
+    /// - Throws: `StoreError.invalidRequest` naming the field (an unknown key, a function on a key of the wrong
+    ///   type, a predicate that does not fit). The default implementation fetches the matching objects and
+    ///   computes in memory (`AggregateEvaluator`), which every implementation agrees with.
+    func aggregate(_ request: AggregateRequest) throws -> AggregateResult
+
     /// What the store counts of its own work (commits, group sizes, store-specific counters), for `store.stats`.
     /// The default is empty.
     var counters: StoreCounters { get }
@@ -74,6 +81,16 @@ extension PersistentStore {
     }
 
     public var counters: StoreCounters { StoreCounters() }
+
+    public func aggregate(_ request: AggregateRequest) throws -> AggregateResult {
+        let checked = try CheckedAggregate(request, model: model)
+        let fetched = try fetch(
+            FetchRequest(entity: request.entity, predicate: request.predicate, arguments: request.arguments))
+        guard case .objects(let snapshots) = fetched.content else {
+            return AggregateResult(txn: fetched.txn, groups: [])
+        }
+        return AggregateResult(txn: fetched.txn, groups: AggregateEvaluator(checked).groups(of: snapshots))
+    }
 
     @discardableResult
     public func batch(_ request: BatchRequest) throws -> BatchResult {
