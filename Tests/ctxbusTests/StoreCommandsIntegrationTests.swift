@@ -59,6 +59,38 @@ import Testing
         }
     }
 
+    @Test func batchAndAggregateChangeAndSummariseReadings() async throws {
+        try await withStore { _, environment in
+            let saved = try await Ctxbus.run(
+                [
+                    "store", "save", "--insert", "Device:d", "address=AA:01", "--insert", "Reading",
+                    "characteristic=2a19",
+                    "value=AQ==", "time=2024-05-01T10:10:00Z", "device=d", "--insert", "Reading", "characteristic=2a19",
+                    "value=Ag==", "time=2024-05-01T11:10:00Z", "device=d",
+                ], environment: environment)
+            expectEqual(saved.status, 0, "\(saved.errors)")
+            let aggregated = try await Ctxbus.run(
+                [
+                    "store", "aggregate", "Reading", "--group-by", "device", "--bucket", "time:3600", "--value",
+                    "n=count",
+                ],
+                environment: environment)
+            expectEqual(aggregated.status, 0, "\(aggregated.errors)")
+            expectEqual(aggregated.outputLines.count, 3, "\(aggregated.output)")
+            expectTrue(aggregated.outputLines[1].contains("Device/1") && aggregated.outputLines[1].contains("10:00:00"))
+            let batch = try await Ctxbus.run(
+                [
+                    "store", "batch", "Reading", "--where", "time < $cutoff", "--arg", "cutoff=2024-05-01T11:00:00Z",
+                    "--delete", "--json",
+                ], environment: environment)
+            expectEqual(batch.status, 0, "\(batch.errors)")
+            expectEqual(try json(batch.output), .object(["txn": .int(2), "count": .int(1)]))
+            let usage = try await Ctxbus.run(
+                ["store", "batch", "Reading", "--delete", "--set", "chain=x"], environment: environment)
+            expectEqual(usage.status, 64)
+        }
+    }
+
     @Test func fetchAndGetWithToManyFaultsLeaveTheReadingsOut() async throws {
         try await withStore { _, environment in
             let saved = try await Ctxbus.run(
