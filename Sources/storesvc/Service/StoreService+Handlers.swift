@@ -78,6 +78,30 @@ extension StoreService {
                     responder.fail(error)
                 }
             })
+        let watches = self.watches
+        server.register(
+            StoreWatch.self,
+            responder: { request, params, responder in
+                let connection = request.connection
+                do {
+                    let result = try watches.watch(params, connection: connection)
+                    connection.onClose { _ in watches.connectionClosed(connection.id) }
+                    // The result is in the connection's queue when `succeed` returns: events follow it.
+                    responder.succeed(result)
+                    watches.activate(result)
+                } catch {
+                    responder.fail(error)
+                }
+            })
+        server.register(
+            StoreUnwatch.self,
+            responder: { request, params, responder in
+                responder.respond(
+                    with: Result { () throws(RPCError) in
+                        try watches.unwatch(params.watch, connectionID: request.connection.id)
+                        return EmptyObject()
+                    })
+            })
         server.register(
             StoreUnsubscribe.self,
             responder: { request, params, responder in
@@ -89,7 +113,9 @@ extension StoreService {
         server.register(
             StoreStats.self,
             responder: { _, _, responder in
-                responder.succeed(handlers.stats(connections: server.connectionCount))
+                var stats = handlers.stats(connections: server.connectionCount)
+                stats.other["watches"] = .int(Int64(watches.count))
+                responder.succeed(stats)
             })
     }
 

@@ -23,6 +23,8 @@ final class StoreService: Sendable {
     let configuration: StoreServiceConfiguration
     let store: SQLiteStore
     let hub: SubscriptionHub
+    /// The live queries of `store.watch`.
+    let watches: WatchHub
     let handlers: StoreRequestHandlers
     let server: BusServer
     let log: ServiceLog
@@ -75,6 +77,7 @@ final class StoreService: Sendable {
         retention = RetentionSweeper(
             rules: configuration.retentionRules, interval: configuration.retentionInterval, store: store, log: log)
         hub = SubscriptionHub(store: store, log: log)
+        watches = WatchHub(store: store, log: log)
         handlers = StoreRequestHandlers(store: store, hub: hub, log: log, retention: retention)
         var serverConfiguration = BusServer.Configuration(
             name: "storesvc", version: ContextBusVersion.string, socketPath: configuration.socketPath)
@@ -118,6 +121,7 @@ final class StoreService: Sendable {
         await server.shutdown(gracefully: true, timeout: .seconds(30))
         handlers.waitForSaves()
         hub.stop()
+        watches.stop()
         store.close()
         log.info("stopped at txn \(store.lastTransaction)")
     }

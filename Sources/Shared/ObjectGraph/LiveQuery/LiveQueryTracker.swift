@@ -26,7 +26,8 @@ final class LiveQueryTracker: Sendable {
         self.query = query
         self.observer = observer
         self.lifetime = lifetime
-        relevantEntities = Self.entities(affecting: query)
+        relevantEntities = query.request.entitiesAffectingResult(
+            in: query.context.model, alsoThroughRelationships: query.sectionKey?.contains(".") ?? false)
     }
 
     /// A change set reached the context: if it touches the query's entities, refresh soon.
@@ -106,25 +107,6 @@ final class LiveQueryTracker: Sendable {
         return Result(snapshot: LiveQuerySnapshot(sections: sections), values: values)
     }
 
-    /// The request's entity, plus every entity reachable through relationships when the
-    /// predicate or a key path may look through them.
-    private static func entities(affecting query: LiveQuery) -> Set<String> {
-        let request = query.request
-        let model = query.context.model
-        let looksThrough =
-            request.predicate != nil || request.sortDescriptors.contains { $0.keyPath.count > 1 }
-            || (query.sectionKey?.contains(".") ?? false)
-        var entities: Set<String> = [request.entity]
-        guard looksThrough else { return entities }
-        var frontier = [request.entity]
-        while let name = frontier.popLast() {
-            for relationship in model.entity(named: name)?.relationships ?? []
-            where entities.insert(relationship.destination).inserted {
-                frontier.append(relationship.destination)
-            }
-        }
-        return entities
-    }
 }
 
 extension ManagedObject {

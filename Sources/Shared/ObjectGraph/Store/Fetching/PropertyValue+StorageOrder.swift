@@ -5,7 +5,7 @@ extension PropertyValue {
     /// Compares two stored values the way SQLite's `ORDER BY` compares their columns: `null`
     /// first, then numbers (bool, int, double, date), then text (string, uuid, json) by UTF-8
     /// bytes, then binary by bytes. Returns a negative number, zero or a positive number.
-    static func storageOrder(_ lhs: PropertyValue, _ rhs: PropertyValue) -> Int {
+    package static func storageOrder(_ lhs: PropertyValue, _ rhs: PropertyValue) -> Int {
         let (lhsClass, rhsClass) = (lhs.storageClass, rhs.storageClass)
         guard lhsClass == rhsClass else { return lhsClass < rhsClass ? -1 : 1 }
         switch (lhs, rhs) {

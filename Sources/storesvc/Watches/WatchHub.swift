@@ -1,0 +1,214 @@
+import ContextBusObjectGraph
+import ContextBusServer
+import ContextBusSupport
+import ContextBusWire
+import Dispatch
+
+/// The live queries of `store.watch`: each watch's ordered list, kept current from the committed change sets, and
+/// one `store.results` event per transaction that changes it (docs/protocol.md, "Live queries on the wire").
+///
+/// A watch's list is computed from each change set in memory when it can be (no limit or offset, sort keys and
+/// predicate on the entity's own attributes, an entity without to-many relationships: the change set then holds
+/// every value that decides membership and order); otherwise the list is fetched again, and an event describes
+/// the list as of the fetch's transaction (under load that may be a later transaction than the change set's,
+/// whose own change then arrives in that event: the list is never wrong, and events stay in `txn` order). Change
+/// sets are handled on one serial queue, in `txn` order; a watch registered while its first fetch runs keeps the
+/// change sets that arrive meanwhile and applies those after the fetch's transaction.
+final class WatchHub: Sendable {
+    private struct Watch {
+        let connection: any SubscriberConnection
+        let request: FetchRequest
+        /// Whether change sets can be applied in memory (see the type's notes).
+        let isComputedInMemory: Bool
+        /// The entities whose changes can alter the list.
+        let relevantEntities: Set<String>
+        var objects: [ObjectSnapshot] = []
+        /// The transaction `objects` reflect; `nil` until the first fetch's answer is sent.
+        var txn: Int64?
+        var pending: [ChangeSet] = []
+    }
+
+    private struct State {
+        var watches: [Int64: Watch] = [:]
+        var nextID: Int64 = 0
+    }
+
+    private let store: any PersistentStore
+    private let log: ServiceLog
+    private let queue = DispatchQueue(label: "storesvc.watches")
+    private let state = Locked(State())
+    private let observation = Locked<StoreObservation?>(nil)
+
+    init(store: any PersistentStore, log: ServiceLog) {
+        self.store = store
+        self.log = log
+        let observation = store.observeChanges { [weak self] changes in
+            guard let self else { return }
+            self.queue.async { self.deliver(changes) }
+        }
+        self.observation.withLock { $0 = observation }
+    }
+
+    /// The number of watches.
+    var count: Int { state.withLock { $0.watches.count } }
+
+    /// Stops following the store.
+    func stop() {
+        observation.withLock { $0 = nil }
+    }
+
+    /// `store.watch`: registers the watch and fetches its list. The caller sends the result, then calls
+    /// `activate(_:)` so that no event can precede it.
+    func watch(_ params: FetchParams, connection: any SubscriberConnection) throws(RPCError) -> WatchResult {
+        var request = try params.fetchRequest()
+        request.resultType = .objects
+        let model = store.model
+        guard let entity = model.entity(named: request.entity) else {
+            throw .invalidParams(field: "entity", message: "unknown entity '\(request.entity)'")
+        }
+        let ownKeysOnly = request.sortDescriptors.allSatisfy { $0.keyPath.count == 1 }
+        let inMemory =
+            request.fetchLimit == nil && request.fetchOffset == 0 && ownKeysOnly
+            && entity.relationships.allSatisfy { !$0.isToMany }
+        let id = state.withLock { state -> Int64 in
+            state.nextID += 1
+            state.watches[state.nextID] = Watch(
+                connection: connection, request: request, isComputedInMemory: inMemory,
+                relevantEntities: request.entitiesAffectingResult(in: model))
+            return state.nextID
+        }
+        do {
+            let result = try store.fetch(request)
+            guard case .objects(let objects) = result.content else { throw StoreError.unavailable("no objects") }
+            state.withLock { state in
+                state.watches[id]?.objects = objects
+                state.watches[id]?.pending.removeAll { $0.txn <= result.txn }
+            }
+            return WatchResult(watch: id, txn: result.txn, objects: objects)
+        } catch {
+            _ = state.withLock { $0.watches.removeValue(forKey: id) }
+            throw StoreErrorMapping.rpcError(for: error, log: log)
+        }
+    }
+
+    /// Starts the events of a watch whose result has been sent.
+    func activate(_ result: WatchResult) {
+        queue.async { [self] in
+            let pending = state.withLock { state -> [ChangeSet] in
+                guard state.watches[result.watch] != nil else { return [] }
+                state.watches[result.watch]?.txn = result.txn
+                defer { state.watches[result.watch]?.pending = [] }
+                return state.watches[result.watch]?.pending ?? []
+            }
+            for changes in pending { process(changes, watch: result.watch) }
+        }
+    }
+
+    /// `store.unwatch`.
+    ///
+    /// - Throws: `404` when the connection has no such watch.
+    func unwatch(_ id: Int64, connectionID: UInt64) throws(RPCError) {
+        let removed = state.withLock { state -> Bool in
+            guard state.watches[id]?.connection.connectionID == connectionID else { return false }
+            state.watches.removeValue(forKey: id)
+            return true
+        }
+        guard removed else { throw .notFound("no watch \(id) on this connection") }
+    }
+
+    /// Forgets the watches of a connection that closed.
+    func connectionClosed(_ connectionID: UInt64) {
+        state.withLock { state in
+            state.watches = state.watches.filter { $0.value.connection.connectionID != connectionID }
+        }
+    }
+
+    // MARK: - Change sets
+
+    private func deliver(_ changes: ChangeSet) {
+        let ids = state.withLock { state -> [Int64] in
+            var active: [Int64] = []
+            for (id, watch) in state.watches {
+                if watch.txn == nil {
+                    state.watches[id]?.pending.append(changes)
+                } else {
+                    active.append(id)
+                }
+            }
+            return active.sorted()
+        }
+        for id in ids { process(changes, watch: id) }
+    }
+
+    /// Brings one watch up to date with `changes` and sends the event, if the list changed. On `queue`.
+    private func process(_ changes: ChangeSet, watch id: Int64) {
+        guard let watch = state.withLock({ $0.watches[id] }), let txn = watch.txn, changes.txn > txn else { return }
+        let touches =
+            changes.inserted.contains { watch.relevantEntities.contains($0.id.entity) }
+            || changes.updated.contains { watch.relevantEntities.contains($0.snapshot.id.entity) }
+            || changes.deleted.contains { watch.relevantEntities.contains($0.id.entity) }
+        guard touches else {
+            state.withLock { $0.watches[id]?.txn = changes.txn }
+            return
+        }
+        let next: (objects: [ObjectSnapshot], txn: Int64)
+        if watch.isComputedInMemory, let objects = applied(changes, to: watch) {
+            next = (objects, changes.txn)
+        } else {
+            do {
+                let result = try store.fetch(watch.request)
+                guard case .objects(let objects) = result.content else { return }
+                next = (objects, result.txn)
+            } catch {
+                log.error("store.watch \(id): \(error)")
+                return
+            }
+        }
+        state.withLock { state in
+            state.watches[id]?.objects = next.objects
+            state.watches[id]?.txn = next.txn
+        }
+        guard let event = WatchDiff.event(watch: id, txn: next.txn, from: watch.objects, to: next.objects) else {
+            return
+        }
+        if !watch.connection.send(RPCEvent(event)) {
+            // The connection closed or overflowed (it was told with bus.overflow): the watch ends with it.
+            _ = state.withLock { $0.watches.removeValue(forKey: id) }
+        }
+    }
+
+    /// The list after `changes`, computed from the change set alone; `nil` when the predicate looks through a
+    /// relationship (the list is then fetched).
+    private func applied(_ changes: ChangeSet, to watch: Watch) -> [ObjectSnapshot]? {
+        let entity = watch.request.entity
+        let model = store.model
+        let evaluator = try? watch.request.predicate.map { (predicate) throws(ObjectPredicateError) in
+            try PredicateEvaluator(predicate.binding(watch.request.arguments), entity: entity, in: model)
+        }
+        if watch.request.predicate != nil && evaluator == nil { return nil }
+        var lookedThrough = false
+        let lookup: (ObjectID) -> [String: PropertyValue]? = { _ in
+            lookedThrough = true
+            return nil
+        }
+        var byID: [ObjectID: ObjectSnapshot] = [:]
+        for object in watch.objects { byID[object.id] = object }
+        for snapshot in changes.deleted where snapshot.id.entity == entity { byID[snapshot.id] = nil }
+        var candidates = changes.inserted.filter { $0.id.entity == entity }
+        candidates += changes.updated.map(\.snapshot).filter { $0.id.entity == entity }
+        for snapshot in candidates {
+            let matches = evaluator?.evaluate(values: snapshot.values, lookup: lookup) ?? true
+            byID[snapshot.id] = matches ? snapshot : nil
+        }
+        guard !lookedThrough else { return nil }
+        let keys = watch.request.sortDescriptors
+        return byID.values.sorted { lhs, rhs in
+            for key in keys {
+                let order = PropertyValue.storageOrder(
+                    lhs.values[key.keyPath[0]] ?? .null, rhs.values[key.keyPath[0]] ?? .null)
+                if order != 0 { return key.ascending ? order < 0 : order > 0 }
+            }
+            return lhs.id < rhs.id
+        }
+    }
+}
