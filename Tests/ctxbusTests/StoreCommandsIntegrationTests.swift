@@ -180,6 +180,33 @@ import Testing
         }
     }
 
+    @Test func watchWithSortAndLimitPrintsTheListThenEachChangeOfIt() async throws {
+        try await withStore { store, environment in
+            let watch = try Ctxbus.start(
+                ["store", "watch", "Device", "--sort", "-address", "--limit", "2", "--json"], environment: environment)
+            defer { watch.stop() }
+            try await watch.waitUntil("the watch's result") { output, _ in output.contains("\n") }
+            let first = try json(watch.standardOutput.split(separator: "\n")[0].description)
+            expectEqual(first["objects"], .array([]))
+            let client = try await store.client()
+            defer { client.close() }
+            for address in ["AA:01", "AA:03", "AA:00"] {
+                _ = try await client.call(
+                    StoreSave.self,
+                    SaveRequest(inserts: [.init(entity: "Device", ref: "d", values: ["address": .string(address)])]))
+            }
+            // AA:00 sorts after both others (descending), past the limit: the list is unchanged, no third event.
+            try await watch.waitUntil("two changes") { output, _ in output.split(separator: "\n").count >= 3 }
+            let lines = watch.standardOutput.split(separator: "\n").map { try? json(String($0)) }
+            expectEqual(lines[1]?["inserted"]?.arrayValue?.first?["index"], .int(0))
+            expectEqual(lines[2]?["inserted"]?.arrayValue?.first?["object"]?["values"]?["address"], .string("AA:03"))
+            expectEqual(lines[2]?["inserted"]?.arrayValue?.first?["index"], .int(0))
+            watch.send(signal: SIGTERM)
+            await expectEqual(watch.waitForExit(), 0, "\(watch.standardError)")
+            expectEqual(watch.standardOutput.split(separator: "\n").count, 3)
+        }
+    }
+
     @Test func watchWithReconnectCarriesOnAcrossAServiceRestartWithNoGapAndNoDuplicate() async throws {
         let store = try await TestStoreService.start()
         defer { store.stop() }
