@@ -10,6 +10,7 @@ enum BenchmarkSuites {
         "socket": SocketBenchmark.run,
         "stack": StackBenchmark.run,
         "store": StoreBenchmark.run,
+        "storedata": StoreDataBenchmark.run,
         "storegroup": StoreGroupCommitBenchmark.run,
         "storegroup8": StoreGroupCommitBenchmark.runEightThreads,
         "storesaves": StoreSavesBenchmark.run,

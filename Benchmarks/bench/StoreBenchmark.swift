@@ -296,7 +296,7 @@ final class RawSQLite {
 }
 
 /// A plain-text table of rates with ratios.
-private struct BenchTable {
+struct BenchTable {
     let columns: [String]
     var rows: [[String]] = []
 
