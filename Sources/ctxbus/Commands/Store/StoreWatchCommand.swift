@@ -145,7 +145,7 @@ extension StoreWatchCommand {
         }
         if console.isJSON { console.json(answer) } else { show(answer["txn"]) }
         for await event in events {
-            guard let results = try? ResultsEvent(json: event.params ?? .null) else { continue }
+            guard let results = try? ResultsEvent(json: event.params) else { continue }
             for index in results.removed where index < objects.count { objects.remove(at: index) }
             for insertion in results.inserted where insertion.index <= objects.count {
                 objects.insert(
@@ -158,7 +158,7 @@ extension StoreWatchCommand {
                 objects[update.index].version = update.version
                 for (key, value) in update.values { objects[update.index].values[key] = value }
             }
-            if console.isJSON { console.json(event.params ?? .null) } else { show(.int(results.txn)) }
+            if console.isJSON { console.json(event.params) } else { show(.int(results.txn)) }
         }
         if context.interruption.signal == nil, let endpoint = context.endpoint {
             throw CommandFailure.connectionLost(endpoint, reason: client.connectionState.description)
