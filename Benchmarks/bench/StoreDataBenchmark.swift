@@ -26,7 +26,8 @@ enum StoreDataBenchmark {
                 AttributeDescription("name", .string, optional: true),
             ],
             relationships: [
-                RelationshipDescription("readings", destination: "Reading", toMany: true, inverse: "device", deleteRule: .cascade)
+                RelationshipDescription(
+                    "readings", destination: "Reading", toMany: true, inverse: "device", deleteRule: .cascade)
             ],
             uniqueBy: [["address"]]),
         EntityDescription(
@@ -40,7 +41,8 @@ enum StoreDataBenchmark {
     ])
 
     static func run() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ctxbus-bench-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "ctxbus-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let seeded = directory.appendingPathComponent("seeded.sqlite")
@@ -57,7 +59,8 @@ enum StoreDataBenchmark {
                 let result = try store.batch(
                     BatchRequest(
                         entity: "Reading", where: try ObjectPredicate(format: "time < $cutoff"),
-                        arguments: ["cutoff": .date(Date(timeIntervalSince1970: Double(readings / 10)))], action: .delete))
+                        arguments: ["cutoff": .date(Date(timeIntervalSince1970: Double(readings / 10)))],
+                        action: .delete))
                 precondition(result.count == readings / 10, "deleted \(result.count)")
             }
         }
@@ -77,7 +80,9 @@ enum StoreDataBenchmark {
                 try raw.exec("COMMIT")
             }
         }
-        table.add("batch delete of 100,000 of 1,000,000 readings: /s", 1 / storeDelete, "DELETE … WHERE + history/s", 1 / rawDelete)
+        table.add(
+            "batch delete of 100,000 of 1,000,000 readings: /s", 1 / storeDelete, "DELETE … WHERE + history/s",
+            1 / rawDelete)
 
         let store = try SQLiteStore(url: seeded, model: model, configuration: .init(historyRetention: 1_000))
         let request = AggregateRequest(
@@ -98,14 +103,17 @@ enum StoreDataBenchmark {
                 while sqlite3_step(statement) == SQLITE_ROW {}
             }
         }
-        table.add("avg per device per hour over 1,000,000: queries/s", 1 / storeAggregate, "same GROUP BY/s", 1 / rawAggregate)
+        table.add(
+            "avg per device per hour over 1,000,000: queries/s", 1 / storeAggregate, "same GROUP BY/s", 1 / rawAggregate
+        )
 
         let storeUpsert = try timedOnCopy(of: seeded, in: directory, name: "store-upsert") { url in
             let store = try SQLiteStore(url: url, model: model, configuration: .init(historyRetention: 1_000))
             defer { store.close() }
             let inserts = (0..<1_000).map { i in
                 SaveRequest.Insert(
-                    entity: "Device", ref: "d\(i)", values: ["address": .string(address(i + devices - 500)), "name": .string("n\(i)")])
+                    entity: "Device", ref: "d\(i)",
+                    values: ["address": .string(address(i + devices - 500)), "name": .string("n\(i)")])
             }
             return try timed { try store.save(SaveRequest(inserts: inserts, mergePolicy: .objectTrump)) }
         }
@@ -138,9 +146,12 @@ enum StoreDataBenchmark {
                 try raw.exec("COMMIT")
             }
         }
-        table.add("upsert of 1,000 devices, half existing: saves/s", 1 / storeUpsert, "INSERT … ON CONFLICT/s", 1 / rawUpsert)
+        table.add(
+            "upsert of 1,000 devices, half existing: saves/s", 1 / storeUpsert, "INSERT … ON CONFLICT/s", 1 / rawUpsert)
         table.print()
-        print("(\(groups) groups; each figure the time of one run on a fresh copy of the seeded file, the aggregate the best of 3)")
+        print(
+            "(\(groups) groups; each figure the time of one run on a fresh copy of the seeded file, the aggregate the best of 3)"
+        )
     }
 
     private static func address(_ i: Int) -> String { "AA:\(i)" }
@@ -151,7 +162,9 @@ enum StoreDataBenchmark {
         defer { store.close() }
         let deviceIDs = try store.save(
             SaveRequest(
-                inserts: (0..<devices).map { .init(entity: "Device", ref: "d\($0)", values: ["address": .string(address($0))]) }))
+                inserts: (0..<devices).map {
+                    .init(entity: "Device", ref: "d\($0)", values: ["address": .string(address($0))])
+                }))
         let ids = (0..<devices).map { deviceIDs.id(ref: "d\($0)")! }
         var next = 0
         while next < readings {
@@ -169,7 +182,9 @@ enum StoreDataBenchmark {
     }
 
     /// Runs `body` on a copy of `file` (and its WAL, if any) and returns what it returns.
-    private static func timedOnCopy(of file: URL, in directory: URL, name: String, _ body: (URL) throws -> Double) throws -> Double {
+    private static func timedOnCopy(
+        of file: URL, in directory: URL, name: String, _ body: (URL) throws -> Double
+    ) throws -> Double {
         let copy = directory.appendingPathComponent("\(name).sqlite")
         try FileManager.default.copyItem(at: file, to: copy)
         for suffix in ["-wal", "-shm"] {
