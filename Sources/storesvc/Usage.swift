@@ -1,3 +1,5 @@
+import ContextBusServer
+
 /// The `--help` text of `storesvc`.
 enum StoreServiceCommand {
     static let usage = """
@@ -30,10 +32,15 @@ enum StoreServiceCommand {
                                512 to 65536 (default 4096, SQLite's). An existing file keeps its own.
                                2048 makes durable saves' commits fewer bytes (docs/operations.md).
           --log-level LEVEL    error, warning, info (default) or debug; logs go to standard error.
+        \(OperationsOptions.usage)
           -h, --help           Show this help.
 
         SIGNALS:
           SIGTERM, SIGINT      Stop accepting, answer every save in flight, close the store, exit 0.
+
+        SYSTEMD:
+          With $NOTIFY_SOCKET (Type=notify) it sends READY=1 once listening, STATUS= lines and STOPPING=1;
+          with $WATCHDOG_USEC (WatchdogSec=), WATCHDOG=1 from its event loops while they all turn.
 
         EXIT STATUS:
           0 after a clean stop; 64 for a bad command line; 1 when the service cannot start (the

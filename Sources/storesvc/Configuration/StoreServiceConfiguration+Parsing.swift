@@ -32,7 +32,8 @@ extension StoreServiceConfiguration {
                 let gid = try UInt32(flags.integer(in: 0...Int(UInt32.max)))
                 if !configuration.allowedGIDs.contains(gid) { configuration.allowedGIDs.append(gid) }
             case "--log-level": configuration.logLevel = try flags.choice()
-            default: throw .unknownFlag(flag)
+            default:
+                guard try configuration.operations.read(flag, from: &flags) else { throw .unknownFlag(flag) }
             }
         }
         return .run(configuration)

@@ -30,6 +30,8 @@ struct StoreServiceConfiguration: Sendable, Equatable {
     var pageSize: Int?
     /// How much goes to standard error.
     var logLevel: LogLevel = .info
+    /// Log format, metrics file, test hooks (`OperationsOptions`).
+    var operations = OperationsOptions()
 
     /// What the command line asks for.
     enum Outcome: Sendable, Equatable {

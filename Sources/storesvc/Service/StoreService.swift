@@ -26,6 +26,9 @@ final class StoreService: Sendable {
     let handlers: StoreRequestHandlers
     let server: BusServer
     let log: ServiceLog
+    /// Readiness, the watchdog, the metrics and the backups' counters (StoreService+Operations.swift).
+    let operations: ServiceOperations
+    let backups = BackupRunner()
     private let lock: InstanceLock
 
     /// Takes the database's lock, loads the model, opens the store and prepares the server.
@@ -77,7 +80,9 @@ final class StoreService: Sendable {
             allowedUserIDs: Set(configuration.allowedUIDs), allowedGroupIDs: Set(configuration.allowedGIDs))
         serverConfiguration.onHandlerError = { method, error in log.error("\(method): \(error)") }
         server = BusServer(configuration: serverConfiguration)
+        operations = ServiceOperations(name: "storesvc", options: configuration.operations, log: log)
         registerHandlers()
+        registerOperationsHandlers()
     }
 
     /// Binds the socket and starts serving.
@@ -97,12 +102,15 @@ final class StoreService: Sendable {
                 "--page-size \(pageSize) applies to a new database only: \(configuration.databasePath) keeps its \(store.pageSize)-byte pages"
             )
         }
+        operations.ready(server, status: "serving \(configuration.databasePath) at txn \(store.lastTransaction)")
     }
 
     /// Stops accepting, answers every request in flight (saves included), closes every connection,
     /// then closes the store. Call once, off the event loops.
     func stop() async {
         log.info("stopping")
+        operations.stopping(status: "stopping: answering the saves in flight")
+        backups.stop()
         await server.shutdown(gracefully: true, timeout: .seconds(30))
         handlers.waitForSaves()
         hub.stop()
