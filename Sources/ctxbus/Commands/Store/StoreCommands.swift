@@ -9,7 +9,7 @@ enum StoreCommands {
         abstract: "Query and change the store service (storesvc), watch its changes.",
         commands: [
             StoreModelCommand.self, StoreFetchCommand.self, StoreGetCommand.self, StoreSaveCommand.self,
-            StoreWatchCommand.self, StoreHistoryCommand.self, StoreStatsCommand.self,
+            StoreWatchCommand.self, StoreHistoryCommand.self, StoreStatsCommand.self, StoreBackupCommand.self,
         ])
 
     /// The help text shared by the commands that take a predicate.
