@@ -89,7 +89,6 @@ package final class ServiceOperations: Sendable {
 
     /// The service has begun to stop: `STOPPING=1`, no more watchdog pings, the metrics file removed.
     package func stopping(status: String = "stopping") {
-        notifier.stopping(status: status)
         let (watchdog, writer) = state.withLock { state in
             defer {
                 state.watchdog = nil
@@ -97,7 +96,9 @@ package final class ServiceOperations: Sendable {
             }
             return (state.watchdog, state.metricsFile)
         }
+        // The watchdog first: no WATCHDOG=1 follows STOPPING=1.
         watchdog?.stop()
+        notifier.stopping(status: status)
         writer?.stop()
     }
 

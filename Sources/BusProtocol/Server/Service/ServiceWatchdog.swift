@@ -22,7 +22,8 @@ package final class ServiceWatchdog: Sendable {
     private let period: Duration
     private let ping: @Sendable () -> Void
     private let beats: [Beat]
-    private let isStopped = AtomicFlag()
+    /// Whether `stop()` was called; a ping is sent holding it, so that none follows `stop()`'s return.
+    private let isStopped = Mutex(false)
     /// The beats the checker saw last time, on the first loop only.
     private let lastSeen: Locked<[Int]>
 
@@ -55,23 +56,25 @@ package final class ServiceWatchdog: Sendable {
 
     /// Stops pinging (at `STOPPING=1`: systemd no longer expects pings once the service stops).
     package func stop() {
-        _ = isStopped.setOnce()
+        isStopped.withLock { $0 = true }
     }
 
     private func beat(_ index: Int) {
-        guard !isStopped.isSet else { return }
+        guard !isStopped.withLock({ $0 }) else { return }
         beats[index].count.add(1, ordering: .relaxed)
         loops[index].schedule(after: period / 2) { [self] in beat(index) }
     }
 
     private func check() {
-        guard !isStopped.isSet else { return }
         let now = beats.map { $0.count.load(ordering: .relaxed) }
         let allTurned = lastSeen.withLock { seen -> Bool in
             defer { seen = now }
             return zip(seen, now).allSatisfy { $0 != $1 }
         }
-        if allTurned { ping() }
-        loops[0].schedule(after: period) { [self] in check() }
+        let isRunning = isStopped.withLock { isStopped -> Bool in
+            if !isStopped && allTurned { ping() }
+            return !isStopped
+        }
+        if isRunning { loops[0].schedule(after: period) { [self] in check() } }
     }
 }

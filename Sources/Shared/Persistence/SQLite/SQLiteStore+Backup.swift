@@ -55,7 +55,7 @@ extension SQLiteStore {
     /// - Returns: The copy's last transaction and size.
     /// - Throws: `BackupError`.
     package func backup(
-        to path: String, pagesPerStep: Int32 = 1024, shouldContinue: () -> Bool = { true }
+        to path: String, pagesPerStep: Int32 = 256, shouldContinue: () -> Bool = { true }
     ) throws(BackupError) -> BackupResult {
         precondition(pagesPerStep >= 1, "pagesPerStep must be at least 1")
         let destination = try checkedBackupDestination(path)
