@@ -20,15 +20,17 @@ import Testing
 
         // Wedged: the process is stopped, its socket still accepts into the backlog, nothing answers.
         store.process.send(signal: SIGSTOP)
-        let started = ContinuousClock.now
         let wedged = try await Ctxbus.run(["ping", "store", "--timeout", "1", "--json"], environment: environment)
-        let elapsed = ContinuousClock.now - started
         store.process.send(signal: SIGCONT)
         expectEqual(wedged.status, 3, "\(wedged.errors)")
-        expectLessThan(elapsed, .seconds(4), "ping took \(elapsed) with a 1 s deadline")
         let line = try JSONParser().parse(Array(wedged.output.utf8))
         expectEqual(line["ok"], .bool(false))
         expectEqual(line["service"], .string("store"))
+        // Given up at its 1-second deadline (measured by ctxbus itself, from before it connects: the process's own
+        // start-up, slow under a sanitizer on a busy machine, is not the ping's).
+        let milliseconds = try #require(line["milliseconds"]?.doubleValue)
+        expectGreaterThanOrEqual(milliseconds, 1000)
+        expectLessThan(milliseconds, 2500)
 
         // Stopped: nothing listens.
         await store.stopKeepingFiles()

@@ -103,19 +103,24 @@ struct ServiceWatchdogTests {
         let watchdog = ServiceWatchdog(loops: loops, interval: .milliseconds(150)) {
             pings.withLock { $0.append(.now) }
         }
+        /// Polls for up to 20 s (a guard against a hang, not a timing check).
+        func waitUntil(_ condition: () -> Bool) -> Bool {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !condition(), ContinuousClock.now < deadline { usleep(10_000) }
+            return condition()
+        }
         watchdog.start()
-        usleep(400_000)
-        expectGreaterThanOrEqual(pings.withLock { $0.count }, 3, "pings every 50 ms while both loops turn")
-        // The second loop blocks for 700 ms, as a handler that must not block there would: the pings leave a gap
-        // of at least that less a check period (50 ms) and slack, where they come every 50 ms otherwise. (The gap
-        // is measured between pings, not from this thread, which a busy machine may delay.)
+        expectTrue(waitUntil { pings.withLock { $0.count } >= 3 }, "pings while both loops turn")
+        // The second loop blocks for 700 ms, as a handler that must not block there would: the pings leave a gap of
+        // at least that less a check period (50 ms), where they come every 50 ms otherwise, then resume. The gap is
+        // measured between the pings, not from this thread, which a busy machine may delay.
         let before = pings.withLock { $0.count }
         loops[1].execute { usleep(700_000) }
-        usleep(1_200_000)
-        let times = Array(pings.withLock { $0 }[(before - 1)...])
-        let longest = zip(times, times.dropFirst()).map { $1 - $0 }.max() ?? .zero
-        expectGreaterThanOrEqual(longest, .milliseconds(600), "pinged while a loop was wedged")
-        expectLessThan(times.last.map { ContinuousClock.now - $0 } ?? .seconds(9), .milliseconds(400), "pings resume")
+        func longestClosedGap() -> Duration {
+            let times = Array(pings.withLock { $0 }[(before - 1)...])
+            return zip(times, times.dropFirst()).map { $1 - $0 }.max() ?? .zero
+        }
+        expectTrue(waitUntil { longestClosedGap() >= .milliseconds(600) }, "no gap while a loop was wedged")
         watchdog.stop()
         let stopped = pings.withLock { $0.count }
         usleep(200_000)
