@@ -9,7 +9,10 @@ client per simulated device (every other chain with record: true). Every CHECK s
   - each subscriber's events are exactly the history's transactions after its `since` (no gap, no
     duplicate, in order);
   - no chain failed, no client hung;
-  - the services' RSS and open descriptors are sampled.
+  - the services' RSS and open descriptors are sampled, and their metrics (bus.metrics, parsed as Prometheus
+    text): storesvc's history size, WAL size, commit latency (mean over the interval), fsync p99 bucket, and each
+    service's process_resident_memory_bytes / process_open_fds, which must agree with /proc.
+With METRICS_CSV set, every sample is also written there as a CSV row (for docs/notes).
 At the end: RSS and descriptors must have levelled off (the peak RSS of the last third of the run may
 not exceed the middle third's by more than 10% or 4 MiB, whichever is more; descriptors by more than 16).
 Run it for several minutes: in a short run, warming up (SQLite's page cache) looks like growth. Prints a table per check and a
@@ -206,6 +209,37 @@ def history_txns(c, since, until):
     return txns
 
 
+def metrics_sample(c):
+    """bus.metrics of a connection's service as {sample name with labels: value} (the text format, parsed plainly:
+    the tests parse it with prometheus_client)."""
+    samples = {}
+    for line in c.call("bus.metrics", {})["text"].splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            samples[name] = float(value)
+    return samples
+
+
+def metric(samples, name, **labels):
+    """The sample `name` whose labels include `labels` (service included or not)."""
+    for key, value in samples.items():
+        base, _, rest = key.partition("{")
+        if base == name and all(f'{k}="{v}"' in rest for k, v in labels.items()):
+            return value
+    return None
+
+
+def histogram_quantile(samples, name, q):
+    """The upper bound of the bucket holding quantile q (a coarse p99)."""
+    buckets = sorted((float(key.split('le="')[1].split('"')[0]), value) for key, value in samples.items()
+                     if key.startswith(name + "_bucket{") and 'le="+Inf"' not in key)
+    total = metric(samples, name + "_count") or 0
+    for bound, count in buckets:
+        if total and count >= q * total:
+            return bound
+    return float("inf")
+
+
 def process_sample(pid):
     rss = 0
     with open(f"/proc/{pid}/status") as status:
@@ -255,20 +289,53 @@ def main():
     threads += [guarded(f"fetcher-{i}", lambda i=i: fetcher(store, i)) for i in range(FETCHERS)]
     threads += [guarded(f"chains-{i}", lambda i=i, a=a: chains(device, a, i)) for i, a in enumerate(addresses)]
     checker = Connection(store, "soak-checker")
+    device_metrics = Connection(device, "soak-metrics")
     samples = []
+    csv = open(os.environ["METRICS_CSV"], "w") if os.environ.get("METRICS_CSV") else None
+    if csv:
+        csv.write("t,saves,chains,store_rss_mib,store_fds,history_txns,wal_mib,db_mib,commit_ms_mean,"
+                  "fsync_p99_ms,device_rss_mib,device_fds,chains_running,metrics_ms\n")
+    last_commits = None
     print(f"{'t(s)':>6} {'saves':>7} {'objects':>8} {'fetches':>8} {'events':>8} {'chains':>7} {'checked':>8} "
-          f"{'store MiB':>9} {'fds':>4} {'device MiB':>10} {'fds':>4}", flush=True)
+          f"{'store MiB':>9} {'fds':>4} {'device MiB':>10} {'fds':>4} {'history':>8} {'wal MiB':>7} "
+          f"{'commit ms':>9} {'fsync p99':>9}", flush=True)
     begin = time.monotonic()
     while time.monotonic() < deadline:
         time.sleep(min(CHECK_SECONDS, max(0.0, deadline - time.monotonic())))
         checked = check(checker, subscribers)
         (store_rss, store_fds), (device_rss, device_fds) = process_sample(store_pid), process_sample(device_pid)
-        samples.append((store_rss, store_fds, device_rss, device_fds))
+        scrape_started = time.monotonic()
+        store_metrics, devices = metrics_sample(checker), metrics_sample(device_metrics)
+        scrape_ms = (time.monotonic() - scrape_started) * 1000
+        history = metric(store_metrics, "ctxbus_store_history_transactions") or 0
+        wal = (metric(store_metrics, "ctxbus_store_file_bytes", file="wal") or 0) / 2**20
+        database = (metric(store_metrics, "ctxbus_store_file_bytes", file="database") or 0) / 2**20
+        commits = (metric(store_metrics, "ctxbus_store_commit_seconds_count") or 0,
+                   metric(store_metrics, "ctxbus_store_commit_seconds_sum") or 0)
+        commit_ms = ((commits[1] - last_commits[1]) / max(1, commits[0] - last_commits[0]) * 1000
+                     if last_commits else commits[1] / max(1, commits[0]) * 1000)
+        last_commits = commits
+        fsync_p99 = histogram_quantile(store_metrics, "ctxbus_store_wal_fsync_seconds", 0.99) * 1000
+        # The metrics' own process figures against /proc (sampled a moment apart: RSS within 8 MiB, fds within 8).
+        for name, samples_of, rss, fds in (("storesvc", store_metrics, store_rss, store_fds),
+                                           ("devicesvc", devices, device_rss, device_fds)):
+            reported_rss = (metric(samples_of, "process_resident_memory_bytes") or 0) / 2**20
+            reported_fds = metric(samples_of, "process_open_fds") or 0
+            if abs(reported_rss - rss) > 8 or abs(reported_fds - fds) > 8:
+                violation(f"{name}: metrics say {reported_rss:.0f} MiB, {reported_fds:.0f} fds; /proc {rss} MiB, {fds}")
+        samples.append((store_rss, store_fds, device_rss, device_fds, history, wal))
         with lock:
             snapshot = dict(counters)
-        print(f"{time.monotonic() - begin:6.0f} {snapshot['saves']:7d} {snapshot['objects']:8d} "
+        elapsed = time.monotonic() - begin
+        print(f"{elapsed:6.0f} {snapshot['saves']:7d} {snapshot['objects']:8d} "
               f"{snapshot['fetches']:8d} {snapshot['events']:8d} {snapshot['chains']:7d} {checked:8d} "
-              f"{store_rss:9d} {store_fds:4d} {device_rss:10d} {device_fds:4d}", flush=True)
+              f"{store_rss:9d} {store_fds:4d} {device_rss:10d} {device_fds:4d} {history:8.0f} {wal:7.1f} "
+              f"{commit_ms:9.2f} {fsync_p99:9.2f}", flush=True)
+        if csv:
+            csv.write(f"{elapsed:.0f},{snapshot['saves']},{snapshot['chains']},{store_rss},{store_fds},{history:.0f},"
+                      f"{wal:.1f},{database:.1f},{commit_ms:.2f},{fsync_p99:.2f},{device_rss},{device_fds},"
+                      f"{metric(devices, 'ctxbus_device_chains_running') or 0:.0f},{scrape_ms:.1f}\n")
+            csv.flush()
         dead = [t.name for t in threads if not t.is_alive()]
         if dead:
             violation(f"clients stopped: {dead}")
@@ -286,6 +353,11 @@ def main():
             before, after = max(s[column] for s in middle), max(s[column] for s in last)
             if after > before + 16:
                 violation(f"{name} still grow: {before} in the middle third, {after} in the last")
+        # The history levels off at --history, the WAL at a few checkpoint thresholds.
+        before, after = max(s[4] for s in middle), max(s[4] for s in last)
+        print(f"  history       {before:.0f} txns (middle third's peak) -> {after:.0f} (last third's)", flush=True)
+        before, after = max(s[5] for s in middle), max(s[5] for s in last)
+        print(f"  WAL           {before:.1f} MiB (middle third's peak) -> {after:.1f} MiB (last third's)", flush=True)
     with lock:
         final = dict(counters)
     print("soak: summary", flush=True)

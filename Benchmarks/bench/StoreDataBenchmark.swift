@@ -115,7 +115,7 @@ enum StoreDataBenchmark {
                     entity: "Device", ref: "d\(i)",
                     values: ["address": .string(address(i + devices - 500)), "name": .string("n\(i)")])
             }
-            return try timed { try store.save(SaveRequest(inserts: inserts, mergePolicy: .objectTrump)) }
+            return try timed { _ = try store.save(SaveRequest(inserts: inserts, mergePolicy: .objectTrump)) }
         }
         let rawUpsert = try timedOnCopy(of: seeded, in: directory, name: "raw-upsert") { url in
             let raw = try RawSQLite(path: url.path, schema: "")

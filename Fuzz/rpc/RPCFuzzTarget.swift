@@ -105,6 +105,9 @@ private func readParamsOfEveryMethod(_ request: RPCRequest) {
     read(DeviceRun.self)
     read(DeviceCancel.self)
     read(DeviceSubscribe.self)
+    read(DeviceStats.self)
+    read(BusMetrics.self)
+    read(StoreBackup.self)
 }
 
 private func readEventPayloads(_ event: RPCEvent) {
@@ -169,6 +172,10 @@ private func readAsEveryType(_ json: JSONValue) {
     read(DeviceSubscribeParams.self)
     read(DeviceSubscribeResult.self)
     read(DeviceEvent.self)
+    read(DeviceStatsResult.self)
+    read(MetricsResult.self)
+    read(BackupParams.self)
+    read(BackupResult.self)
 }
 
 /// A value that was read reads its own wire form back to an equal value.

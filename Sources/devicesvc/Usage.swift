@@ -1,3 +1,5 @@
+import ContextBusServer
+
 /// The `--help` text of `devicesvc`.
 enum DeviceServiceCommand {
     static let usage = """
@@ -7,8 +9,8 @@ enum DeviceServiceCommand {
         The ContextBus device service: chains of Bluetooth LE operations (connect, read, write, notify,
         wait, disconnect) run through BlueZ over D-Bus, one chain at a time per device. Clients speak the
         ContextBus wire protocol (device.adapters, device.list, device.scan, device.run, device.cancel,
-        device.subscribe) on a Unix socket. SIGTERM or SIGINT cancels the running chains (each still
-        disconnects), then the service exits with status 0.
+        device.subscribe, device.stats) on a Unix socket. SIGTERM or SIGINT cancels the running chains
+        (each still disconnects), then the service exits with status 0.
 
         OPTIONS:
           --socket PATH           Where to listen (default $CTXBUS_RUNTIME_DIR/device.sock; CTXBUS_RUNTIME_DIR
@@ -33,6 +35,13 @@ enum DeviceServiceCommand {
           --resolve-timeout-ms MS How long a connection may take to resolve its services before it counts as
                                   failed and is retried (default 5000).
           --log-level LEVEL       error, warning, info or debug (default info).
+        \(ServerAccessOptions.usage)
+        \(OperationsOptions.usage)
           -h, --help              Show this help.
+
+        SYSTEMD:
+          With $NOTIFY_SOCKET (Type=notify) it sends READY=1 once listening, STATUS= lines and STOPPING=1;
+          with $WATCHDOG_USEC (WatchdogSec=), WATCHDOG=1 from its event loops while they all turn. It takes a
+          listening socket from systemd (LISTEN_FDS, devicesvc.socket) instead of binding --socket.
         """
 }

@@ -18,7 +18,7 @@ guard case .run(let configuration) = outcome else {
     exit(0)
 }
 
-let log = ServiceLog(program: "devicesvc", level: configuration.logLevel)
+let log = ServiceLog(program: "devicesvc", level: configuration.logLevel, format: configuration.operations.logFormat)
 let service = Locked<DeviceService?>(nil)
 // The handler runs once, on a queue of its own; the process exits 0 when it returns.
 ShutdownSignals.install { signal in

@@ -1,3 +1,5 @@
+import ContextBusServer
+
 /// The `--help` text of `storesvc`.
 enum StoreServiceCommand {
     static let usage = """
@@ -34,10 +36,15 @@ enum StoreServiceCommand {
                                attribute dateKey is older than now - age (30d, 12h, 90m, 45s), at start
                                and every --retain-interval, as one batch authored "retention".
           --retain-interval T  How often the --retain rules run (default 60s).
+        \(OperationsOptions.usage)
           -h, --help           Show this help.
 
         SIGNALS:
           SIGTERM, SIGINT      Stop accepting, answer every save in flight, close the store, exit 0.
+
+        SYSTEMD:
+          With $NOTIFY_SOCKET (Type=notify) it sends READY=1 once listening, STATUS= lines and STOPPING=1;
+          with $WATCHDOG_USEC (WatchdogSec=), WATCHDOG=1 from its event loops while they all turn.
 
         EXIT STATUS:
           0 after a clean stop; 64 for a bad command line (a --retain rule the model cannot serve

@@ -18,7 +18,7 @@ guard case .run(let configuration) = outcome else {
     exit(0)
 }
 
-let log = ServiceLog(program: "storesvc", level: configuration.logLevel)
+let log = ServiceLog(program: "storesvc", level: configuration.logLevel, format: configuration.operations.logFormat)
 
 // Watch the signals before the socket exists: whoever sees the socket may signal at once.
 let stopRequested = DispatchSemaphore(value: 0)

@@ -14,9 +14,22 @@ struct CommandLineToolTests {
         expectEqual(
             Self.everyCommand.map { "\($0) \($1)" },
             [
-                "store model", "store fetch", "store get", "store save", "store watch", "store history", "store stats",
-                "device adapters", "device list", "device scan", "device run", "device watch", "device cancel",
+                "store model", "store fetch", "store get", "store save", "store batch", "store aggregate", "store watch",
+                "store history", "store stats",
+                "store backup", "device adapters", "device list", "device scan", "device run", "device watch",
+                "device cancel", "device stats",
             ])
+        expectEqual(CommandLineTool.commands.map { $0.configuration.name }, ["ping", "metrics"])
+    }
+
+    @Test(arguments: ["ping", "metrics"])
+    func topLevelCommandsHaveHelp(command: String) {
+        guard case .help(let text) = tool.invocation(for: [command, "--help"]) else {
+            Issue.record("no help for \(command)")
+            return
+        }
+        expectTrue(text.contains("USAGE: ctxbus \(command) [<service>]"), "\(text)")
+        expectTrue(text.contains("--timeout <seconds>"))
     }
 
     @Test(arguments: everyCommand)

@@ -26,8 +26,10 @@ final class TestProcess: Sendable {
     ///   - lifetimeSeconds: the `timeout` limit; `nil` runs the executable directly (its exit status is then its
     ///     own, for tests that check it).
     ///   - standardErrorPath: a file to append standard error to (default: discarded).
+    ///   - environment: variables added to the test's own (through `/usr/bin/env`).
     init(
-        executable: String, arguments: [String], lifetimeSeconds: Int? = 300, standardErrorPath: String? = nil
+        executable: String, arguments: [String], lifetimeSeconds: Int? = 300, standardErrorPath: String? = nil,
+        environment: [String: String] = [:]
     ) throws {
         var pipeDescriptors: [Int32] = [0, 0]
         guard pipe(&pipeDescriptors) == 0 else { throw TestProcessError.spawnFailed(errno) }
@@ -51,7 +53,10 @@ final class TestProcess: Sendable {
         posix_spawnattr_setflags(
             &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
         let argv =
-            (lifetimeSeconds.map { ["/usr/bin/timeout", "--signal=TERM", String($0)] } ?? []) + [executable] + arguments
+            (lifetimeSeconds.map { ["/usr/bin/timeout", "--signal=TERM", String($0)] } ?? [])
+            + (environment.isEmpty
+                ? [] : ["/usr/bin/env"] + environment.sorted { $0.key < $1.key }.map { "\($0)=\($1)" })
+            + [executable] + arguments
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { for argument in cArguments { free(argument) } }
         var child: pid_t = 0

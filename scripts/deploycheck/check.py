@@ -72,8 +72,12 @@ class Flags:
             problem(f"no sources for {program} (Sources/{program})")
             return set(), f"Sources/{program}"
         flags: set[str] = set()
-        for file in sources.rglob("*.swift"):
-            flags.update(re.findall(r'"(--[a-z][a-z0-9-]*)"', file.read_text()))
+        # The services also take the flags ContextBusServer parses for every service (OperationsOptions,
+        # ServerAccessOptions).
+        shared = [ROOT / "Sources/BusProtocol/Server/Service"] if program in ("storesvc", "devicesvc") else []
+        for directory in [sources, *shared]:
+            for file in directory.rglob("*.swift"):
+                flags.update(re.findall(r'"(--[a-z][a-z0-9-]*)"', file.read_text()))
         return flags, f"the flags parsed in Sources/{program}"
 
 
@@ -384,6 +388,25 @@ def check_service(label: str, name: str, service: dict, config: dict, dockerfile
     for argument in health:
         if argument.startswith("/run/") and not any(argument.startswith(t.rstrip("/") + "/") for t in mounted):
             problem(f"{where}: the healthcheck's {argument} is on no mounted volume")
+    if health[:1] in (["CMD"], ["CMD-SHELL"]) and len(health) > 1 and health[1] == "ctxbus":
+        check_ctxbus_command(f"{where}: healthcheck", health[1:])
+
+
+def check_ctxbus_command(where: str, argv: list[str]) -> None:
+    """Runs a ctxbus command line (a healthcheck's) with the built ctxbus against sockets that do not exist here:
+    exit 3 (not reachable) means ctxbus took the command line, 64 that it did not."""
+    binary = next((ROOT / ".build" / build / "ctxbus" for build in ("debug", "release")
+                   if (ROOT / ".build" / build / "ctxbus").is_file()), None)
+    if binary is None:
+        print(f"check-deploy: {where}: ctxbus is not built; its command line is not checked")
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        arguments = [scratch + "/none.sock" if argument.startswith("/run/") else argument for argument in argv[1:]]
+        environment = dict(os.environ, CTXBUS_RUNTIME_DIR=scratch)
+        run = subprocess.run([str(binary), *arguments], capture_output=True, text=True, timeout=60, env=environment)
+    if run.returncode != 3:
+        problem(f"{where}: `{' '.join(argv)}` exits {run.returncode}, not 3, without a service: "
+                f"{run.stderr.strip()}")
 
 
 def volume_of(service: dict, path: str) -> str | None:
@@ -456,6 +479,19 @@ def check_systemd() -> None:
                         f"is not storesvc.socket's {listen}")
         if unit_values(socket_unit).get("SocketUser") != unit_values(store_unit).get("User"):
             problem("deploy/systemd: storesvc.socket's SocketUser is not storesvc.service's User")
+    device_socket, device_unit = SYSTEMD / "devicesvc.socket", SYSTEMD / "devicesvc.service"
+    if device_socket.is_file() and device_unit.is_file():
+        listen = unit_values(device_socket).get("ListenStream", [""])[0]
+        device_argv = shlex.split(unit_values(device_unit).get("ExecStart", [""])[0])
+        if option_value(device_argv, "--socket") != listen:
+            problem(f"deploy/systemd: devicesvc.socket listens on {listen} but devicesvc.service says "
+                    f"--socket {option_value(device_argv, '--socket')}")
+        if unit_values(device_socket).get("SocketUser") != unit_values(device_unit).get("User"):
+            problem("deploy/systemd: devicesvc.socket's SocketUser is not devicesvc.service's User")
+    for service in SYSTEMD.glob("*.service"):
+        values = unit_values(service)
+        if values.get("Type") != ["notify"] or not values.get("WatchdogSec"):
+            problem(f"{relative(service)}: not Type=notify with a WatchdogSec= (the services notify and pet it)")
     analyze = shutil.which("systemd-analyze")
     if analyze is None:
         print("check-deploy: systemd-analyze not found; unit files checked for flags and paths only")
@@ -476,6 +512,7 @@ def check_systemd() -> None:
             output = (run.stdout + run.stderr).strip()
             if run.returncode != 0 or output:
                 problem(f"systemd-analyze verify deploy/systemd: {output.replace(scratch + '/', '')}")
+            check_exposure(analyze, [copy for copy in copies if copy.endswith(".service")])
     sysusers, tmpfiles = shutil.which("systemd-sysusers"), shutil.which("systemd-tmpfiles")
     users, directories = SYSTEMD / "contextbus.sysusers.conf", SYSTEMD / "contextbus.tmpfiles.conf"
     for path in (users, directories):
@@ -495,6 +532,27 @@ def check_systemd() -> None:
                 if run.returncode != 0 or not Path(scratch, directory).is_dir():
                     problem(f"systemd-tmpfiles {relative(directories)} did not create /{directory}: "
                             f"{run.stderr.strip()}")
+
+
+# systemd-analyze security's levels, best first (src/analyze/analyze-security.c): the units must be OK or better.
+ACCEPTED_EXPOSURE = ("PERFECT", "SAFE", "OK")
+
+
+def check_exposure(analyze: str, services: list[str]) -> None:
+    """Prints `systemd-analyze security --offline=yes`'s exposure score of each service unit; one worse than OK is a
+    problem. Skipped, with a note, where systemd-analyze cannot review a unit file offline (systemd before 250)."""
+    for service in services:
+        name = os.path.basename(service)
+        run = subprocess.run([analyze, "security", "--offline=yes", "--no-pager", service],
+                             capture_output=True, text=True)
+        match = re.search(r"Overall exposure level for \S+: ([0-9.]+) (\w+)", run.stdout + run.stderr)
+        if match is None:
+            print(f"check-deploy: systemd-analyze security cannot review {name} offline here; exposure not checked")
+            continue
+        score, level = match.group(1), match.group(2)
+        print(f"check-deploy: systemd-analyze security {name}: exposure {score} {level}")
+        if level not in ACCEPTED_EXPOSURE:
+            problem(f"deploy/systemd/{name}: exposure {score} {level}, worse than OK")
 
 
 def main() -> int:

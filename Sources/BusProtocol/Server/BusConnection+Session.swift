@@ -130,6 +130,7 @@ extension BusConnection {
     /// 403 for a peer the access policy does not allow, then close.
     private func refuse(answering message: IncomingMessage) {
         session.withLock { $0.isStopped = true }
+        core.refusedPeers.add(1, ordering: .relaxed)
         let id: RPCID?
         switch message {
         case .request(let request): id = request.id
@@ -237,6 +238,7 @@ extension BusConnection {
     /// The outbound queue overflowed: say goodbye with `bus.overflow` (best effort) and close.
     private func overflowed(_ overflow: OutboundOverflow) {
         session.withLock { $0.isStopped = true }
+        core.overflowDrops.add(1, ordering: .relaxed)
         let dropped = state.withLock { max(1, $0.refusedMessages) }
         socket.closeAfterFlushing(
             Self.frame(RPCEvent(OverflowEvent(dropped: dropped))), timeout: core.configuration.overflowGoodbyeTimeout)

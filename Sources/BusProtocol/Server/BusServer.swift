@@ -58,6 +58,11 @@ package final class BusServer: Sendable, CustomStringConvertible {
     /// The connections open now, oldest first.
     package var connections: [BusConnection] { core.connections }
 
+    /// The event loops that serve the connections (none before `start()`): `ServiceWatchdog` watches them turn.
+    package var eventLoops: [EventLoop] {
+        state.withLock { $0.ownedGroup?.loops } ?? configuration.eventLoopGroup?.loops ?? []
+    }
+
     // MARK: - Start
 
     /// Binds the socket (following the path rules of `UnixListener`) and starts accepting.

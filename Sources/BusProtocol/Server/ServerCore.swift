@@ -2,6 +2,7 @@ import ContextBusSupport
 import ContextBusTransport
 import ContextBusWire
 import Dispatch
+import Synchronization
 
 /// What the connections of one `BusServer` share: the configuration, the handler registry, the handler queue
 /// and the table of open connections. Connections keep it alive; it does not keep the `BusServer` alive.
@@ -14,6 +15,10 @@ final class ServerCore: Sendable {
     let frameEncoder: FrameEncoder
     private let handlers = Locked<[String: MethodHandler]>([:])
     private let state = Locked(State())
+    /// Connections dropped because their outbound queue overflowed (`bus.overflow`), for the metrics.
+    let overflowDrops = Atomic<Int64>(0)
+    /// Peers refused with `403`, for the metrics.
+    let refusedPeers = Atomic<Int64>(0)
 
     private struct State {
         var connections: [UInt64: BusConnection] = [:]
@@ -34,6 +39,12 @@ final class ServerCore: Sendable {
 
     func register(_ name: String, _ handler: MethodHandler) {
         precondition(!name.hasPrefix("bus."), "the bus.* methods are the server's own; '\(name)' cannot be registered")
+        handlers.withLock { $0[name] = handler }
+    }
+
+    /// Registers one of the server's own `bus.*` methods that runs as a handler (`bus.metrics`).
+    func registerServerMethod(_ name: String, _ handler: MethodHandler) {
+        precondition(name.hasPrefix("bus."), "'\(name)' is not a server method")
         handlers.withLock { $0[name] = handler }
     }
 
@@ -91,6 +102,9 @@ final class ServerCore: Sendable {
     }
 
     var connectionCount: Int { state.withLock { $0.connections.count } }
+
+    /// Connections accepted since the server started.
+    var acceptedCount: UInt64 { state.withLock { $0.nextID - 1 } }
 
     var isDraining: Bool { state.withLock { $0.isDraining } }
 

@@ -6,6 +6,8 @@ struct CommandContext: Sendable {
     /// The service's socket, for commands that declare a service.
     let endpoint: ServiceEndpoint?
     let interruption: Interruption
+    /// The process environment (commands that find several services: `ping`, `metrics`).
+    var environment: [String: String] = [:]
 
     /// Connects to the command's service and says `bus.hello` as `ctxbus`.
     ///

@@ -2,7 +2,10 @@ extension CommandLineTool {
     /// `ctxbus --help`.
     static var rootHelp: String {
         let formatter = HelpFormatter()
-        let subcommands = groups.map { formatter.entry($0.name, $0.abstract) }.joined(separator: "\n")
+        let subcommands =
+            (groups.map { formatter.entry($0.name, $0.abstract) }
+            + commands.map { formatter.entry($0.configuration.name, $0.configuration.abstract) })
+            .joined(separator: "\n")
         let statuses = ExitStatus.allCases.map { formatter.entry(String($0.rawValue), $0.meaning) }
             .joined(separator: "\n")
         return """
@@ -10,6 +13,7 @@ extension CommandLineTool {
             (storesvc), watch its changes, and run Bluetooth LE chains on the device service (devicesvc).
 
             USAGE: ctxbus <store|device> <subcommand> [<arguments>] [<options>]
+                   ctxbus <ping|metrics> [store|device] [<options>]
 
             OPTIONS:
             \(formatter.entry(OptionSpec.help.label, OptionSpec.help.help))
@@ -17,7 +21,8 @@ extension CommandLineTool {
             SUBCOMMANDS:
             \(subcommands)
 
-              See 'ctxbus <store|device> --help' and 'ctxbus <store|device> <subcommand> --help'.
+              See 'ctxbus <store|device> --help', 'ctxbus <store|device> <subcommand> --help' and
+              'ctxbus <ping|metrics> --help'.
 
             COMMON OPTIONS (every subcommand):
             \(formatter.entry("--json", "Print JSON instead of tables: one compact JSON value per line (streams: one per event)."))

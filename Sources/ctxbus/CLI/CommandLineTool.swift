@@ -9,6 +9,9 @@ struct CommandLineTool: Sendable {
     /// `ctxbus store …` and `ctxbus device …`.
     static let groups: [CommandGroup] = [StoreCommands.group, DeviceCommands.group]
 
+    /// Commands of their own, not in a group: `ctxbus ping`, `ctxbus metrics`.
+    static let commands: [any Command.Type] = [PingCommand.self, MetricsCommand.self]
+
     /// What a command line asks for.
     enum Invocation {
         /// Print this help and exit 0.
@@ -34,6 +37,9 @@ struct CommandLineTool: Sendable {
             return words.isEmpty
                 ? .usageError(UsageError("missing <store|device>"), usage: Self.rootHelp) : .help(Self.rootHelp)
         }
+        if let commandType = Self.commands.first(where: { $0.configuration.name == groupName }) {
+            return invocation(of: commandType, arguments: Array(words.dropFirst()), path: "ctxbus")
+        }
         guard let group = Self.groups.first(where: { $0.name == groupName }) else {
             return .usageError(UsageError("unknown command '\(groupName)'"), usage: Self.rootHelp)
         }
@@ -47,10 +53,15 @@ struct CommandLineTool: Sendable {
         guard let commandType = group.command(named: commandName) else {
             return .usageError(UsageError("unknown command 'ctxbus \(group.name) \(commandName)'"), usage: groupHelp)
         }
+        return invocation(of: commandType, arguments: Array(rest.dropFirst()), path: "ctxbus \(group.name)")
+    }
+
+    /// Reads the arguments of the command `commandType`, whose words are `path` then its name.
+    private func invocation(of commandType: any Command.Type, arguments words: [String], path: String) -> Invocation {
+        let formatter = HelpFormatter()
         let configuration = commandType.configuration
-        let path = "ctxbus \(group.name)"
         do {
-            switch try ArgumentParser(configuration).parse(Array(rest.dropFirst())) {
+            switch try ArgumentParser(configuration).parse(words) {
             case .help:
                 return .help(formatter.help(for: configuration, path: path))
             case .arguments(let arguments):
@@ -102,7 +113,7 @@ struct CommandLineTool: Sendable {
             endpoint: configuration.service.map {
                 ServiceEndpoint.resolve($0, flag: arguments.value("socket"), environment: environment)
             },
-            interruption: interruption)
+            interruption: interruption, environment: environment)
         let status = Locked(ExitStatus.success)
         let finished = DispatchSemaphore(value: 0)
         Task.detached {

@@ -104,6 +104,9 @@ final class ChainRunner: Sendable {
     /// Chains queued or running now.
     var activeCount: Int { state.withLock { $0.active.count } }
 
+    /// The chains' queue now: per device address (`*` under `--serialize global`), running and waiting chains.
+    var queueStatus: ChainQueue<String>.Status { chains.status }
+
     // MARK: - One chain
 
     /// The chain's work once its turn has come.

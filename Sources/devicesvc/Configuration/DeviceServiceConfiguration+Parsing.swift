@@ -4,7 +4,8 @@ import ContextBusServer
 extension DeviceServiceConfiguration {
     /// Reads the command line (without the program name).
     ///
-    /// Flags take their value as the next argument or after `=` (`--socket=/tmp/s`).
+    /// Flags take their value as the next argument or after `=` (`--socket=/tmp/s`). `--allow-uid` and
+    /// `--allow-gid` may be repeated.
     ///
     /// - Throws: `ConfigurationError` naming the flag at fault.
     static func parse(arguments: [String], environment: [String: String]) throws(ConfigurationError) -> Outcome {
@@ -27,7 +28,9 @@ extension DeviceServiceConfiguration {
             case "--chain-timeout-ms": configuration.chains.chainTimeout = try milliseconds(&flags)
             case "--resolve-timeout-ms": configuration.chains.resolveTimeout = try milliseconds(&flags)
             case "--log-level": configuration.logLevel = try flags.choice()
-            default: throw .unknownFlag(flag)
+            default:
+                if try configuration.access.read(flag, from: &flags) { continue }
+                guard try configuration.operations.read(flag, from: &flags) else { throw .unknownFlag(flag) }
             }
         }
         return .run(configuration)

@@ -16,6 +16,11 @@ struct DeviceServiceConfiguration: Sendable, Equatable {
     var chains = ChainSettings()
     /// How much goes to standard error (`--log-level`).
     var logLevel: LogLevel = .info
+    /// The socket's mode, who may connect, the frame, in-flight and outbound limits (`--socket-mode`,
+    /// `--allow-uid`, `--allow-gid`, `--max-frame`, `--max-in-flight`, `--max-outbound`).
+    var access = ServerAccessOptions()
+    /// Log format, metrics file, test hooks (`OperationsOptions`).
+    var operations = OperationsOptions()
 
     /// What the command line asks for.
     enum Outcome: Sendable, Equatable {

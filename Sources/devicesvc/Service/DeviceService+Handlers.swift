@@ -94,20 +94,28 @@ extension DeviceService {
         // bus.cancel, or the client going away, cancels the chain (which still disconnects).
         request.onCancel { chain.control.cancel() }
         log.debug("chain \(chain.id): \(params.steps.count) steps on \(params.address)")
+        counters.chainStarted()
         chain.signal.start { [self] event in
             switch event {
             case .value(let progress):
                 connection.send(progress.event(chain: chain.id))
-                if case .finished(let result) = progress { results.withLock { $0.append(result) } }
+                if case .finished(let result) = progress {
+                    results.withLock { $0.append(result) }
+                    if result.operation == .connect { counters.linkConnected() }
+                }
                 recording?.withLock { $0.add(progress, steps: params.steps, at: Date()) }
             case .completed:
+                counters.chainEnded(failingWith: nil)
                 let result = RunResult(chain: chain.id, results: results.withLock { $0 })
                 finish(recording) { recorded in responder.succeed(RecordedRunResult(run: result, recording: recorded)) }
             case .failed(let error):
                 log.debug("\(error)")
+                counters.chainEnded(failingWith: error.rpcError)
                 finish(recording) { recorded in responder.fail(error.rpcError.adding(recorded)) }
             case .interrupted:
-                responder.fail(RPCError.cancelled("chain \(chain.id) was interrupted"))
+                let error = RPCError.cancelled("chain \(chain.id) was interrupted")
+                counters.chainEnded(failingWith: error)
+                responder.fail(error)
             }
         }
     }
@@ -128,9 +136,15 @@ extension DeviceService {
         snapshot.lastSeen = Date()
         let recorder = recorder
         let log = log
+        let counters = counters
         Task {
             let failure = await recorder.record(snapshot)
-            if let failure { log.warning("chain \(snapshot.chain): recording failed: \(failure)") }
+            counters.recorded(succeeded: failure == nil)
+            if let failure {
+                log.warning(
+                    "chain \(snapshot.chain): recording failed: \(failure)",
+                    ["chain": .string(snapshot.chain), "address": .string(snapshot.address.string)])
+            }
             answer(RecordingOutcome(error: failure))
         }
     }

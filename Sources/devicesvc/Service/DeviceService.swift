@@ -26,6 +26,10 @@ final class DeviceService: Sendable {
     let recorder: StoreRecorder
     let scheduler: QueueScheduler
     let subscriptionIDs = Locked<Int64>(1)
+    /// Chains by outcome, links, recordings (`device.stats`, the metrics).
+    let counters = DeviceCounters()
+    /// Readiness, the watchdog and the metrics (DeviceService+Operations.swift).
+    let operations: ServiceOperations
     /// Observations that last as long as the service.
     private let observations = Locked<[any Disposable]>([])
 
@@ -45,8 +49,10 @@ final class DeviceService: Sendable {
             })
         var serverConfiguration = BusServer.Configuration(
             name: "devicesvc", version: ContextBusVersion.string, socketPath: configuration.socketPath)
+        configuration.access.apply(to: &serverConfiguration)
         serverConfiguration.onHandlerError = { method, error in log.error("\(method): \(error)") }
         server = BusServer(configuration: serverConfiguration)
+        operations = ServiceOperations(name: "devicesvc", options: configuration.operations, log: log)
         recorder = StoreRecorder(socketPath: configuration.storeSocketPath)
     }
 
@@ -71,6 +77,7 @@ final class DeviceService: Sendable {
             configuration: configuration, log: log, connection: connection, bluez: bluez, scheduler: scheduler)
         service.watchBlueZ()
         service.registerHandlers()
+        service.registerOperationsHandlers()
         do {
             try service.server.start()
         } catch {
@@ -78,12 +85,16 @@ final class DeviceService: Sendable {
             connection.close()
             throw error
         }
-        log.info("listening on \(configuration.socketPath); adapter \(configuration.chains.adapter)")
+        log.info(
+            "listening on \(configuration.socketPath); adapter \(configuration.chains.adapter)",
+            ["socket": .string(configuration.socketPath), "adapter": .string(configuration.chains.adapter)])
+        service.operations.ready(service.server, status: service.statusLine)
         return service
     }
 
     /// Cancels every chain (each still disconnects), waits up to `timeout` for them to end, then stops serving.
     func stop(timeout: Duration = .seconds(10)) async {
+        operations.stopping(status: "stopping: cancelling \(runner.activeCount) chains")
         runner.cancelAll()
         let deadline = ContinuousClock.now + timeout
         while runner.activeCount > 0, ContinuousClock.now < deadline {
@@ -96,13 +107,17 @@ final class DeviceService: Sendable {
         await recorder.close()
     }
 
-    /// Logs BlueZ appearing and leaving.
+    /// Logs BlueZ appearing and leaving, and says so in the service manager's status.
     private func watchBlueZ() {
         let log = log
-        let observation = bluez.observe { event in
+        let observation = bluez.observe { [self] event in
             switch event {
-            case .appeared: log.info("BlueZ is on the bus")
-            case .vanished: log.warning("BlueZ left the bus; device requests answer 503 until it returns")
+            case .appeared:
+                log.info("BlueZ is on the bus")
+                operations.status(statusLine)
+            case .vanished:
+                log.warning("BlueZ left the bus; device requests answer 503 until it returns")
+                operations.status(statusLine)
             default: break
             }
         }

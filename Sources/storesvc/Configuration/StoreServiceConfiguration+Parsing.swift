@@ -44,7 +44,8 @@ extension StoreServiceConfiguration {
                     throw flags.invalid(text, expected: "an interval like 60s, 15m or 1h")
                 }
                 configuration.retentionInterval = .seconds(interval)
-            default: throw .unknownFlag(flag)
+            default:
+                guard try configuration.operations.read(flag, from: &flags) else { throw .unknownFlag(flag) }
             }
         }
         return .run(configuration)

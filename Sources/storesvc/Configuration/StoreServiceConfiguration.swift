@@ -33,6 +33,8 @@ struct StoreServiceConfiguration: Sendable, Equatable {
     var retentionRules: [RetentionRule] = []
     /// `--retain-interval`: how often the rules run after the first time at start.
     var retentionInterval: Duration = .seconds(60)
+    /// Log format, metrics file, test hooks (`OperationsOptions`).
+    var operations = OperationsOptions()
 
     /// What the command line asks for.
     enum Outcome: Sendable, Equatable {

@@ -30,6 +30,9 @@ final class StoreService: Sendable {
     let log: ServiceLog
     /// Runs the `--retain` rules.
     let retention: RetentionSweeper
+    /// Readiness, the watchdog, the metrics and the backups' counters (StoreService+Operations.swift).
+    let operations: ServiceOperations
+    let backups = BackupRunner()
     private let lock: InstanceLock
 
     /// Takes the database's lock, loads the model, opens the store and prepares the server.
@@ -90,7 +93,9 @@ final class StoreService: Sendable {
             allowedUserIDs: Set(configuration.allowedUIDs), allowedGroupIDs: Set(configuration.allowedGIDs))
         serverConfiguration.onHandlerError = { method, error in log.error("\(method): \(error)") }
         server = BusServer(configuration: serverConfiguration)
+        operations = ServiceOperations(name: "storesvc", options: configuration.operations, log: log)
         registerHandlers()
+        registerOperationsHandlers()
     }
 
     /// Binds the socket and starts serving.
@@ -111,6 +116,7 @@ final class StoreService: Sendable {
                 "--page-size \(pageSize) applies to a new database only: \(configuration.databasePath) keeps its \(store.pageSize)-byte pages"
             )
         }
+        operations.ready(server, status: "serving \(configuration.databasePath) at txn \(store.lastTransaction)")
     }
 
     /// Stops accepting, answers every request in flight (saves included), closes every connection,
@@ -118,6 +124,8 @@ final class StoreService: Sendable {
     func stop() async {
         log.info("stopping")
         retention.stop()
+        operations.stopping(status: "stopping: answering the saves in flight")
+        backups.stop()
         await server.shutdown(gracefully: true, timeout: .seconds(30))
         handlers.waitForSaves()
         hub.stop()

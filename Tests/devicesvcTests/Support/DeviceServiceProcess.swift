@@ -34,7 +34,7 @@ final class DeviceServiceProcess: Sendable {
     ///   - lifetimeSeconds: as `TestProcess`'s; `nil` to check the exit status.
     static func start(
         bus: String, in directory: String, arguments: [String] = [], waitForBlueZ: Bool = true,
-        lifetimeSeconds: Int? = 300
+        lifetimeSeconds: Int? = 300, environment: [String: String] = [:]
     ) async throws -> DeviceServiceProcess {
         let socketPath = directory + "/device.sock"
         let logPath = directory + "/devicesvc.log"
@@ -44,7 +44,7 @@ final class DeviceServiceProcess: Sendable {
                 "--socket", socketPath, "--bus", bus, "--store", directory + "/store.sock", "--log-level", "debug",
             ]
                 + arguments,
-            lifetimeSeconds: lifetimeSeconds, standardErrorPath: logPath)
+            lifetimeSeconds: lifetimeSeconds, standardErrorPath: logPath, environment: environment)
         do {
             let client = try await connect(to: socketPath)
             let service = DeviceServiceProcess(

@@ -20,18 +20,22 @@ final class StoreServiceProcess: @unchecked Sendable {
     /// Starts `storesvc` with `arguments` added to `--socket`/`--database` in `directory`, and waits
     /// until it accepts connections (or exits).
     init(
-        directory: URL, arguments: [String] = [], socketName: String = "store.sock", waitForSocket: Bool = true
+        directory: URL, arguments: [String] = [], socketName: String = "store.sock", waitForSocket: Bool = true,
+        environment: [String: String] = [:], databaseName: String = "store.sqlite"
     )
         throws
     {
         self.directory = directory
         socketPath = directory.appendingPathComponent(socketName).path
-        databasePath = directory.appendingPathComponent("store.sqlite").path
+        databasePath = directory.appendingPathComponent(databaseName).path
         logURL = directory.appendingPathComponent("storesvc-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         process = Process()
         process.executableURL = productsDirectory().appendingPathComponent("storesvc")
         process.arguments = ["--socket", socketPath, "--database", databasePath] + arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardError = try FileHandle(forWritingTo: logURL)
         process.standardOutput = FileHandle.nullDevice
         try process.run()

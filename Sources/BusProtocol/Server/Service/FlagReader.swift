@@ -67,6 +67,16 @@ package struct FlagReader: Sendable {
         return number
     }
 
+    /// A file mode in octal (`0660`, `660`, `0o660`), at most `0777`.
+    package mutating func octalMode() throws(ConfigurationError) -> UInt32 {
+        let text = try value()
+        let digits = text.hasPrefix("0o") ? String(text.dropFirst(2)) : text
+        guard !digits.isEmpty, digits.count <= 4, let mode = UInt32(digits, radix: 8), mode <= 0o777 else {
+            throw invalid(text, expected: "an octal mode such as 0660")
+        }
+        return mode
+    }
+
     /// One of `Choice`'s raw values, listed in the error.
     package mutating func choice<Choice: RawRepresentable & CaseIterable>(
         of type: Choice.Type = Choice.self, expected: String? = nil

@@ -54,6 +54,10 @@ final class SQLiteWriter: @unchecked Sendable {
     let statistics = Locked(SQLiteStore.Statistics())
     /// How many to-many members save planning has read (tests check that faults stay faults).
     let membersRead = Atomic<Int>(0)
+    /// How long committed groups' transactions took, `BEGIN` to `COMMIT`'s return (storesvc's metrics).
+    let commitLatency = LatencyHistogram()
+    /// How long each sync of the WAL took (the `fdatasync` of a durable group; `WALWriteGathering`).
+    let walSyncLatency = LatencyHistogram()
 
     private struct PendingSaves {
         var jobs: [SaveJob] = []
@@ -82,6 +86,7 @@ final class SQLiteWriter: @unchecked Sendable {
         lastCommitted.store(lastTxn, ordering: .releasing)
         try connection.execute("PRAGMA synchronous=FULL")
         try connection.gatherWALWrites(true)
+        connection.timeWALSyncs(into: walSyncLatency)
         // The savepoints' sub-journals (the original of every page a save changes) in memory,
         // not in a temporary file: otherwise every save writes its pages twice.
         try connection.execute("PRAGMA temp_store=MEMORY")
@@ -216,6 +221,7 @@ final class SQLiteWriter: @unchecked Sendable {
         var committed: [ChangeSet] = []
         var txn = lastTxn
         try setSynchronous(full: jobs.contains { $0.request.durability == .disk })
+        let began = ContinuousClock.now
         try connection.statement("BEGIN IMMEDIATE").run()
         var next = 0
         while next < jobs.count {
@@ -242,6 +248,7 @@ final class SQLiteWriter: @unchecked Sendable {
         // No `Z_METADATA.lastTxn` update: the history row just written tells the number.
         let pruneTo = try pruneHistory(lastTxn: txn, firstCommitted: committed[0].txn)
         try connection.statement("COMMIT").run()
+        commitLatency.record(ContinuousClock.now - began)
         if let pruneTo {
             oldestHistory = pruneTo + 1
             recordedLastTxn = txn

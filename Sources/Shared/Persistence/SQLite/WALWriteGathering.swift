@@ -1,4 +1,6 @@
 import CContextBusSQLite
+import ContextBusSupport
+import Glibc
 
 /// A SQLite VFS over the default one that lets the writer's connection write a commit's WAL frames with one
 /// system call instead of two per frame.
@@ -32,6 +34,11 @@ enum WALWriteGathering {
     /// The custom file-control opcode that makes the next write of a gathered run fail with `SQLITE_IOERR_WRITE`,
     /// as a full or failing disk would (tests).
     static let failNextRunOpcode: Int32 = 0x4342_5703
+
+    /// The custom file-control opcode that makes the connection's WAL record how long each of its syncs takes into a
+    /// `LatencyHistogram` (the argument points to an `Unmanaged<LatencyHistogram>`, retained by the run until the
+    /// file closes): the `fdatasync` of a durable commit, measured where it happens (storesvc's metrics).
+    static let syncLatencyOpcode: Int32 = 0x4342_5704
 
     // SQLite's extended result codes are macros Swift does not import.
     private static let ioErrorWrite = SQLITE_IOERR | (3 << 8)
@@ -131,6 +138,8 @@ enum WALWriteGathering {
         /// Writes made to the WAL file since `writesOpcode` last read them.
         var writes: Int64 = 0
         var failsNextRun = false
+        /// Where the WAL's syncs are timed, if anywhere (`syncLatencyOpcode`).
+        var syncLatency: LatencyHistogram?
         private var bytes: [UInt8] = []
         private var offset: Int64 = 0
 
@@ -233,10 +242,24 @@ enum WALWriteGathering {
             guard code == SQLITE_OK else { return code }
             return WALWriteGathering.methods(file).xTruncate(WALWriteGathering.inner(file!), size)
         }
-        methods.xSync = { file, flags in
-            let code = WALWriteGathering.flushing(file)
-            guard code == SQLITE_OK else { return code }
-            return WALWriteGathering.methods(file).xSync(WALWriteGathering.inner(file!), flags)
+        if gathering {
+            methods.xSync = { file, flags in
+                let code = WALWriteGathering.flushing(file)
+                guard code == SQLITE_OK else { return code }
+                guard let histogram = WALWriteGathering.run(file)?.syncLatency else {
+                    return WALWriteGathering.methods(file).xSync(WALWriteGathering.inner(file!), flags)
+                }
+                let started = ContinuousClock.now
+                let synced = WALWriteGathering.methods(file).xSync(WALWriteGathering.inner(file!), flags)
+                histogram.record(ContinuousClock.now - started)
+                return synced
+            }
+        } else {
+            methods.xSync = { file, flags in
+                let code = WALWriteGathering.flushing(file)
+                guard code == SQLITE_OK else { return code }
+                return WALWriteGathering.methods(file).xSync(WALWriteGathering.inner(file!), flags)
+            }
         }
         methods.xFileSize = { file, size in
             let code = WALWriteGathering.flushing(file)
@@ -320,6 +343,10 @@ enum WALWriteGathering {
         case failNextRunOpcode where isDatabase:
             guard let run = run(file) else { return SQLITE_NOTFOUND }
             run.failsNextRun = true
+            return SQLITE_OK
+        case syncLatencyOpcode where isDatabase:
+            guard let run = run(file) else { return SQLITE_NOTFOUND }
+            run.syncLatency = argument!.load(as: Unmanaged<LatencyHistogram>.self).takeUnretainedValue()
             return SQLITE_OK
         default:
             let code = flushing(file)

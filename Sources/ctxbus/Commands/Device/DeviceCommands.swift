@@ -8,7 +8,7 @@ enum DeviceCommands {
         abstract: "Bluetooth LE through the device service (devicesvc): adapters, devices, scans, chains.",
         commands: [
             DeviceAdaptersCommand.self, DeviceListCommand.self, DeviceScanCommand.self, DeviceRunCommand.self,
-            DeviceWatchCommand.self, DeviceCancelCommand.self,
+            DeviceWatchCommand.self, DeviceCancelCommand.self, DeviceStatsCommand.self,
         ])
 
     /// The table of `device.list` and `device.scan` results.

@@ -24,7 +24,7 @@ struct StoreAggregateCommand: Command {
         ],
         service: .store,
         examples: [
-            "ctxbus store aggregate Reading --group-by device --bucket time:3600 --value n=count --value mean=avg:number",
+            "ctxbus store aggregate Reading --group-by device --bucket time:3600 --value mean=avg:number",
             "ctxbus store aggregate Reading --where 'characteristic == \"2a19\"' --value last=max:time",
         ])
 

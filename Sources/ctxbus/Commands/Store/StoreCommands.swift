@@ -10,7 +10,7 @@ enum StoreCommands {
         commands: [
             StoreModelCommand.self, StoreFetchCommand.self, StoreGetCommand.self, StoreSaveCommand.self,
             StoreBatchCommand.self, StoreAggregateCommand.self, StoreWatchCommand.self, StoreHistoryCommand.self,
-            StoreStatsCommand.self,
+            StoreStatsCommand.self, StoreBackupCommand.self,
         ])
 
     /// The help text shared by the commands that take a predicate.
