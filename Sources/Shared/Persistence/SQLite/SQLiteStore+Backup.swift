@@ -1,7 +1,6 @@
 import CContextBusSQLite
 import ContextBusSupport
 import Foundation
-import Glibc
 
 extension SQLiteStore {
     /// What `backup(to:pagesPerStep:shouldContinue:)` wrote.
@@ -60,10 +59,12 @@ extension SQLiteStore {
         precondition(pagesPerStep >= 1, "pagesPerStep must be at least 1")
         let destination = try checkedBackupDestination(path)
         let directory = (destination as NSString).deletingLastPathComponent
-        let temporary = directory + "/." + (destination as NSString).lastPathComponent + ".partial-\(getpid())"
-        unlink(temporary)
+        let temporary =
+            directory + "/." + (destination as NSString).lastPathComponent
+            + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
+        FileSystem.removeFile(atPath: temporary)
         var succeeded = false
-        defer { if !succeeded { unlink(temporary) } }
+        defer { if !succeeded { FileSystem.removeFile(atPath: temporary) } }
         let source: SQLiteConnection
         do {
             source = try SQLiteConnection(path: url.path, readOnly: true, busyTimeoutMilliseconds: 5000)
@@ -99,11 +100,13 @@ extension SQLiteStore {
         guard sqlite3_close_v2(target) == SQLITE_OK else {
             throw .failed(SQLiteError(code: SQLITE_IOERR, message: "cannot close the copy \(temporary)"))
         }
-        guard rename(temporary, destination) == 0 else {
-            throw .destination(path: destination, reason: String(cString: strerror(errno)))
+        do {
+            try FileSystem.rename(temporary, to: destination)
+        } catch {
+            throw .destination(path: destination, reason: "\(error)")
         }
         succeeded = true
-        Self.syncDirectory(directory)
+        FileSystem.syncDirectory(directory)
         return result
     }
 
@@ -117,7 +120,7 @@ extension SQLiteStore {
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw .destination(path: path, reason: "the directory \(directory) does not exist")
         }
-        guard access(directory, W_OK) == 0 else {
+        guard FileSystem.isWritableDirectory(directory) else {
             throw .destination(path: path, reason: "the directory \(directory) is not writable by the service")
         }
         let resolved = url.resolvingSymlinksInPath().path
@@ -143,7 +146,7 @@ extension SQLiteStore {
             steps += 1
             if code == SQLITE_DONE { break }
             if code == SQLITE_BUSY || code == SQLITE_LOCKED {
-                usleep(10_000)
+                CurrentThread.sleep(nanoseconds: 10_000_000)
             } else if code != SQLITE_OK {
                 break
             }
@@ -167,13 +170,5 @@ extension SQLiteStore {
         }
         sqlite3_finalize(statement)
         return BackupResult(txn: 0, pages: pages, pageSize: Int(pageSize), steps: steps)
-    }
-
-    /// Makes a rename in `directory` durable (best effort: a directory that cannot be opened is left as it is).
-    private static func syncDirectory(_ directory: String) {
-        let descriptor = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        Glibc.close(descriptor)
     }
 }
