@@ -5,6 +5,7 @@ enum BenchmarkSuites {
         "busdurable": StoreBusBenchmark.runDurableSaves,
         "busecho": BusBenchmark.run,
         "busfanout": StoreBusBenchmark.runFanOut,
+        "buswatch": StoreBusBenchmark.runWatches,
         "device": DeviceBenchmark.run,
         "reactive": ReactiveBenchmark.run,
         "socket": SocketBenchmark.run,
