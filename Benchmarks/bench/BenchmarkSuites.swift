@@ -12,6 +12,7 @@ enum BenchmarkSuites {
         "stack": StackBenchmark.run,
         "store": StoreBenchmark.run,
         "storedata": StoreDataBenchmark.run,
+        "storefetch": StoreFetchBenchmark.run,
         "storegroup": StoreGroupCommitBenchmark.run,
         "storegroup8": StoreGroupCommitBenchmark.runEightThreads,
         "storesaves": StoreSavesBenchmark.run,
