@@ -190,7 +190,7 @@ extension DeviceError {
         switch self {
         case .unavailable: return RPCError(code: .unavailable, message: description)
         case .noReply: return .timeout(description)
-        case .unknownDevice, .unknownCharacteristic: return .notFound(description)
+        case .unknownDevice, .unknownCharacteristic, .unknownDescriptor: return .notFound(description)
         case .bluez(let error):
             return RPCError(code: .deviceError, message: description, data: .object(["bluez": .string(error.name)]))
         case .linkLost, .servicesNotResolved:

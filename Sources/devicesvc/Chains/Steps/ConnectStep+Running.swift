@@ -4,7 +4,9 @@ import ContextBusWire
 /// `Device1.Connect`, then `ServicesResolved`; each attempt waits for one of the adapter's link set-up turns.
 extension ConnectStep: RunnableStep {
     func run(in context: StepContext) -> Signal<ChainProgress, DeviceError> {
-        attemptTakingTheAdaptersTurn(in: context).retrying(in: context).map { finished(in: context) }
+        attemptTakingTheAdaptersTurn(in: context).retrying(in: context).map {
+            finished(in: context, mtu: context.mtu)
+        }
     }
 
     /// One connect attempt that waits for the adapter's turn and holds it only until the link is up.
