@@ -25,6 +25,8 @@ struct ChainRecording: Sendable, Hashable {
     var connected: Bool
     var lastSeen: Date
     var readings: [Reading]
+    /// The adapter the chain used, when it named one (for the device's state at the end).
+    var adapter: String? = nil
 
     /// Adds the reading a progress event carries, if any: a value the device sent (read or notified), under the
     /// characteristic of its step; `steps` are the chain's steps.

@@ -29,6 +29,10 @@ extension DeviceService {
         server.register(DeviceSubscribe.self) { [self] request, params, responder in
             subscribe(params, request: request, responder: responder)
         }
+        server.register(DeviceWatch.self) { [self] request, params, responder in
+            watch(params, request: request, responder: responder)
+        }
+        server.register(DeviceUnwatch.self) { [self] request, params in try unwatch(params, request: request) }
     }
 
     // MARK: - Adapters and devices
@@ -87,9 +91,18 @@ extension DeviceService {
     /// Returns once the chain has joined its device's queue (starting the chain's signal takes its place there), which
     /// ends the connection's `.inOrder` turn; the answer comes later, through `responder`.
     func run(_ params: RunParams, request: BusRequest, responder: Responder<DeviceRecordedRun>) {
+        if let adapter = params.adapter {
+            do {
+                _ = try checkedAdapter(adapter)
+            } catch {
+                return responder.fail(error)
+            }
+        }
         let chain = runner.makeChain(params)
         let connection = request.connection
-        let recording = params.record ? Locked(makeRecording(chain: chain.id, address: params.address)) : nil
+        let recording =
+            params.record
+            ? Locked(makeRecording(chain: chain.id, address: params.address, adapter: params.adapter)) : nil
         let results = Locked([StepResult]())
         // bus.cancel, or the client going away, cancels the chain (which still disconnects).
         request.onCancel { chain.control.cancel() }
@@ -112,8 +125,10 @@ extension DeviceService {
         }
     }
 
-    private func makeRecording(chain: String, address: BluetoothAddress) -> ChainRecording {
-        ChainRecording(chain: chain, address: address, name: nil, connected: false, lastSeen: Date(), readings: [])
+    private func makeRecording(chain: String, address: BluetoothAddress, adapter: String?) -> ChainRecording {
+        ChainRecording(
+            chain: chain, address: address, name: nil, connected: false, lastSeen: Date(), readings: [],
+            adapter: adapter)
     }
 
     /// Saves the recording (if any) with the device's current state, then answers.
@@ -122,7 +137,7 @@ extension DeviceService {
     ) {
         guard let recording else { return answer(nil) }
         var snapshot = recording.withLock { $0 }
-        let device = bluez.tree.device(snapshot.address, onAdapter: configuration.chains.adapter)
+        let device = bluez.tree.device(snapshot.address, onAdapter: snapshot.adapter ?? configuration.chains.adapter)
         snapshot.name = device?.name
         snapshot.connected = device?.isConnected ?? false
         snapshot.lastSeen = Date()

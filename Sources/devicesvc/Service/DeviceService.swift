@@ -25,6 +25,10 @@ final class DeviceService: Sendable {
     let server: BusServer
     let recorder: StoreRecorder
     let scheduler: QueueScheduler
+    /// Every watch and the links they share (`device.watch`, `--watch`).
+    let watches: WatchManager
+    /// Saves what watches and discoveries with `record: true` receive, in batches.
+    let watchRecorder: WatchRecorder
     let subscriptionIDs = Locked<Int64>(1)
     /// Observations that last as long as the service.
     private let observations = Locked<[any Disposable]>([])
@@ -38,16 +42,34 @@ final class DeviceService: Sendable {
         self.connection = connection
         self.bluez = bluez
         self.scheduler = scheduler
-        runner = ChainRunner(
-            backend: bluez, scheduler: scheduler, settings: configuration.chains,
+        // The runner asks the watches whether they hold a device's link, and the watches use the runner's queues.
+        let watchesBox = Locked<WatchManager?>(nil)
+        let runner = ChainRunner(
+            backend: bluez, scheduler: scheduler, settings: configuration.chains, decoders: configuration.decoders,
             onRetry: { chain, step, error, retry in
                 log.info("chain \(chain) step \(step): \(error); retry \(retry)")
+            },
+            isLinkHeld: { address, adapter in
+                watchesBox.withLock { $0 }?.holdsLink(address, adapter: adapter) ?? false
             })
+        self.runner = runner
+        let watches = WatchManager(
+            environment: WatchLink.Environment(
+                bluez: bluez, turns: runner.connections, scheduler: scheduler, decoders: configuration.decoders,
+                resolveTimeout: configuration.chains.resolveTimeout, callTimeout: configuration.chains.stepTimeout,
+                random: { Double.random(in: 0..<1) }, log: log),
+            runner: runner, cleanupTimeout: configuration.chains.cleanupTimeout)
+        self.watches = watches
+        watchesBox.withLock { $0 = watches }
         var serverConfiguration = BusServer.Configuration(
             name: "devicesvc", version: ContextBusVersion.string, socketPath: configuration.socketPath)
         serverConfiguration.onHandlerError = { method, error in log.error("\(method): \(error)") }
         server = BusServer(configuration: serverConfiguration)
         recorder = StoreRecorder(socketPath: configuration.storeSocketPath)
+        let adapter = configuration.chains.adapter
+        watchRecorder = WatchRecorder(
+            recorder: recorder, scheduler: scheduler, log: log,
+            name: { [bluez] address in bluez.tree.device(address, onAdapter: adapter)?.name })
     }
 
     /// Connects to the system bus, starts following BlueZ, registers the handlers and starts listening.
@@ -71,6 +93,7 @@ final class DeviceService: Sendable {
             configuration: configuration, log: log, connection: connection, bluez: bluez, scheduler: scheduler)
         service.watchBlueZ()
         service.registerHandlers()
+        service.startServiceWatches()
         do {
             try service.server.start()
         } catch {
@@ -85,6 +108,8 @@ final class DeviceService: Sendable {
     /// Cancels every chain (each still disconnects), waits up to `timeout` for them to end, then stops serving.
     func stop(timeout: Duration = .seconds(10)) async {
         runner.cancelAll()
+        await watches.stopAll()
+        watchRecorder.flushAll()
         let deadline = ContinuousClock.now + timeout
         while runner.activeCount > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
@@ -94,6 +119,19 @@ final class DeviceService: Sendable {
         bluez.stop()
         connection.close()
         await recorder.close()
+    }
+
+    /// Starts the `--watch` watches: they live as long as the service and are recorded into the store.
+    private func startServiceWatches() {
+        for watch in configuration.watches {
+            let id = watches.makeID()
+            watches.start(
+                id, address: watch.address, adapter: configuration.chains.adapter,
+                characteristics: watch.characteristics, policy: .standard, owner: nil,
+                sink: watchRecorder.sink(source: "watch \(id)"))
+            log.info(
+                "watch \(id): \(watch.address) \(watch.characteristics.map(\.string).joined(separator: ",")), recorded")
+        }
     }
 
     /// Logs BlueZ appearing and leaving.
