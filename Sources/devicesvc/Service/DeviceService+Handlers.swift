@@ -33,6 +33,11 @@ extension DeviceService {
             watch(params, request: request, responder: responder)
         }
         server.register(DeviceUnwatch.self) { [self] request, params in try unwatch(params, request: request) }
+        server.register(DeviceDiscover.self) { [self] request, params, responder in
+            discover(params, request: request, responder: responder)
+        }
+        server.register(DeviceUndiscover.self) { [self] request, params in try undiscover(params, request: request) }
+        server.register(DeviceServices.self) { [self] _, params in try services(params) }
     }
 
     // MARK: - Adapters and devices

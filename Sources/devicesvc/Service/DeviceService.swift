@@ -29,6 +29,8 @@ final class DeviceService: Sendable {
     let watches: WatchManager
     /// Saves what watches and discoveries with `record: true` receive, in batches.
     let watchRecorder: WatchRecorder
+    /// The `device.discover`s running now.
+    let discoveries = DiscoveryRegistry()
     let subscriptionIDs = Locked<Int64>(1)
     /// Observations that last as long as the service.
     private let observations = Locked<[any Disposable]>([])
@@ -108,6 +110,7 @@ final class DeviceService: Sendable {
     /// Cancels every chain (each still disconnects), waits up to `timeout` for them to end, then stops serving.
     func stop(timeout: Duration = .seconds(10)) async {
         runner.cancelAll()
+        for discovery in discoveries.all { discoveries.remove(discovery.id, owner: nil)?.stop() }
         await watches.stopAll()
         watchRecorder.flushAll()
         let deadline = ContinuousClock.now + timeout

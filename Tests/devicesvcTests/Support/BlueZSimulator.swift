@@ -128,6 +128,16 @@ final class BlueZSimulator: Sendable {
         Int(try await callControl("CountCalls", [.string(target), .string(method)]).body.first?.uint32Value ?? 0)
     }
 
+    /// The device's advertised service data under `uuid` (empty removes it).
+    func setServiceData(_ address: String, _ uuid: String, _ data: [UInt8]) async throws {
+        try await callControl("SetServiceData", [.string(address), .string(uuid), .bytes(data)])
+    }
+
+    /// Any Device1 property, any type (malformed advertised data).
+    func setDeviceProperty(_ address: String, _ name: String, _ value: DBusValue) async throws {
+        try await callControl("SetDeviceProperty", [.string(address), .string(name), .variant(value)])
+    }
+
     func setTiming(_ name: String, milliseconds: UInt32) async throws {
         try await callControl("SetTiming", [.string(name), .uint32(milliseconds)])
     }

@@ -223,3 +223,39 @@ public struct AdvertisementEvent: RPCEventPayload, Hashable {
         return .object(members)
     }
 }
+
+/// The `device.discoveryEnded` event (an addition to PROTOCOL.md): a discovery ended by itself — its `seconds` were up,
+/// or BlueZ failed it (`error`) — with what it sent and skipped: `{"discovery":9,"advertisements":N,"skipped":M}`.
+/// A discovery ended by `device.undiscover` or its connection closing sends none.
+public struct DiscoveryEndedEvent: RPCEventPayload, Hashable {
+    public static let method = "device.discoveryEnded"
+
+    public var discovery: Int64
+    public var advertisements: Int
+    public var skipped: Int
+    public var error: String?
+
+    public init(discovery: Int64, advertisements: Int, skipped: Int, error: String? = nil) {
+        self.discovery = discovery
+        self.advertisements = advertisements
+        self.skipped = skipped
+        self.error = error
+    }
+
+    public init(json: JSONValue) throws(RPCError) {
+        let fields = try JSONFields(json)
+        discovery = try fields.int64("discovery")
+        advertisements = try fields.optionalInt("advertisements") ?? 0
+        skipped = try fields.optionalInt("skipped") ?? 0
+        error = try fields.optionalString("error")
+    }
+
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "discovery": .int(discovery), "advertisements": .int(Int64(advertisements)),
+            "skipped": .int(Int64(skipped)),
+        ]
+        if let error { members["error"] = .string(error) }
+        return .object(members)
+    }
+}
