@@ -15,7 +15,8 @@ struct CommandLineToolTests {
             Self.everyCommand.map { "\($0) \($1)" },
             [
                 "store model", "store fetch", "store get", "store save", "store watch", "store history", "store stats",
-                "device adapters", "device list", "device scan", "device run", "device watch", "device cancel",
+                "device adapters", "device list", "device scan", "device run", "device watch", "device discover",
+                "device services", "device events", "device cancel",
             ])
     }
 

@@ -1,17 +1,20 @@
 import ContextBusWire
 import Foundation
 
-/// `ctxbus device watch [ADDRESS]`: streams `device.event` until Ctrl-C or SIGTERM (exit 0).
-struct DeviceWatchCommand: Command {
+/// `ctxbus device events [ADDRESS]`: streams `device.event` (`device.subscribe`) until Ctrl-C or SIGTERM (exit 0).
+///
+/// It was `device watch` until `device.watch` came: that name now belongs to `DeviceWatchCommand`.
+struct DeviceEventsCommand: Command {
     static let configuration = CommandConfiguration(
-        name: "watch", abstract: "Print device events (connected, disconnected, values) until Ctrl-C.",
+        name: "events", abstract: "Print what BlueZ reports of devices (connected, disconnected, values) until Ctrl-C.",
         discussion: """
             Sends device.subscribe and prints every device.event: one line per event; with --json, each \
-            event's params as one JSON value per line. Ctrl-C or SIGTERM ends it with exit status 0.
+            event's params as one JSON value per line. It only listens: it connects nothing and turns no \
+            notification on (see 'device watch'). Ctrl-C or SIGTERM ends it with exit status 0.
             """,
         arguments: [ArgumentSpec("address", help: "Only this device's events.", isOptional: true)],
         service: .device, streamsUntilInterrupted: true,
-        examples: ["ctxbus device watch", "ctxbus device watch AA:BB:CC:DD:EE:01 --json"])
+        examples: ["ctxbus device events", "ctxbus device events AA:BB:CC:DD:EE:01 --json"])
 
     let params: DeviceSubscribeParams
 

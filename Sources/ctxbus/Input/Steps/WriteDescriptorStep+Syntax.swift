@@ -6,7 +6,7 @@ extension WriteDescriptorStep: ChainSyntaxStep {
     static let forms = [
         StepForm(
             name: "write-descriptor", arguments: ":UUID/DESCRIPTOR=HEX[@MS]",
-            meaning: "write a descriptor, e.g. write-descriptor:c0defeed-0002-4000-8000-000000000000/2901=6869")
+            meaning: "write a descriptor, e.g. write-descriptor:2a19/2901=6869")
     ]
 
     init(word: StepWord) throws(ChainSyntax.WordError) {
