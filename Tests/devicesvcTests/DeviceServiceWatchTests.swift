@@ -153,7 +153,7 @@ struct DeviceServiceWatchTests {
             try await waitUntil("nine attempts") { log.states(of: id).filter { $0 == .reconnecting }.count >= 9 }
             let attempts = log.links(of: id).filter { $0.event.state == .reconnecting }
             expectEqual(attempts.compactMap(\.event.attempt), Array(1...attempts.count))
-            expectEqual(attempts.last?.event.error, "org.bluez.Error.Failed: le-connection-abort-by-local")
+            expectEqual(attempts.last?.event.error, "org.bluez.Error.Failed: le-connection-timeout")
             // At the cap: 80 ms (64 to 80 with jitter) plus the failed attempt's 10 ms between attempts.
             let gaps = zip(attempts.dropFirst(), attempts).map { ($0.at - $1.at) / .milliseconds(1) }
             expectTrue(gaps.suffix(4).allSatisfy { $0 >= 60 && $0 < 80 + 400 }, "gaps \(gaps)")

@@ -197,11 +197,8 @@ extension WatchLink {
         }
         state.withLock { state in
             guard state.epoch == epoch, state.pending.remove(uuid) != nil else { return }
-            if state.phase == .enabling, state.pending.isEmpty { markUp(&state) }
-            if state.phase == .up, state.pending.isEmpty {
-                // A watch that joined an up link waits for its own characteristics only.
-                markUp(&state)
-            }
+            // Up once every session is on; a watch that joined an up link waited for its own characteristics only.
+            if state.phase == .enabling || state.phase == .up, state.pending.isEmpty { markUp(&state) }
         }
         flush()
     }

@@ -132,21 +132,26 @@ final class WatchLink: Sendable {
 
     /// Adds a watch; the first one starts the link. A watch that joins a link that is up is told `connected` once its
     /// characteristics' notifications are on too (at once when they are).
-    func add(_ member: Member) {
+    ///
+    /// - Returns: `false` when the link closed meanwhile (its last watch left): the caller makes a new one.
+    func add(_ member: Member) -> Bool {
         var actions: [@Sendable () -> Void] = []
-        state.withLock { state in
+        let added = state.withLock { state -> Bool in
+            guard state.phase != .closed else { return false }
             state.members[member.id] = member
             switch state.phase {
             case .idle:
-                actions.append { self.start() }
+                if state.members.count == 1 { actions.append { self.start() } }
             case .enabling, .up:
                 actions += enableMissing(&state)
                 if state.pending.isEmpty { markUp(&state) }
             case .connecting, .waiting, .closed:
                 break
             }
+            return true
         }
         run(actions)
+        return added
     }
 
     /// Removes a watch; the last one closes the link.

@@ -44,14 +44,18 @@ final class WatchManager: Sendable {
         policy: ReconnectPolicy, owner: UInt64?, sink: any WatchSink
     ) {
         let key = Self.key(address, adapter)
-        let link = state.withLock { state -> WatchLink in
-            state.watches[id] = (key, owner)
-            if let link = state.links[key], link.phase != .closed { return link }
-            let link = WatchLink(address: address, adapter: adapter, environment: environment)
-            state.links[key] = link
-            return link
+        let member = WatchLink.Member(id: id, characteristics: characteristics, policy: policy, sink: sink)
+        while true {
+            let link = state.withLock { state -> WatchLink in
+                state.watches[id] = (key, owner)
+                if let link = state.links[key], link.phase != .closed { return link }
+                let link = WatchLink(address: address, adapter: adapter, environment: environment)
+                state.links[key] = link
+                return link
+            }
+            // A link whose last watch left between the lookup and here is closed: take a new one.
+            if link.add(member) { return }
         }
-        link.add(WatchLink.Member(id: id, characteristics: characteristics, policy: policy, sink: sink))
     }
 
     /// Ends watch `id` when `owner` may (its own connection, or the service for `nil`); the last watch of a link closes
