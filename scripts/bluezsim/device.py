@@ -110,7 +110,7 @@ class Device:
     def connect(self, call):
         """Connects the LE link; replies once services are resolved (or at once if already connected). A device out
         of range, or one that does not accept connections, fails after `connect_ms` as a controller whose connection
-        attempt timed out does (`le-connection-abort-by-local`)."""
+        attempt timed out does (`le-connection-timeout`, what bluetoothd answers for ETIMEDOUT)."""
         if not self.adapter.powered:
             raise not_ready()
         if self.connecting or self.disconnecting or self._pair_call is not None:
@@ -207,7 +207,7 @@ class Device:
 
     def _link_up(self) -> None:
         if not (self.spec.in_range and self.spec.connectable):
-            self._finish_connect(failed("le-connection-abort-by-local"))
+            self._finish_connect(failed("le-connection-timeout"))
             return
         self.link += 1
         self.notifications = {}
