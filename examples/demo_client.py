@@ -105,6 +105,19 @@ def describe(values, raw):
     return f"{characteristic} = {raw.hex()}"
 
 
+def decoded(steps, result):
+    """What the chain read, as devicesvc decoded it: `battery 87 %, temperature 21.5 °C: ` (empty when nothing)."""
+    parts = []
+    for entry in result.get("results", []):
+        characteristic = steps[entry["step"]].get("characteristic", "?")
+        numbers = [entry["number"]] if entry.get("number") is not None else entry.get("numbers") or []
+        for number in numbers:
+            if number is not None:
+                parts.append(describe({"characteristic": characteristic, "number": number,
+                                       "unit": entry.get("unit")}, b""))
+    return ", ".join(parts) + ": " if parts else ""
+
+
 def watch_readings(store_path, ready, counters):
     """Subscribes to Reading and prints each inserted reading with its device's name."""
     names = {}
@@ -195,7 +208,8 @@ def main():
                 recorded = "recorded" if result.get("recorded") else f"NOT recorded: {result.get('recordError')}"
                 operations = " ".join(step["op"] + (":" + step["characteristic"] if "characteristic" in step else "")
                                       for step in steps)
-                say(f"demo: chain {result['chain']} on {device['address']}: {operations}: {recorded}")
+                say(f"demo: chain {result['chain']} on {device['address']}: {operations}: {decoded(steps, result)}"
+                    f"{recorded}")
             except RPCError as error:
                 say(f"demo: chain on {device['address']} failed: {error}")
         rounds += 1
