@@ -216,33 +216,45 @@ struct DeviceServiceWatchTests {
         }
     }
 
-    @Test func aWatcherThatStopsReadingIsDroppedWhileTheOtherGetsEveryValue() async throws {
+    @Test func aWatcherThatStopsReadingIsDroppedAndTheLinkStaysForTheOtherWatch() async throws {
         try await withSimulatedStack { stack in
             let log = WatchEventLog(stack.client)
             defer { log.dispose() }
+            // The reader watches the battery; the stalled peer Echo Out, on the same link, and never reads.
+            let id = try await watch(stack.client, [Self.battery])
+            try await waitUntil("connected") { log.states(of: id) == [.connected] }
             let stalled = try StalledPeer(path: stack.service.socketPath)
             try stalled.send(
                 #"{"jsonrpc":"2.0","id":1,"method":"bus.hello","params":{"protocol":1,"client":"stalled"}}"#)
             try stalled.send(
                 #"{"jsonrpc":"2.0","id":2,"method":"device.watch","params":{"address":"AA:BB:CC:DD:EE:01","notify":["c0defeed-0002-4000-8000-000000000000"]}}"#
             )
-            let id = try await watch(stack.client, [Self.echoOut])
-            try await waitUntil("connected") { log.states(of: id) == [.connected] }
-            // 12 000 events of 512 bytes (about 10 MB of JSON) are more than the stalled peer's outbound queue (8 MiB)
-            // and its socket buffers can hold.
-            let count: UInt32 = 12_000
+            try await waitUntil("the stalled peer's notifications on") {
+                try await calls(stack.simulator).filter { $0 == "StartNotify" }.count == 2
+            }
+            // 3 600 events of 2 KiB values (about 10 MB of JSON) are more than the stalled peer's outbound queue
+            // (8 MiB) and its socket buffers hold: it is dropped, and its watch with it.
+            let count: UInt32 = 3_600
             var sent: UInt32 = 0
             for _ in 0..<4 {
                 sent += try await stack.simulator.notifyMany(
-                    Self.echoOutTarget, Array(repeating: 0x5A, count: 512), count: count / 4)
+                    Self.echoOutTarget, Array(repeating: 0x5A, count: 2048), count: count / 4)
             }
             expectEqual(sent, count)
-            try await waitUntil("every value", seconds: 60) { log.values(of: id).count == Int(count) }
-            // The stalled watch is gone with its connection: the reader's unwatch is the last, and disconnects.
+            // Its watch gone, nobody wants Echo Out: its notifications are turned off; the link stays for the reader.
+            try await waitUntil("Echo Out's StopNotify", seconds: 120) {
+                try await calls(stack.simulator).contains("StopNotify")
+            }
+            expectTrue(stalled.readUntilClosed() < Int(count), "the stalled peer was not dropped")
+            let before = log.values(of: id).count
+            _ = try await stack.simulator.notifyMany("AA:BB:CC:DD:EE:01/2a19", [42], count: 2)
+            try await waitUntil("the reader's values") { log.values(of: id).count >= before + 2 }
+            expectEqual(log.states(of: id), [.connected])
             _ = try await stack.client.call(DeviceUnwatch.self, WatchReference(watch: id))
             try await waitUntil("the disconnect") { try await calls(stack.simulator).contains("Disconnect") }
-            try await expectEqual(calls(stack.simulator), ["Connect", "StartNotify", "StopNotify", "Disconnect"])
-            expectTrue(stalled.readUntilClosed() < Int(count), "the stalled peer was not dropped")
+            try await expectEqual(
+                calls(stack.simulator),
+                ["Connect", "StartNotify", "StartNotify", "StopNotify", "StopNotify", "Disconnect"])
         }
     }
 
