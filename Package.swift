@@ -86,7 +86,7 @@ let package = Package(
             name: "bench",
             dependencies: [
                 "ContextBus", "ContextBusSupport", "ContextBusTransport", "ContextBusWire", "ContextBusClient",
-                "ContextBusServer", "CContextBusSQLite",
+                "ContextBusServer", "CContextBusSQLite", "ContextBusDBus",
             ],
             path: "Benchmarks/bench"),
 

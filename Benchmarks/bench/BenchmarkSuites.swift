@@ -7,6 +7,7 @@ enum BenchmarkSuites {
         "busfanout": StoreBusBenchmark.runFanOut,
         "buswatch": StoreBusBenchmark.runWatches,
         "device": DeviceBenchmark.run,
+        "devicewatch": DeviceWatchBenchmark.run,
         "reactive": ReactiveBenchmark.run,
         "socket": SocketBenchmark.run,
         "stack": StackBenchmark.run,

@@ -62,7 +62,7 @@ final class WatchHub: Sendable {
 
     /// `store.watch`: registers the watch and fetches its list. The caller sends the result, then calls
     /// `activate(_:)` so that no event can precede it.
-    func watch(_ params: FetchParams, connection: any SubscriberConnection) throws(RPCError) -> WatchResult {
+    func watch(_ params: FetchParams, connection: any SubscriberConnection) throws(RPCError) -> StoreWatchResult {
         var request = try params.fetchRequest()
         request.resultType = .objects
         let model = store.model
@@ -93,7 +93,7 @@ final class WatchHub: Sendable {
                 state.watches[id]?.list = list
                 state.watches[id]?.pending.removeAll { $0.txn <= result.txn }
             }
-            return WatchResult(watch: id, txn: result.txn, objects: objects)
+            return StoreWatchResult(watch: id, txn: result.txn, objects: objects)
         } catch {
             _ = state.withLock { $0.watches.removeValue(forKey: id) }
             throw StoreErrorMapping.rpcError(for: error, log: log)
@@ -101,7 +101,7 @@ final class WatchHub: Sendable {
     }
 
     /// Starts the events of a watch whose result has been sent.
-    func activate(_ result: WatchResult) {
+    func activate(_ result: StoreWatchResult) {
         queue.async { [self] in
             let pending = state.withLock { state -> [ChangeSet] in
                 guard state.watches[result.watch] != nil else { return [] }
