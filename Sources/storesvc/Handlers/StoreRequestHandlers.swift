@@ -138,6 +138,7 @@ final class StoreRequestHandlers: Sendable {
             "lastTxn": .int(store.lastTransaction),
         ]
         for (name, value) in storeCounters.named { other[name] = .int(value) }
+        if let replica = replicaStatistics() { other["replica"] = replica }
         let range = historyRange()
         return StatsResult(
             connections: Int64(connections), subscriptions: Int64(hub.count), commits: commits,
@@ -161,7 +162,7 @@ final class StoreRequestHandlers: Sendable {
 
     // MARK: - Helpers
 
-    private func perform<T>(_ body: () throws -> T) throws(RPCError) -> T {
+    func perform<T>(_ body: () throws -> T) throws(RPCError) -> T {
         do {
             return try body()
         } catch {

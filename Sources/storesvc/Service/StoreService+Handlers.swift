@@ -79,6 +79,7 @@ extension StoreService {
             responder: { _, _, responder in
                 responder.succeed(handlers.stats(connections: server.connectionCount))
             })
+        registerReplicaHandlers()
     }
 
     /// The most IDs a `store.get` may name to be served on the event loop.
