@@ -129,6 +129,9 @@ let package = Package(
                 "ContextBusServer", "ContextBusClient", "ContextBusDBus", "TestSupport",
             ]),
         .testTarget(
+            name: "fleetsvcTests",
+            dependencies: ["fleetsvc", "ContextBusSupport", "ContextBusClient", "ContextBusWire", "TestSupport"]),
+        .testTarget(
             name: "ctxbusTests",
             dependencies: [
                 "ctxbus", "ContextBusSupport", "ContextBusObjectGraph", "ContextBusWire", "ContextBusClient",
