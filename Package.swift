@@ -96,7 +96,7 @@ let package = Package(
             name: "bench",
             dependencies: [
                 "ContextBus", "ContextBusSupport", "ContextBusTransport", "ContextBusWire", "ContextBusClient",
-                "ContextBusServer", "CContextBusSQLite",
+                "ContextBusServer", "CContextBusSQLite", "CContextBusNATS",
             ],
             path: "Benchmarks/bench"),
 

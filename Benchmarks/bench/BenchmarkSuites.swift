@@ -6,6 +6,7 @@ enum BenchmarkSuites {
         "busecho": BusBenchmark.run,
         "busfanout": StoreBusBenchmark.runFanOut,
         "device": DeviceBenchmark.run,
+        "fleet": FleetBenchmark.run,
         "reactive": ReactiveBenchmark.run,
         "socket": SocketBenchmark.run,
         "stack": StackBenchmark.run,

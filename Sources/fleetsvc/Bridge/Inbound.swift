@@ -300,7 +300,9 @@ final class Inbound: Sendable {
         return .object([
             "insert": .array(inserts), "update": .array(updates), "delete": .array(deletes),
             "mergePolicy": .string("objectTrump"), "author": .string("fleet:\(message.gateway)"),
-            "origin": originJSON(message, position, fleetIDs),
+            // Without an fsync of its own: the save and its origin commit together, so a power loss loses both
+            // and the stream (which keeps the message) gives it again; a process crash loses neither.
+            "durability": .string("memory"), "origin": originJSON(message, position, fleetIDs),
         ])
     }
 }
