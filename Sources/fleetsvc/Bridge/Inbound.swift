@@ -21,6 +21,9 @@ final class Inbound: Sendable {
     private let log: ServiceLog
     private let stopping = AtomicFlag()
     private let stopped = DispatchSemaphore(value: 0)
+    /// Fleet-wide ID → local ID, as the store maps them (a mapping never changes once made: a deleted object keeps
+    /// its row), learnt from lookups and from the answers to applied saves.
+    private let knownIDs = Locked<[String: String]>([:])
     /// `CTXBUS_FLEET_FAULT=exit-before-apply:<gateway>:<txn>` kills the process just before that save is sent.
     private let crashBeforeApply: String?
 
@@ -186,7 +189,14 @@ final class Inbound: Sendable {
         var attempt = 0
         while !stopping.isSet {
             do {
-                _ = try store.call("store.save", params)
+                let answer = try store.call("store.save", params)
+                let fleetIDs = params.objectValue?["origin"]?.objectValue?["fleetIDs"]?.objectValue ?? [:]
+                let ids = answer.objectValue?["ids"]?.objectValue ?? [:]
+                knownIDs.withLock { known in
+                    for (ref, fleetID) in fleetIDs {
+                        if let fleetID = fleetID.stringValue, let local = ids[ref]?.stringValue { known[fleetID] = local }
+                    }
+                }
                 return
             } catch let error as RPCError where [409, 404, 422, -32602].contains(error.code) {
                 log.warning("inbound: \(message.messageID) refused by the store (\(error)); applied as nothing")
@@ -227,12 +237,18 @@ final class Inbound: Sendable {
         }
         for object in message.updated { note(object.id) }
         for id in message.deleted { note(id) }
-        var known: [String: String] = [:]
+        var known: [String: String] = knownIDs.withLock { cached in
+            var found: [String: String] = [:]
+            for fleetID in wanted { if let local = cached[fleetID] { found[fleetID] = local } }
+            return found
+        }
+        wanted.subtract(known.keys)
         if !wanted.isEmpty,
             let answer = try? store.call(
                 "store.replicaIDs", .object(["fleetIDs": .array(wanted.map(JSONValue.string))]))
         {
             for (fleet, local) in answer.objectValue?["ids"]?.objectValue ?? [:] { known[fleet] = local.stringValue }
+            knownIDs.withLock { cached in cached.merge(known) { current, _ in current } }
         }
         func local(_ fleetID: String) -> String? {
             guard let parts = FleetMessage.localPart(of: fleetID) else { return nil }

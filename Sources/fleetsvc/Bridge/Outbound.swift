@@ -74,19 +74,30 @@ final class Outbound: Sendable {
                 _ = doorbell.wait(timeout: .now() + .milliseconds(500))
                 continue
             }
+            var messages: [FleetMessage] = []
+            var last = published
             for transaction in transactions {
                 guard let members = transaction.objectValue, let txn = members["txn"]?.intValue else { continue }
                 let author = members["author"]?.stringValue
                 if author?.hasPrefix("fleet:") != true {
-                    let message = self.message(
-                        from: members, txn: txn, previous: previous, fleetIDs: fleetIDs, author: author)
-                    if !publish(message, subject: subject) { return }
+                    messages.append(
+                        self.message(from: members, txn: txn, previous: previous, fleetIDs: fleetIDs, author: author))
                     previous = txn
-                    if crashAfterAck == txn { killThisProcess() }
                 }
-                published = txn
-                counters.update { $0.published = published }
+                last = txn
             }
+            // The page at once, each acknowledged (`publishAll`); one by one if that fails (or for the fault point).
+            let batch = messages.map { (subject: subject, data: $0.bytes, messageID: $0.messageID) }
+            if crashAfterAck != nil || !jetStream.publishAll(batch, stream: configuration.streamName) {
+                for message in messages {
+                    if !publish(message, subject: subject) { return }
+                    if crashAfterAck == message.txn { killThisProcess() }
+                }
+            } else {
+                counters.update { $0.publications += Int64(messages.count) }
+            }
+            published = last
+            counters.update { $0.published = published }
             recorded = record(published, recorded: recorded)
         }
     }
