@@ -51,7 +51,7 @@ struct CommandLineToolTests {
     }
 
     @Test(arguments: [
-        ([], "missing <store|device>"),
+        ([], "missing <store|device|fleet>"),
         (["cache"], "unknown command 'cache'"),
         (["store"], "missing <subcommand> for 'ctxbus store'"),
         (["store", "drop"], "unknown command 'ctxbus store drop'"),

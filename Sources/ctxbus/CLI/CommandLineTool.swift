@@ -7,7 +7,7 @@ import Dispatch
 /// happened into messages and an exit status.
 struct CommandLineTool: Sendable {
     /// `ctxbus store …` and `ctxbus device …`.
-    static let groups: [CommandGroup] = [StoreCommands.group, DeviceCommands.group]
+    static let groups: [CommandGroup] = [StoreCommands.group, DeviceCommands.group, FleetCommands.group]
 
     /// What a command line asks for.
     enum Invocation {
@@ -32,7 +32,7 @@ struct CommandLineTool: Sendable {
         let formatter = HelpFormatter()
         guard let groupName = words.first, groupName != "--help", groupName != "-h", groupName != "help" else {
             return words.isEmpty
-                ? .usageError(UsageError("missing <store|device>"), usage: Self.rootHelp) : .help(Self.rootHelp)
+                ? .usageError(UsageError("missing <store|device|fleet>"), usage: Self.rootHelp) : .help(Self.rootHelp)
         }
         guard let group = Self.groups.first(where: { $0.name == groupName }) else {
             return .usageError(UsageError("unknown command '\(groupName)'"), usage: Self.rootHelp)

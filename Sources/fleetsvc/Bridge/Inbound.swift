@@ -71,6 +71,7 @@ final class Inbound: Sendable {
             recordedPosition: state.position)
         counters.update { $0.applied = progress.applied }
         var subscription: JetStreamSubscription?
+        let pending = PendingApplies()
         var reconnectsSeen = JetStream.reconnects.load(ordering: .relaxed)
         var idleSince = ContinuousClock.now
         while !stopping.isSet {
@@ -95,8 +96,9 @@ final class Inbound: Sendable {
             }
             let message: StreamMessage?
             do {
-                message = try subscription?.next(timeoutMilliseconds: 250)
+                message = try subscription?.next(timeoutMilliseconds: pending.isEmpty ? 250 : 0)
             } catch {
+                settle(pending)
                 log.debug("inbound: reading: \(error)")
                 subscription?.close()
                 subscription = nil
@@ -104,6 +106,10 @@ final class Inbound: Sendable {
                 continue
             }
             guard let message else {
+                if !pending.isEmpty {
+                    settle(pending)
+                    continue
+                }
                 if progress.recordedPosition < progress.position, ContinuousClock.now - idleSince > .milliseconds(200) {
                     recordPosition(&progress)
                 }
@@ -112,7 +118,8 @@ final class Inbound: Sendable {
             idleSince = ContinuousClock.now
             counters.update { $0.streamPending = Int64(message.pending) }
             if Int64(message.sequence) <= progress.position { continue }  // a repeat after a resubscription
-            if handle(message, progress: &progress) == .refetch {
+            if handle(message, progress: &progress, pending: pending) == .refetch {
+                settle(pending)
                 subscription?.close()
                 subscription = nil
                 progress.position = 0
@@ -120,6 +127,7 @@ final class Inbound: Sendable {
             }
             progress.position = Int64(message.sequence)
         }
+        settle(pending)
         subscription?.close()
         if progress.recordedPosition < progress.position { recordPosition(&progress) }
     }
@@ -132,7 +140,10 @@ final class Inbound: Sendable {
 
     private enum Outcome { case done, refetch }
 
-    private func handle(_ message: StreamMessage, progress: inout Progress) -> Outcome {
+    /// The most saves in flight at once.
+    static let window = 128
+
+    private func handle(_ message: StreamMessage, progress: inout Progress, pending: PendingApplies) -> Outcome {
         let parts = message.subject.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "ctxbus", parts[1] == configuration.fleet, parts[3] == "txn" else {
             refuse(message, "not a transaction subject of fleet \(configuration.fleet)")
@@ -167,8 +178,18 @@ final class Inbound: Sendable {
                 "inbound: transactions \(applied + 1)…\(decoded.previous) of \(decoded.gateway) are no longer in the "
                     + "stream; applying \(decoded.txn) without them")
         }
-        if crashBeforeApply == "\(decoded.gateway):\(decoded.txn)" { killThisProcess() }
-        apply(decoded, position: Int64(message.sequence))
+        if crashBeforeApply == "\(decoded.gateway):\(decoded.txn)" {
+            settle(pending)
+            killThisProcess()
+        }
+        // A message naming an object that a save in flight inserts waits for it (its local ID comes back in the
+        // answer); so does one when the window is full.
+        if pending.count >= Self.window || pending.introducesAny(of: namedFleetIDs(in: decoded)) { settle(pending) }
+        let params = saveParams(for: decoded, position: Int64(message.sequence))
+        pending.send(
+            .init(
+                message: decoded, params: params, position: Int64(message.sequence),
+                inserted: Set(decoded.inserted.map(\.id))), on: store.client)
         progress.applied[decoded.gateway] = decoded.txn
         progress.recordedPosition = max(progress.recordedPosition, Int64(message.sequence))
         counters.update { $0.applied[decoded.gateway] = decoded.txn }
@@ -182,21 +203,52 @@ final class Inbound: Sendable {
 
     // MARK: - Applying
 
+    /// The fleet-wide IDs a message names besides its inserts (objects it updates, deletes or points at).
+    private func namedFleetIDs(in message: FleetMessage) -> Set<String> {
+        var named = Set(message.deleted)
+        for object in message.updated { named.insert(object.id) }
+        for object in message.inserted + message.updated {
+            for value in object.values.values { if let id = value.stringValue, id.contains(":") { named.insert(id) } }
+        }
+        return named
+    }
+
+    /// Waits for the answers of the saves in flight; in order, learns the local IDs of their inserts, and applies
+    /// again (one by one, until the store answers) those that failed.
+    private func settle(_ pending: PendingApplies) {
+        guard !pending.isEmpty else { return }
+        var failedBefore = false
+        for (entry, outcome) in pending.takeAll() {
+            switch outcome {
+            case .success(let answer) where !failedBefore:
+                learnIDs(from: answer, params: entry.params)
+            default:
+                // Everything after a failure is applied again in order (a committed one changes nothing).
+                failedBefore = true
+                apply(entry.message, params: entry.params, position: entry.position)
+            }
+        }
+    }
+
+    private func learnIDs(from answer: JSONValue, params: JSONValue) {
+        let fleetIDs = params.objectValue?["origin"]?.objectValue?["fleetIDs"]?.objectValue ?? [:]
+        let ids = answer.objectValue?["ids"]?.objectValue ?? [:]
+        knownIDs.withLock { known in
+            for (ref, fleetID) in fleetIDs {
+                if let fleetID = fleetID.stringValue, let local = ids[ref]?.stringValue { known[fleetID] = local }
+            }
+        }
+    }
+
     /// Saves `message` until the store answers (retrying while it is away); a save the store refuses is recorded
     /// as applied with no changes.
-    private func apply(_ message: FleetMessage, position: Int64) {
-        var params = saveParams(for: message, position: position)
+    private func apply(_ message: FleetMessage, params first: JSONValue, position: Int64) {
+        var params = first
         var attempt = 0
         while !stopping.isSet {
             do {
                 let answer = try store.call("store.save", params)
-                let fleetIDs = params.objectValue?["origin"]?.objectValue?["fleetIDs"]?.objectValue ?? [:]
-                let ids = answer.objectValue?["ids"]?.objectValue ?? [:]
-                knownIDs.withLock { known in
-                    for (ref, fleetID) in fleetIDs {
-                        if let fleetID = fleetID.stringValue, let local = ids[ref]?.stringValue { known[fleetID] = local }
-                    }
-                }
+                learnIDs(from: answer, params: params)
                 return
             } catch let error as RPCError where [409, 404, 422, -32602].contains(error.code) {
                 log.warning("inbound: \(message.messageID) refused by the store (\(error)); applied as nothing")
