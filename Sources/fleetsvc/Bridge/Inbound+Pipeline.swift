@@ -60,9 +60,21 @@ final class PendingApplies {
         }
     }
 
+    /// Hands back the entries answered so far from the front (in order, without waiting); stops at the first
+    /// unanswered one.
+    func takeAnswered() -> [(Entry, Result<JSONValue, RPCError>)] {
+        var taken: [(Entry, Result<JSONValue, RPCError>)] = []
+        while let first = outcomes.first, let outcome = first.withLock({ $0 }) {
+            taken.append((entries.removeFirst(), outcome))
+            outcomes.removeFirst()
+        }
+        return taken
+    }
+
     /// Waits for every answer and hands back the entries with their outcomes, in order.
     func takeAll() -> [(Entry, Result<JSONValue, RPCError>)] {
         answered.wait()
+        // Every `leave` happened after its outcome was set: all are there.
         defer {
             entries = []
             outcomes = []

@@ -96,7 +96,7 @@ final class Inbound: Sendable {
             }
             let message: StreamMessage?
             do {
-                message = try subscription?.next(timeoutMilliseconds: pending.isEmpty ? 250 : 0)
+                message = try subscription?.next(timeoutMilliseconds: pending.isEmpty ? 250 : 2)
             } catch {
                 settle(pending)
                 log.debug("inbound: reading: \(error)")
@@ -107,7 +107,8 @@ final class Inbound: Sendable {
             }
             guard let message else {
                 if !pending.isEmpty {
-                    settle(pending)
+                    // Nothing new: learn what is answered, or wait for all when something failed.
+                    absorbAnswered(pending)
                     continue
                 }
                 if progress.recordedPosition < progress.position, ContinuousClock.now - idleSince > .milliseconds(200) {
@@ -213,11 +214,27 @@ final class Inbound: Sendable {
         return named
     }
 
+    /// Learns the local IDs of the answered saves at the front; on a failure among them, settles everything.
+    private func absorbAnswered(_ pending: PendingApplies) {
+        let answered = pending.takeAnswered()
+        for (index, (entry, outcome)) in answered.enumerated() {
+            guard case .success(let answer) = outcome else {
+                // Everything from the failure on is applied again in order (a committed one changes nothing).
+                for (later, _) in answered[index...] {
+                    apply(later.message, params: later.params, position: later.position)
+                }
+                settle(pending, afterFailure: true)
+                return
+            }
+            learnIDs(from: answer, params: entry.params)
+        }
+    }
+
     /// Waits for the answers of the saves in flight; in order, learns the local IDs of their inserts, and applies
     /// again (one by one, until the store answers) those that failed.
-    private func settle(_ pending: PendingApplies) {
+    private func settle(_ pending: PendingApplies, afterFailure: Bool = false) {
         guard !pending.isEmpty else { return }
-        var failedBefore = false
+        var failedBefore = afterFailure
         for (entry, outcome) in pending.takeAll() {
             switch outcome {
             case .success(let answer) where !failedBefore:

@@ -56,6 +56,7 @@ final class Outbound: Sendable {
         var published = start
         var recorded = start
         var previous: Int64 = 0
+        var lastRecord = ContinuousClock.now
         let gateway = configuration.gateway
         let subject = configuration.transactionSubject(of: gateway)
         while !stopping.isSet {
@@ -98,7 +99,12 @@ final class Outbound: Sendable {
             }
             published = last
             counters.update { $0.published = published }
-            recorded = record(published, recorded: recorded)
+            // Recorded at most every 100 ms while busy (a small transaction of the store's writer each time), and
+            // as soon as there is nothing more to publish.
+            if ContinuousClock.now - lastRecord >= .milliseconds(100) {
+                recorded = record(published, recorded: recorded)
+                lastRecord = ContinuousClock.now
+            }
         }
     }
 
