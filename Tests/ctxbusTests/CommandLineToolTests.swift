@@ -16,6 +16,7 @@ struct CommandLineToolTests {
             [
                 "store model", "store fetch", "store get", "store save", "store watch", "store history", "store stats",
                 "device adapters", "device list", "device scan", "device run", "device watch", "device cancel",
+                "fleet status",
             ])
     }
 
