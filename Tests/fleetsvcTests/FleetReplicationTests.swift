@@ -78,6 +78,31 @@ struct FleetReplicationTests {
         }
     }
 
+    /// A gateway that joins a fleet with data reads the stream from its start and ends with the same data (the
+    /// stream still holds every transaction: snapshots for a stream that no longer does are not built yet).
+    @Test func aGatewayThatJoinsLaterCatchesUpFromTheStream() async throws {
+        let nats = try await TestNATSServer.start()
+        defer { nats.stop() }
+        let a = try await TestGateway.start("a", nats: nats)
+        defer { a.stop() }
+        try await a.save(
+            .object([
+                "insert": .array([
+                    deviceInsert("AA:00:00:00:00:01", name: "one"),
+                    readingInsert("r1", device: .object(["ref": .string("d")])),
+                ])
+            ]))
+        let reading = try #require(try await a.reading("r1"))
+        try await a.save(
+            .object(["update": .array([.object(["id": .string(reading), "values": .object(["chain": .string("x")])])])])
+        )
+        try await waitForConvergence([a])
+        let late = try await TestGateway.start("late", nats: nats)
+        defer { late.stop() }
+        let contents = try await waitForConvergence([a, late])
+        expectTrue(contents.contains("Reading \"r1\" value=\"Wg==\" chain=\"x\""))
+    }
+
     /// fleetsvc killed (`kill -9`) after JetStream acknowledged a transaction but before it recorded the position:
     /// after a restart it publishes that transaction again, and the other gateway applies it once.
     @Test func aBridgeKilledBetweenAckAndRecordingPublishesAgainAndNothingIsAppliedTwice() async throws {
