@@ -8,6 +8,7 @@ enum BenchmarkSuites {
         "buswatch": StoreBusBenchmark.runWatches,
         "device": DeviceBenchmark.run,
         "devicewatch": DeviceWatchBenchmark.run,
+        "fleet": FleetBenchmark.run,
         "reactive": ReactiveBenchmark.run,
         "socket": SocketBenchmark.run,
         "stack": StackBenchmark.run,
