@@ -72,16 +72,12 @@ final class Inbound: Sendable {
         counters.update { $0.applied = progress.applied }
         var subscription: JetStreamSubscription?
         let pending = PendingApplies()
-        var reconnectsSeen = JetStream.reconnects.load(ordering: .relaxed)
         var idleSince = ContinuousClock.now
         while !stopping.isSet {
-            let reconnects = JetStream.reconnects.load(ordering: .relaxed)
-            if reconnects != reconnectsSeen {
-                // The server came back (perhaps restarted, its ephemeral consumers gone): resume from our position.
-                reconnectsSeen = reconnects
-                subscription?.close()
-                subscription = nil
-            }
+            // After a reconnect (the server perhaps restarted, its ephemeral consumers gone) libnats makes the
+            // ordered consumer again from the last sequence it delivered, on a thread of its own. Closing the
+            // subscription then would race with it: libnats 3.4's consumer delete reads the consumer's name that
+            // the reset frees (a use after free the address sanitizer caught in the NATS outage test).
             if subscription == nil {
                 do {
                     subscription = try jetStream.subscribeOrdered(

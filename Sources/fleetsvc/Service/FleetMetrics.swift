@@ -32,6 +32,9 @@ enum FleetMetrics {
                 "ctxbus_fleet_unknown_total", help: "Objects or keys left out because this model does not have them.",
                 value: values.unknown),
             .counter("ctxbus_fleet_gaps_total", help: "Gaps seen in other gateways' transactions.", value: values.gaps),
+            .counter(
+                "ctxbus_fleet_nats_reconnects_total", help: "Reconnections to the NATS server.",
+                value: Int64(JetStream.reconnects.load(ordering: .relaxed))),
         ]
     }
 }
