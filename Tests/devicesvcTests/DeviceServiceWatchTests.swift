@@ -113,10 +113,11 @@ struct DeviceServiceWatchTests {
             expectEqual(links[1].event.state, .disconnected)
             let attempts = links.filter { $0.event.state == .reconnecting }
             expectEqual(attempts.compactMap(\.event.attempt), Array(1...attempts.count))
-            // 50, 100, 200, 400 ms (±20 %), plus each failed attempt's 10 ms: each gap well above the one before it.
-            let gaps = zip(attempts.dropFirst(), attempts).map { ($0.at - $1.at) / .milliseconds(1) }
-            expectTrue(gaps.count >= 3 && gaps[1] > gaps[0] * 1.1 && gaps[2] > gaps[1] * 1.1, "gaps \(gaps)")
-            expectTrue(gaps.allSatisfy { $0 < 400 * 1.2 + 400 }, "gaps \(gaps)")
+            // The delays themselves are ReconnectBackoff's, tested exactly in DevicePushUnitTests; here only that the
+            // service waits them: 100 + 200 + 400 ms (-20 %) at least between the first and the fourth attempt, halved
+            // because these are the times events reached the client (a loaded machine delivers them in bursts).
+            let span = (attempts[3].at - attempts[0].at) / .milliseconds(1)
+            expectTrue(span >= 0.5 * 0.8 * (100 + 200 + 400), "attempts 1 to 4 within \(span) ms")
             // One link set-up per attempt that reached BlueZ, notifications enabled once per link.
             let log2 = try await calls(stack.simulator)
             expectEqual(log2.filter { $0 == "StartNotify" }.count, 2)
@@ -159,9 +160,11 @@ struct DeviceServiceWatchTests {
             let attempts = log.links(of: id).filter { $0.event.state == .reconnecting }
             expectEqual(attempts.compactMap(\.event.attempt), Array(1...attempts.count))
             expectEqual(attempts.last?.event.error, "org.bluez.Error.Failed: le-connection-timeout")
-            // At the cap: 80 ms (64 to 80 with jitter) plus the failed attempt's 10 ms between attempts.
-            let gaps = zip(attempts.dropFirst(), attempts).map { ($0.at - $1.at) / .milliseconds(1) }
-            expectTrue(gaps.suffix(4).allSatisfy { $0 >= 60 && $0 < 80 + 400 }, "gaps \(gaps)")
+            // At the cap, at least 64 ms (80 ms less its jitter) between attempts: over the last four, halved for the
+            // bursts in which a loaded machine delivers the events (the delays are tested exactly in
+            // DevicePushUnitTests).
+            let span = (attempts[attempts.count - 1].at - attempts[attempts.count - 5].at) / .milliseconds(1)
+            expectTrue(span >= 0.5 * 4 * 64, "the last four attempts within \(span) ms")
             _ = try await stack.client.call(DeviceUnwatch.self, WatchReference(watch: id))
             try await Task.sleep(for: .milliseconds(50))
             let connects = try await stack.simulator.countCalls(Self.first.string, "Connect")
