@@ -94,27 +94,29 @@ extension ManagedObject {
     /// not in memory the change is recorded as is, and checked against them once they are loaded
     /// (`normalizeChanges`), as Core Data does for a to-many fault.
     func addPrimitive(_ id: ObjectID, toKey key: String) {
-        var delta = toManyChanges[key] ?? ToManyDelta()
-        if delta.removed.remove(id) == nil,
-            !hasLoadedMembers(of: key) || committed?[key]?.referencedIDs.contains(id) != true
-        {
-            delta.added.insert(id)
+        let isCommittedMember = hasLoadedMembers(of: key) && committed?[key]?.referencedIDs.contains(id) == true
+        changeToMany(key) { delta in
+            if delta.removed.remove(id) == nil, !isCommittedMember { delta.added.insert(id) }
         }
-        toManyChanges[key] = delta.isEmpty ? nil : delta
         core?.noteChange(of: self)
     }
 
     /// Removes `id` from the to-many `key` without touching inverses (no fault fires; see
     /// `addPrimitive`).
     func removePrimitive(_ id: ObjectID, fromKey key: String) {
-        var delta = toManyChanges[key] ?? ToManyDelta()
-        if delta.added.remove(id) == nil,
+        let mayBeCommittedMember =
             !hasLoadedMembers(of: key) || committed?[key]?.referencedIDs.contains(id) == true
-        {
-            delta.removed.insert(id)
+        changeToMany(key) { delta in
+            if delta.added.remove(id) == nil, mayBeCommittedMember { delta.removed.insert(id) }
         }
-        toManyChanges[key] = delta.isEmpty ? nil : delta
         core?.noteChange(of: self)
+    }
+
+    /// Changes the pending delta of to-many `key` where it is stored (a copy taken out would share its sets'
+    /// storage, so that each insert copied a whole set).
+    private func changeToMany(_ key: String, _ body: (inout ToManyDelta) -> Void) {
+        body(&toManyChanges[key, default: ToManyDelta()])
+        if toManyChanges[key]?.isEmpty == true { toManyChanges[key] = nil }
     }
 
     /// Drops pending changes that equal the committed values (after the committed values moved);

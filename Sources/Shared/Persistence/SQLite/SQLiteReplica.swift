@@ -230,8 +230,8 @@ final class SQLiteReplica {
         func object(of entity: String, withKey key: [String: PropertyValue]) throws -> ObjectID? {
             try writer.object(of: entity, withKey: key)
         }
-        func objectIDs(of entity: String, matching predicate: ObjectPredicate?) throws -> [ObjectID] {
-            try writer.objectIDs(of: entity, matching: predicate)
+        func objects(of entity: String, matching predicate: ObjectPredicate?) throws -> [ObjectSnapshot] {
+            try writer.objects(of: entity, matching: predicate)
         }
 
         func appliedTransaction(of gateway: String) throws -> Int64 {

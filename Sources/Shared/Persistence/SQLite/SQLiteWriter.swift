@@ -32,7 +32,7 @@ final class SQLiteWriter: @unchecked Sendable {
     private let tables: [String: SQLiteEntityTable]
     private let codec: HistoryCodec
     private let layout: ChangeSetPlanner.ModelLayout
-    /// How the model maps onto tables, for the predicates of batches (`objectIDs(of:matching:)`).
+    /// How the model maps onto tables, for the predicates of batches (`objects(of:matching:)`).
     private let schema: SQLSchema
     private let historyRetention: Int
     private let observers: ChangeObservers
@@ -520,9 +520,10 @@ extension SQLiteWriter: ChangeSetSource {
         counters[entity, default: 0]
     }
 
-    func objectIDs(of entity: String, matching predicate: ObjectPredicate?) throws -> [ObjectID] {
+    func objects(of entity: String, matching predicate: ObjectPredicate?) throws -> [ObjectSnapshot] {
+        guard let table = tables[entity] else { return [] }
         let q = SQLSchema.quote
-        var sql = "SELECT \"t\".\"Z_PK\" FROM \(q(schema.table(for: entity))) AS \"t\""
+        var sql = "SELECT \(table.qualifiedColumnList(alias: "\"t\"")) FROM \(q(schema.table(for: entity))) AS \"t\""
         var bindings: [PropertyValue] = []
         if let predicate {
             let compiled = try StorePredicates.sql(predicate, entity: entity, schema: schema, alias: "t")
@@ -531,9 +532,9 @@ extension SQLiteWriter: ChangeSetSource {
         }
         let statement = try connection.uncachedStatement(sql + " ORDER BY \"t\".\"Z_PK\"")
         for (i, value) in bindings.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
-        var ids: [ObjectID] = []
-        while try statement.step() { ids.append(ObjectID(entity: entity, number: statement.int64(at: 0))) }
-        return ids
+        var snapshots: [ObjectSnapshot] = []
+        while try statement.step() { snapshots.append(table.row(from: statement, column: 0)) }
+        return snapshots
     }
 
     func object(of entity: String, withKey key: [String: PropertyValue]) throws -> ObjectID? {

@@ -188,7 +188,7 @@ final class InMemorySource: ChangeSetSource {
         counters[entity, default: 0]
     }
 
-    func objectIDs(of entity: String, matching predicate: ObjectPredicate?) throws -> [ObjectID] {
+    func objects(of entity: String, matching predicate: ObjectPredicate?) throws -> [ObjectSnapshot] {
         let objects = self.objects
         let lookup: (ObjectID) -> [String: PropertyValue]? = { id in
             id.number.flatMap { objects[id.entity]?[$0]?.values }
@@ -198,7 +198,7 @@ final class InMemorySource: ChangeSetSource {
         }
         return (objects[entity] ?? [:]).values
             .filter { evaluator?.evaluate(values: $0.values, lookup: lookup) ?? true }
-            .map(\.id).sorted()
+            .map(\.id).sorted().compactMap { snapshot(of: $0) }
     }
 
     /// A scan of the entity's objects: the in-memory store keeps no indexes.

@@ -27,7 +27,9 @@ extension ChangeSetPlanner {
                 }
             }
         }
-        let ids = try source.objectIDs(of: entity.name, matching: predicate)
+        let matched = try source.objects(of: entity.name, matching: predicate)
+        let ids = matched.map(\.id)
+        prime(with: matched)
         switch batch.action {
         case .set(let values):
             resolved.updates = ids.map { SaveRequest.Update(id: $0, version: nil, values: values) }

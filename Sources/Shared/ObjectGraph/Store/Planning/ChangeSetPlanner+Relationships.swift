@@ -18,6 +18,18 @@ extension ChangeSetPlanner {
         return true
     }
 
+    /// Loads the objects of `snapshots` (committed, as the source gave them) that are not loaded yet, as `load`
+    /// would one by one.
+    mutating func prime(with snapshots: [ObjectSnapshot]) {
+        for snapshot in snapshots where slot(of: snapshot.id) == nil {
+            guard let entityIndex = entityIndex(named: snapshot.id.entity) else { continue }
+            let slot = objects.count
+            objects.append(WorkingObject(snapshot: snapshot, entity: entities[entityIndex], entityIndex: entityIndex))
+            slots[snapshot.id] = slot
+            touchOrder.append(slot)
+        }
+    }
+
     /// The current members of to-many `relationship` of the loaded object `id`, reading the
     /// committed ones from the source on first use (the relationship is a fault until then).
     mutating func members(of id: ObjectID, _ relationship: RelationshipDescription) throws -> Set<ObjectID> {

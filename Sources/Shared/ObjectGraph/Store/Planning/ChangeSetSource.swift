@@ -23,9 +23,10 @@ package protocol ChangeSetSource: AnyObject {
     /// are those values, or `nil`.
     func object(of entity: String, withKey key: [String: PropertyValue]) throws -> ObjectID?
 
-    /// The live objects of `entity` that `predicate` (bound and validated; `nil`: every object) matches, in ID
-    /// order.
-    func objectIDs(of entity: String, matching predicate: ObjectPredicate?) throws -> [ObjectID]
+    /// The committed snapshots (attributes and to-one relationships) of the live objects of `entity` that
+    /// `predicate` (bound and validated; `nil`: every object) matches, in ID order: a batch's objects read in one
+    /// query rather than one by one as its save loads them.
+    func objects(of entity: String, matching predicate: ObjectPredicate?) throws -> [ObjectSnapshot]
 }
 
 /// A validated save, resolved into what to write: the objects as they will be after the commit.

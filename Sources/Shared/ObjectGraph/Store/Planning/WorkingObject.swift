@@ -80,9 +80,9 @@ package struct WorkingObject {
         if toMany[key] != nil {
             guard toMany[key]!.insert(member).inserted else { return }
         }
-        var delta = toManyDeltas[key] ?? ToManyDelta()
-        if delta.removed.remove(member) == nil { delta.added.insert(member) }
-        toManyDeltas[key] = delta.isEmpty ? nil : delta
+        changeDelta(of: key) { delta in
+            if delta.removed.remove(member) == nil { delta.added.insert(member) }
+        }
     }
 
     /// Removes `member` from to-many `key` (a no-op when it is known not to be a member).
@@ -92,9 +92,17 @@ package struct WorkingObject {
         } else if isInserted, toManyDeltas[key]?.added.contains(member) != true {
             return
         }
-        var delta = toManyDeltas[key] ?? ToManyDelta()
-        if delta.added.remove(member) == nil { delta.removed.insert(member) }
-        toManyDeltas[key] = delta.isEmpty ? nil : delta
+        changeDelta(of: key) { delta in
+            if delta.added.remove(member) == nil { delta.removed.insert(member) }
+        }
+    }
+
+    /// Changes the delta of to-many `key` where it is stored: a copy taken out of the dictionary would share the
+    /// sets' storage with it, so each insert would copy a whole set (a batch deleting thousands of one device's
+    /// readings spent most of its time there).
+    private mutating func changeDelta(of key: String, _ body: (inout ToManyDelta) -> Void) {
+        body(&toManyDeltas[key, default: ToManyDelta()])
+        if toManyDeltas[key]?.isEmpty == true { toManyDeltas[key] = nil }
     }
 
     /// The values a snapshot of the object holds: every attribute, to-one `.reference`/`.null`,
