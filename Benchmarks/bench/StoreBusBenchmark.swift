@@ -494,7 +494,9 @@ enum StoreBusBenchmark {
         return try DeviceBenchmark.blocking {
             var clients: [BusClient] = []
             for index in 0..<connections {
-                clients.append(try await BusClient.connect(to: socket, clientName: "bench-get-\(index)"))
+                let client = try await BusClient.connect(to: socket, clientName: "bench-get-\(index)")
+                client.model = .deviceReadings  // store.get's objects are read with the service's model
+                clients.append(client)
             }
             defer { for client in clients { client.close() } }
             let start = ContinuousClock.now
