@@ -101,7 +101,7 @@ let package = Package(
             path: "Benchmarks/bench"),
 
         // Helpers every test module shares (docs/testing.md "Compile time of the tests").
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["ContextBusSupport"], path: "Tests/TestSupport"),
         .testTarget(
             name: "SharedTests",
             dependencies: [

@@ -20,7 +20,7 @@ struct FleetReplicationTests {
         var gateways: [TestGateway] = []
         defer { for gateway in gateways { gateway.stop() } }
         for name in ["a", "b", "c"] { gateways.append(try await TestGateway.start(name, nats: nats)) }
-        var generator = SeededGenerator(seed: 22)
+        var generator = SeededRandom(seed: 22)
         let addresses = ["AA:00:00:00:00:01", "AA:00:00:00:00:02", "AA:00:00:00:00:03"]
         for round in 0..<12 {
             for gateway in gateways {

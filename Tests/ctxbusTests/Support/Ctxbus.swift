@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The built `ctxbus` binary, run as a user would.
 enum Ctxbus {

@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 
 @testable import ContextBusClient
 @testable import ContextBusWire

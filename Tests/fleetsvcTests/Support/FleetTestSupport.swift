@@ -1,6 +1,7 @@
 import ContextBusClient
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 
 @testable import ContextBusSupport
 

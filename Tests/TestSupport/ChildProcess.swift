@@ -1,8 +1,7 @@
+import ContextBusSupport
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-
-@testable import ContextBusSupport
 
 /// A process started for a test with `posix_spawn`, its standard output and error going to files in
 /// its own temporary directory, stopped by PID.
@@ -10,18 +9,18 @@ import Foundation
 /// `posix_spawn` with the signal mask and handlers reset, because Foundation's `Process` passes on the test
 /// runner's mask, in which SIGTERM is blocked. Nothing here blocks a thread of the cooperative pool: exits
 /// are awaited on a dispatch thread of their own, output is polled with `Task.sleep`.
-final class ChildProcess: Sendable {
-    let pid: pid_t
-    let directory: String
+public final class ChildProcess: Sendable {
+    public let pid: pid_t
+    public let directory: String
     /// The command line it was started with, to recognise it in `/proc` before signalling it.
     private let commandLine: [String]
     private let exitStatus = Locked<Int32?>(nil)
 
-    var standardOutputPath: String { directory + "/stdout" }
-    var standardErrorPath: String { directory + "/stderr" }
+    public var standardOutputPath: String { directory + "/stdout" }
+    public var standardErrorPath: String { directory + "/stderr" }
 
     /// Starts `executable`; `standardInput` (if any) is written to a file and given as standard input.
-    init(
+    public init(
         executable: String, arguments: [String], environment: [String: String] = [:], standardInput: String? = nil
     ) throws {
         directory = makeTestDirectory(prefix: "ctxbus-child")
@@ -66,7 +65,7 @@ final class ChildProcess: Sendable {
     ///
     /// Other code in the test process may reap children it did not start (`waitpid(-1)`), after which the pid
     /// can be reused by another test's process; a signal must never reach that one.
-    var isStillThisProcess: Bool {
+    public var isStillThisProcess: Bool {
         guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
         let words = data.split(separator: 0, omittingEmptySubsequences: false).dropLast().map {
             String(decoding: $0, as: UTF8.self)
@@ -75,20 +74,20 @@ final class ChildProcess: Sendable {
     }
 
     /// What the process has written to standard output so far.
-    var standardOutput: String { (try? String(contentsOfFile: standardOutputPath, encoding: .utf8)) ?? "" }
+    public var standardOutput: String { (try? String(contentsOfFile: standardOutputPath, encoding: .utf8)) ?? "" }
     /// What the process has written to standard error so far.
-    var standardError: String { (try? String(contentsOfFile: standardErrorPath, encoding: .utf8)) ?? "" }
+    public var standardError: String { (try? String(contentsOfFile: standardErrorPath, encoding: .utf8)) ?? "" }
 
-    func send(signal: Int32) {
+    public func send(signal: Int32) {
         if isStillThisProcess { kill(pid, signal) }
     }
 
     /// Waits (on a thread of its own) for the process to end: its exit status, or 128 + the signal that ended it.
-    func waitForExit() async -> Int32 {
+    public func waitForExit() async -> Int32 {
         if let status = exitStatus.withLock({ $0 }) { return status }
         let pid = self.pid
         let status = await withLockedContinuation { (continuation: LockedContinuation<Int32, Never>) in
-            DispatchQueue(label: "fleetsvc-tests.waitpid").async {
+            DispatchQueue(label: "contextbus-tests.waitpid").async {
                 var status: Int32 = 0
                 let result = retryingInterrupts { waitpid(pid, &status, 0) }
                 // -1: reaped by someone else, the status is unknown.
@@ -102,7 +101,7 @@ final class ChildProcess: Sendable {
     }
 
     /// Waits until `condition` holds for the output so far (a guard against hanging, not a timing check).
-    func waitUntil(
+    public func waitUntil(
         seconds: Int = 60, _ what: String, _ condition: @Sendable (_ output: String, _ errors: String) -> Bool
     ) async throws {
         let deadline = ContinuousClock.now + .seconds(seconds)
@@ -115,11 +114,11 @@ final class ChildProcess: Sendable {
     }
 
     /// Kills the process if it still runs (reaped on a thread of its own) and removes its directory.
-    func stop() {
+    public func stop() {
         if exitStatus.withLock({ $0 }) == nil, isStillThisProcess {
             kill(pid, SIGKILL)
             let pid = self.pid
-            DispatchQueue(label: "fleetsvc-tests.reap").async {
+            DispatchQueue(label: "contextbus-tests.reap").async {
                 var status: Int32 = 0
                 _ = waitpid(pid, &status, 0)
             }
@@ -128,11 +127,11 @@ final class ChildProcess: Sendable {
     }
 }
 
-enum ChildProcessError: Error, CustomStringConvertible {
+public enum ChildProcessError: Error, CustomStringConvertible {
     case spawnFailed(String, Int32)
     case timedOut(String, output: String, errors: String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .spawnFailed(let executable, let code):
             return "posix_spawn \(executable) failed: \(String(cString: strerror(code)))"
@@ -143,7 +142,7 @@ enum ChildProcessError: Error, CustomStringConvertible {
 }
 
 /// A fresh temporary directory.
-func makeTestDirectory(prefix: String) -> String {
+public func makeTestDirectory(prefix: String) -> String {
     var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
     let path = template.withUnsafeMutableBufferPointer { buffer in mkdtemp(buffer.baseAddress!) }
     precondition(path != nil, "mkdtemp failed")
@@ -151,7 +150,7 @@ func makeTestDirectory(prefix: String) -> String {
 }
 
 /// The directory holding the built products (the test bundle's own build directory).
-let productsDirectory: String = {
+public let productsDirectory: String = {
     let bundle = Bundle.main.bundleURL
     return (bundle.pathExtension == "xctest" ? bundle.deletingLastPathComponent() : bundle).path
 }()
