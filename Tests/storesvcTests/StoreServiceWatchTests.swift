@@ -46,6 +46,10 @@ struct StoreServiceWatchTests {
 
     private func fetch(_ connection: RawBusConnection, _ params: String) throws -> (txn: Int64, list: ClientList) {
         let answer = try connection.call(900, "store.fetch", params)
+        guard answer["result"]?["txn"]?.intValue != nil else {
+            Issue.record("store.fetch answered without a txn: \(answer)")
+            return (-1, ClientList(objects: []))
+        }
         return (
             answer["result"]?["txn"]?.intValue ?? -1,
             ClientList(objects: answer["result"]?["objects"]?.arrayValue ?? [])
