@@ -14,7 +14,8 @@ struct CommandLineToolTests {
         expectEqual(
             Self.everyCommand.map { "\($0) \($1)" },
             [
-                "store model", "store fetch", "store get", "store save", "store batch", "store aggregate", "store watch",
+                "store model", "store fetch", "store get", "store save", "store batch", "store aggregate",
+                "store watch",
                 "store history", "store stats",
                 "store backup", "device adapters", "device list", "device scan", "device run", "device watch",
                 "device cancel", "device stats",
