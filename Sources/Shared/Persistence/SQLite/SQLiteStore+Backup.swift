@@ -99,12 +99,20 @@ extension SQLiteStore {
         guard sqlite3_close_v2(target) == SQLITE_OK else {
             throw .failed(SQLiteError(code: SQLITE_IOERR, message: "cannot close the copy \(temporary)"))
         }
-        guard rename(temporary, destination) == 0 else {
+        guard Self.rename(temporary, to: destination) else {
             throw .destination(path: destination, reason: String(cString: strerror(errno)))
         }
         succeeded = true
         Self.syncDirectory(directory)
         return result
+    }
+
+    /// Renames the copy to its name; through the simulated disk when one is installed (power-cut tests), which
+    /// records the rename so that a cut before the directory's sync can undo it.
+    private static func rename(_ temporary: String, to destination: String) -> Bool {
+        guard let disk = PowerCutVFS.installedDisk else { return Glibc.rename(temporary, destination) == 0 }
+        return (try? disk.rename(from: temporary, to: destination) { Glibc.rename(temporary, destination) == 0 })
+            ?? false
     }
 
     /// `path` if a backup may be written there: absolute, in an existing directory, and not one of the files of
@@ -175,5 +183,7 @@ extension SQLiteStore {
         guard descriptor >= 0 else { return }
         _ = fsync(descriptor)
         Glibc.close(descriptor)
+        // Power-cut tests: the simulated disk makes the directory's changes durable only now.
+        try? PowerCutVFS.installedDisk?.syncDirectory(directory)
     }
 }
