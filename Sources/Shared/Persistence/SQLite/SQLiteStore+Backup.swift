@@ -87,6 +87,7 @@ extension SQLiteStore {
                 from: source.handle, to: target, pagesPerStep: pagesPerStep, shouldContinue: shouldContinue)
             result.txn = txn
             try source.execute("COMMIT")
+            try Self.reserveExactly(txn: txn, in: target)
         } catch let error as BackupError {
             sqlite3_close_v2(target)
             throw error
@@ -105,6 +106,19 @@ extension SQLiteStore {
         succeeded = true
         Self.syncDirectory(directory)
         return result
+    }
+
+    /// Writes into the copy that it reserved transactions up to its last, `txn`, exactly: the live store reserves
+    /// ahead (`NumberReservations`), and a store restored from the copy would otherwise take the numbers between
+    /// for ones a crash may have handed out, and fill them with empty transactions.
+    private static func reserveExactly(txn: Int64, in target: OpaquePointer) throws(BackupError) {
+        let sql =
+            "UPDATE \"\(SQLiteSchemaSetup.metadataTable)\" SET \"Z_VALUE\" = \(txn) "
+            + "WHERE \"Z_KEY\" = '\(SQLiteWriter.reservedTxnKey)'"
+        let code = sqlite3_exec(target, sql, nil, nil, nil)
+        guard code == SQLITE_OK else {
+            throw .failed(SQLiteError(code: code, message: String(cString: sqlite3_errmsg(target))))
+        }
     }
 
     /// Renames the copy to its name; through the simulated disk when one is installed (power-cut tests), which
