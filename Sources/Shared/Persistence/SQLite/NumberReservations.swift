@@ -11,7 +11,8 @@
 ///   once that commit returned.
 /// - A group starts with a sync whenever it could otherwise run past a reservation: fewer than `largestGroup` txns
 ///   left, or fewer than `idMargin` IDs of an entity (`isRunningLow`). Such a commit raises what runs low to
-///   `ahead` past what is handed out (`raises`). A group without a sync that still ran past one (a save of more than
+///   `ahead` past what is handed out (`raises`); txns only when it holds a `.memory` save (a group of `.disk` saves
+///   syncs its own txns), so that a store saving only to disk reserves no txn ahead and skips none after a crash. A group without a sync that still ran past one (a save of more than
 ///   `idMargin` objects of an entity) is rolled back and run again with a sync (`isExceeded`).
 /// - A store that opens with `reservedTxn` above its last transaction did not close (`kill -9`, a crash, a power
 ///   cut): numbers up to it may have been handed out. It writes an empty history row for each of them, so that
@@ -76,10 +77,12 @@ struct NumberReservations: Sendable, Equatable {
         txn > reservedTxn || counters.contains { $0.value > reservedIDs[$0.key, default: 0] }
     }
 
-    /// What a durable commit ending at transaction `txn` should raise: whatever runs low.
-    func raises(txn: Int64, groupLimit: Int) -> Raise {
+    /// What a durable commit ending at transaction `txn` should raise: whatever runs low; txns only when
+    /// `raisingTxns` (the commit holds a `.memory` save: only groups without a sync need txns reserved, so that a
+    /// store saving only to disk skips no txn when it restarts after a crash).
+    func raises(txn: Int64, groupLimit: Int, raisingTxns: Bool = true) -> Raise {
         var raise = Raise()
-        if txn + Int64(groupLimit) > reservedTxn { raise.txn = txn + Int64(groupLimit) + Self.ahead }
+        if raisingTxns, txn + Int64(groupLimit) > reservedTxn { raise.txn = txn + Int64(groupLimit) + Self.ahead }
         for (entity, counter) in counters where counter + Self.idMargin > reservedIDs[entity, default: 0] {
             raise.ids[entity] = counter + Self.idMargin + Self.ahead
         }

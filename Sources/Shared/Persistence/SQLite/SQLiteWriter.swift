@@ -270,7 +270,8 @@ final class SQLiteWriter: @unchecked Sendable {
         // No `Z_METADATA.lastTxn` update: the history row just written tells the number.
         var raise: NumberReservations.Raise?
         if isSynchronousFull {
-            raise = reservations.raises(txn: txn, groupLimit: Self.largestGroup)
+            raise = reservations.raises(
+                txn: txn, groupLimit: Self.largestGroup, raisingTxns: jobs.contains { $0.request.durability != .disk })
             try write(raise!)
         } else if reservations.isExceeded(txn: txn) {
             try rollBack()
@@ -414,7 +415,9 @@ final class SQLiteWriter: @unchecked Sendable {
     /// after them and every txn has a row. Then raises the reservations, in one synced transaction.
     private func resumeNumbering() throws {
         let skipped = reservations.reservedTxn > lastTxn ? (lastTxn + 1)...reservations.reservedTxn : nil
-        let raise = reservations.raises(txn: skipped?.upperBound ?? lastTxn, groupLimit: Self.largestGroup)
+        // Txns are raised by the first group of memory saves, not here: a store saving only to disk reserves none.
+        let raise = reservations.raises(
+            txn: skipped?.upperBound ?? lastTxn, groupLimit: Self.largestGroup, raisingTxns: false)
         guard skipped != nil || !raise.isEmpty else { return }
         try connection.execute("BEGIN IMMEDIATE")
         do {
@@ -505,7 +508,7 @@ final class SQLiteWriter: @unchecked Sendable {
             try setSynchronous(full: true)
             try connection.execute("BEGIN IMMEDIATE")
             do {
-                let raise = reservations.raises(txn: lastTxn, groupLimit: Self.largestGroup)
+                let raise = reservations.raises(txn: lastTxn, groupLimit: Self.largestGroup, raisingTxns: false)
                 try write(raise)
                 try connection.execute("COMMIT")
                 reservations.apply(raise)
