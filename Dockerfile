@@ -15,7 +15,7 @@ ARG DEBIAN_IMAGE=debian:bookworm-slim
 
 FROM ${SWIFT_IMAGE} AS build
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-dev \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-dev libnats-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Every directory Package.swift names must exist, tests and benchmarks included, even though only the
@@ -24,21 +24,21 @@ COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
 COPY Benchmarks ./Benchmarks
-RUN for product in storesvc devicesvc ctxbus; do \
+RUN for product in storesvc devicesvc ctxbus fleetsvc; do \
         swift build -c release --static-swift-stdlib --product "$product" || exit 1; \
     done \
     && mkdir -p /out \
     && bin=$(swift build -c release --static-swift-stdlib --show-bin-path) \
-    && cp "$bin/storesvc" "$bin/devicesvc" "$bin/ctxbus" /out/
+    && cp "$bin/storesvc" "$bin/devicesvc" "$bin/ctxbus" "$bin/fleetsvc" /out/
 
 FROM ${DEBIAN_IMAGE} AS runtime
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-0 libstdc++6 sqlite3 \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-0 libnats3.4 libstdc++6 sqlite3 \
     && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system contextbus \
     && useradd --system --gid contextbus --home-dir /var/lib/ctxbus --shell /usr/sbin/nologin contextbus \
     && install -d -o contextbus -g contextbus -m 0750 /run/ctxbus /var/lib/ctxbus
-COPY --from=build /out/storesvc /out/devicesvc /out/ctxbus /usr/local/bin/
+COPY --from=build /out/storesvc /out/devicesvc /out/ctxbus /out/fleetsvc /usr/local/bin/
 ENV CTXBUS_RUNTIME_DIR=/run/ctxbus \
     CTXBUS_DATA_DIR=/var/lib/ctxbus
 USER contextbus

@@ -8,7 +8,8 @@ import PackageDescription
 //                                                    ↑
 //   ContextBusTransport ← ContextBusWire ─────────────┘
 //          ↑                   ↑
-//   ContextBusServer, ContextBusClient (talking to the services) ← storesvc, devicesvc, ctxbus
+//   ContextBusServer, ContextBusClient (talking to the services) ← storesvc, devicesvc, ctxbus, fleetsvc
+//   CContextBusNATS (libnats) ← fleetsvc
 //   ContextBusDBus ← devicesvc
 let package = Package(
     name: "ContextBus",
@@ -20,11 +21,14 @@ let package = Package(
         .executable(name: "storesvc", targets: ["storesvc"]),
         .executable(name: "devicesvc", targets: ["devicesvc"]),
         .executable(name: "ctxbus", targets: ["ctxbus"]),
+        .executable(name: "fleetsvc", targets: ["fleetsvc"]),
     ],
     targets: [
         // C modules: libsqlite3, and the Linux calls the Swift Glibc module does not import (epoll, eventfd, accept4).
         .systemLibrary(name: "CContextBusSQLite", path: "Sources/CContextBusSQLite"),
         .target(name: "CContextBusLinux", path: "Sources/CContextBusLinux"),
+        // libnats (`libnats-dev`), for fleetsvc's JetStream bridge only.
+        .systemLibrary(name: "CContextBusNATS", path: "Sources/CContextBusNATS"),
 
         // The in-process library (Sources/Shared).
         .target(name: "ContextBusSupport", path: "Sources/Shared/Support"),
@@ -83,10 +87,16 @@ let package = Package(
             name: "ctxbus",
             dependencies: ["ContextBusClient", "ContextBusWire", "ContextBusObjectGraph", "ContextBusSupport"]),
         .executableTarget(
+            name: "fleetsvc",
+            dependencies: [
+                "ContextBusServer", "ContextBusClient", "ContextBusWire", "ContextBusObjectGraph", "ContextBusSupport",
+                "CContextBusNATS",
+            ]),
+        .executableTarget(
             name: "bench",
             dependencies: [
                 "ContextBus", "ContextBusSupport", "ContextBusTransport", "ContextBusWire", "ContextBusClient",
-                "ContextBusServer", "CContextBusSQLite",
+                "ContextBusServer", "CContextBusSQLite", "CContextBusNATS", "ContextBusDBus",
             ],
             path: "Benchmarks/bench"),
 
@@ -118,6 +128,9 @@ let package = Package(
                 "devicesvc", "ContextBusSupport", "ContextBusReactive", "ContextBusObjectGraph", "ContextBusWire",
                 "ContextBusServer", "ContextBusClient", "ContextBusDBus", "TestSupport",
             ]),
+        .testTarget(
+            name: "fleetsvcTests",
+            dependencies: ["fleetsvc", "ContextBusSupport", "ContextBusClient", "ContextBusWire", "TestSupport"]),
         .testTarget(
             name: "ctxbusTests",
             dependencies: [

@@ -82,17 +82,40 @@ class RPCError(Exception):
         self.code = error.get("code")
 
 
-# Characteristics the simulated sensors have, and how to show their values.
-def describe(characteristic, raw):
-    short = characteristic.lower().split("-")[0][-4:]
-    if short == "2a19" and len(raw) == 1:
-        return f"battery {raw[0]} %"
-    if short == "2a6e" and len(raw) == 2:
-        return f"temperature {int.from_bytes(raw, 'little', signed=True) / 100:.2f} °C"
-    if short == "2a37" and raw:
-        rate = int.from_bytes(raw[1:3], "little") if raw[0] & 1 else raw[1] if len(raw) > 1 else 0
-        return f"heart rate {rate} bpm"
+# What the decoded readings are called: devicesvc decodes the standard formats into Reading.number/unit.
+NAMES = {"2a19": "battery", "2a6e": "temperature", "2a6f": "humidity", "2a37": "heart rate"}
+
+
+def number_text(number, unit):
+    """87 %, 72 bpm, 21.5 °C, 26.0 °C: whole percentages and rates as integers, other numbers with a decimal."""
+    if float(number).is_integer() and unit in ("%", "bpm", None):
+        return str(int(number))
+    text = f"{number:.2f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+def describe(values, raw):
+    """A reading as devicesvc decoded it (`battery 87 %`), else its bytes in hex."""
+    characteristic = values.get("characteristic", "?")
+    number, unit = values.get("number"), values.get("unit")
+    if number is not None:
+        short = characteristic.lower().split("-")[0][-4:]
+        name = NAMES.get(short, characteristic)
+        return f"{name} {number_text(number, unit)}" + (f" {unit}" if unit else "")
     return f"{characteristic} = {raw.hex()}"
+
+
+def decoded(steps, result):
+    """What the chain read, as devicesvc decoded it: `battery 87 %, temperature 21.5 °C: ` (empty when nothing)."""
+    parts = []
+    for entry in result.get("results", []):
+        characteristic = steps[entry["step"]].get("characteristic", "?")
+        numbers = [entry["number"]] if entry.get("number") is not None else entry.get("numbers") or []
+        for number in numbers:
+            if number is not None:
+                parts.append(describe({"characteristic": characteristic, "number": number,
+                                       "unit": entry.get("unit")}, b""))
+    return ", ".join(parts) + ": " if parts else ""
 
 
 def watch_readings(store_path, ready, counters):
@@ -122,7 +145,7 @@ def watch_readings(store_path, ready, counters):
             values = obj["values"]
             raw = base64.b64decode(values.get("value") or "")
             say(f"reading {obj['id']} txn {params['txn']}: {device_name(values.get('device'))}: "
-                f"{describe(values.get('characteristic', '?'), raw)}")
+                f"{describe(values, raw)}")
             with counters["lock"]:
                 counters["printed"] += 1
 
@@ -185,7 +208,8 @@ def main():
                 recorded = "recorded" if result.get("recorded") else f"NOT recorded: {result.get('recordError')}"
                 operations = " ".join(step["op"] + (":" + step["characteristic"] if "characteristic" in step else "")
                                       for step in steps)
-                say(f"demo: chain {result['chain']} on {device['address']}: {operations}: {recorded}")
+                say(f"demo: chain {result['chain']} on {device['address']}: {operations}: {decoded(steps, result)}"
+                    f"{recorded}")
             except RPCError as error:
                 say(f"demo: chain on {device['address']} failed: {error}")
         rounds += 1

@@ -103,7 +103,7 @@ enum StoreBenchmark {
     }
 
     /// 10,000 readings, 100 per characteristic.
-    private static func seed(_ store: SQLiteStore) throws {
+    static func seed(_ store: SQLiteStore) throws {
         for batch in 0..<10 {
             let inserts = (0..<1_000).map { i in
                 SaveRequest.Insert(
@@ -114,7 +114,7 @@ enum StoreBenchmark {
         }
     }
 
-    private static func fetchRate(_ store: SQLiteStore) throws -> Double? {
+    static func fetchRate(_ store: SQLiteStore) throws -> Double? {
         let predicate = try ObjectPredicate(format: "characteristic == $c")
         var n = 0
         let start = ContinuousClock.now
@@ -270,7 +270,9 @@ final class RawSQLite {
         try exec("COMMIT")
     }
 
-    func selectRate() throws -> Double {
+    /// Selects of the 100 readings of one characteristic per second; `makingValues` also makes each row into the
+    /// `[String: PropertyValue]` a snapshot holds.
+    func selectRate(makingValues: Bool = false) throws -> Double {
         let statement = try prepare(
             "SELECT Z_PK, Z_VERSION, characteristic, value, time, chain, device FROM Reading WHERE characteristic = ? ORDER BY Z_PK LIMIT 100"
         )
@@ -280,18 +282,44 @@ final class RawSQLite {
         while ContinuousClock.now - start < StoreBenchmark.duration {
             sqlite3_bind_text(statement, 1, "2a\(n % 100)", -1, csqlite_transient())
             var rows = 0
+            var objects: [(Int64, [String: PropertyValue])] = []
             while sqlite3_step(statement) == SQLITE_ROW {
-                _ = sqlite3_column_int64(statement, 0)
-                _ = sqlite3_column_text(statement, 2)
-                _ = sqlite3_column_blob(statement, 3)
-                _ = sqlite3_column_double(statement, 4)
+                if makingValues {
+                    objects.append(
+                        (sqlite3_column_int64(statement, 0), Self.values(of: statement)))
+                } else {
+                    _ = sqlite3_column_int64(statement, 0)
+                    _ = sqlite3_column_text(statement, 2)
+                    _ = sqlite3_column_blob(statement, 3)
+                    _ = sqlite3_column_double(statement, 4)
+                }
                 rows += 1
             }
+            if makingValues && objects.count != rows { throw SQLiteError(code: 0, message: "lost rows") }
             sqlite3_reset(statement)
             guard rows == 100 else { throw SQLiteError(code: 0, message: "select returned \(rows) rows") }
             n += 1
         }
         return Double(n) / (ContinuousClock.now - start).seconds
+    }
+}
+
+extension RawSQLite {
+    /// A `Reading` row's values as a snapshot holds them.
+    fileprivate static func values(of statement: OpaquePointer) -> [String: PropertyValue] {
+        var values: [String: PropertyValue] = [:]
+        values.reserveCapacity(5)
+        values["characteristic"] =
+            sqlite3_column_text(statement, 2).map { .string(String(cString: $0)) } ?? .null
+        let count = Int(sqlite3_column_bytes(statement, 3))
+        values["value"] =
+            sqlite3_column_blob(statement, 3).map { .binary(Data(bytes: $0, count: count)) } ?? .null
+        values["time"] = .date(Date(timeIntervalSince1970: sqlite3_column_double(statement, 4)))
+        values["chain"] = sqlite3_column_text(statement, 5).map { .string(String(cString: $0)) } ?? .null
+        values["device"] =
+            sqlite3_column_type(statement, 6) == SQLITE_NULL
+            ? .null : .reference(ObjectID(entity: "Device", number: sqlite3_column_int64(statement, 6)))
+        return values
     }
 }
 

@@ -51,10 +51,18 @@ enum StoreBusBenchmark {
         case durableSaves
         /// Fan-out latency to 100 subscribers, against Redis pub/sub.
         case fanOut
+        /// `store.results` delivery to watchers against `store.changed` to as many subscribers.
+        case watches
     }
 
     static func run() throws {
-        try run([.gets, .durableSaves, .fanOut])
+        try run([.gets, .durableSaves, .fanOut, .watches])
+    }
+
+    /// `bench buswatch`: only the live-query rows: `store.results` to 10 watchers (a limited list and a whole
+    /// list) against `store.changed` to 10 subscribers, at 1,000 saves/s.
+    static func runWatches() throws {
+        try run([.watches])
     }
 
     /// `bench busfanout`: only the fan-out cases (storesvc disk and memory, Redis pub/sub), with storesvc's CPU
@@ -105,6 +113,11 @@ enum StoreBusBenchmark {
             try appendFanOutRows(to: &rows, store: store, redis: redis, services: services)
         }
         printTable(["case", "storesvc raw client", "storesvc BusClient", "redis", "ratio vs redis (goal)"], rows)
+        if parts.contains(.watches) {
+            printTable(
+                ["live queries (\(watchers) connections, ~1000 saves/s)", "p50 (ms)", "p99 (ms)", "ratio (goal)"],
+                try watchRows(store: store))
+        }
         if parts.contains(.durableSaves) {
             print(
                 "  durable saves: \(saveClients) child processes of this runner, each a blocking socket (raw) or a "
@@ -117,7 +130,45 @@ enum StoreBusBenchmark {
                     + "size; storesvc latency = event received − save sent, commit included (saves with durability disk, "
                     + "then memory)")
         }
+        if parts.contains(.watches) {
+            print(
+                "  live queries: \(fanOutMessages) one-Reading saves (durability disk, open loop); latency = event "
+                    + "received − save sent; ratio = store.changed p99 / store.results p99 (goal ≥ 0.5: within 2×)")
+        }
         print("  load after: \(loadAverage())")
+    }
+
+    /// Connections per live-query case.
+    static let watchers = 10
+
+    /// `store.changed` to `watchers` subscribers, then `store.results` to `watchers` watchers of a window (sorted by
+    /// `chain` descending, limit 10: each save goes in at the top and pushes the last out) and of the whole list
+    /// (sorted ascending, no limit: each save goes at the end of thousands), both edited in place from the change
+    /// sets.
+    private static func watchRows(store: String) throws -> [[String]] {
+        let subscribe = #"{"jsonrpc":"2.0","id":2,"method":"store.subscribe","params":{"entity":"Reading"}}"#
+        let limited =
+            #"{"jsonrpc":"2.0","id":2,"method":"store.watch","params":{"entity":"Reading","sort":[{"key":"chain","ascending":false}],"limit":10}}"#
+        let whole =
+            #"{"jsonrpc":"2.0","id":2,"method":"store.watch","params":{"entity":"Reading","sort":[{"key":"chain"}]}}"#
+        print("  live queries: store.changed…")
+        let changed = try storeFanOut(
+            socket: store, durability: "disk", pacing: .openLoop, peerCount: watchers, request: subscribe
+        ).latencies
+        var rows = [["store.changed to \(watchers) subscribers", ms(changed.p50), ms(changed.p99), ""]]
+        for (name, request) in [
+            ("store.results, newest 10", limited), ("store.results, whole list", whole),
+        ] {
+            print("  live queries: \(name)…")
+            let results = try storeFanOut(
+                socket: store, durability: "disk", pacing: .openLoop, peerCount: watchers, request: request
+            ).latencies
+            rows.append([
+                "\(name) to \(watchers) watchers", ms(results.p50), ms(results.p99),
+                ratio(changed.p99, results.p99, goal: "≥ 0.5"),
+            ])
+        }
+        return rows
     }
 
     /// The fan-out rows: storesvc with disk and memory durability, Redis pub/sub, both publishers.
@@ -570,20 +621,23 @@ enum StoreBusBenchmark {
         case closedLoop = "closed loop"
     }
 
+    /// `peerCount` connections (default `subscribers`) each send `request` (default a `store.subscribe` of every
+    /// `Reading`), then a publisher saves `fanOutMessages` readings; the latencies are of the events carrying them.
     private static func storeFanOut(
-        socket: String, durability: String, pacing: PublisherPacing
+        socket: String, durability: String, pacing: PublisherPacing, peerCount: Int = subscribers,
+        request: String = #"{"jsonrpc":"2.0","id":2,"method":"store.subscribe","params":{"entity":"Reading"}}"#
     ) throws -> (latencies: Percentiles, acks: Percentiles, messageSize: Int) {
-        let peers = try (0..<subscribers).map { _ in try BenchSocket(path: socket) }
+        let peers = try (0..<peerCount).map { _ in try BenchSocket(path: socket) }
         for peer in peers {
             try peer.hello()
-            peer.write(
-                frame(#"{"jsonrpc":"2.0","id":2,"method":"store.subscribe","params":{"entity":"Reading"}}"#))
-            guard peer.readFrame() != nil else { throw BenchError("store.subscribe failed") }
+            peer.write(frame(request))
+            guard peer.readFrame() != nil else { throw BenchError("\(request) failed") }
         }
         let publisher = try BenchSocket(path: socket)
         try publisher.hello()
         let sizes = Atomic<Int>(0)
-        let collected = collectLatencies(peers: peers, expected: fanOutMessages) { peer in
+        let last = LastStamp()
+        let collected = collectLatencies(peers: peers, expected: fanOutMessages, last: last) { peer in
             guard let bytes = peer.readFrame() else { return nil }
             sizes.store(bytes.count + 4, ordering: .relaxed)
             return bytes
@@ -591,6 +645,7 @@ enum StoreBusBenchmark {
         // Answers come in order (one connection's saves are applied in order): the i-th is save i's.
         let acks = try publish(count: fanOutMessages, pacing: pacing, readAnswer: { publisher.readFrame() != nil }) {
             index, stamp in
+            if index == fanOutMessages - 1 { last.value.store(stamp, ordering: .releasing) }
             publisher.write(
                 frame(
                     #"{"jsonrpc":"2.0","id":\#(index + 10),"method":"store.save","params":{"insert":[{"entity":"Reading","ref":"r","values":{"characteristic":"00002a19-0000-1000-8000-00805f9b34fb","value":"ZA==","time":"2026-11-22T03:00:00.000Z","chain":"T=\#(stamp);"}}],"durability":"\#(durability)"}}"#
@@ -678,7 +733,7 @@ enum StoreBusBenchmark {
     /// delivery (its earliest receipt among the peers: how late the server began to deliver it, plus one reader's
     /// wake-up, apart from how late the other readers were scheduled).
     private static func collectLatencies(
-        peers: [BenchSocket], expected: Int, read: @escaping @Sendable (BenchSocket) -> [UInt8]?
+        peers: [BenchSocket], expected: Int, last: LastStamp? = nil, read: @escaping @Sendable (BenchSocket) -> [UInt8]?
     ) -> () throws -> Percentiles {
         let samples = Mutex<[UInt64]>([])
         let first = Mutex<[UInt64: UInt64]>([:])
@@ -689,9 +744,12 @@ enum StoreBusBenchmark {
                 defer { finished.leave() }
                 var mine: [(stamp: UInt64, latency: UInt64)] = []
                 mine.reserveCapacity(expected)
-                while mine.count < expected, let message = read(peer) {
+                reading: while mine.count < expected, let message = read(peer) {
                     let now = monotonicNanoseconds()
-                    if let stamp = stamp(in: message), now >= stamp { mine.append((stamp, now - stamp)) }
+                    for stamp in stamps(in: message) where now >= stamp {
+                        mine.append((stamp, now - stamp))
+                        if let last, stamp == last.value.load(ordering: .acquiring) { break reading }
+                    }
                 }
                 samples.withLock { $0 += mine.map(\.latency) }
                 first.withLock { first in
@@ -701,7 +759,10 @@ enum StoreBusBenchmark {
         }
         return {
             guard finished.wait(timeout: .now() + 60) == .success else {
-                throw BenchError("subscribers did not receive every message within 60 s")
+                let received = samples.withLock { $0.count }
+                throw BenchError(
+                    "subscribers did not receive every message within 60 s (\(received) deliveries from the peers "
+                        + "that finished, of \(expected) each)")
             }
             let all = samples.withLock { $0 }.sorted()
             let firsts = first.withLock { $0 }.values.sorted()
@@ -715,8 +776,9 @@ enum StoreBusBenchmark {
         }
     }
 
-    /// The number after `T=` up to `;`.
-    private static func stamp(in message: [UInt8]) -> UInt64? {
+    /// Every number after `T=` up to `;`, in order (a live query's event may carry several readings).
+    private static func stamps(in message: [UInt8]) -> [UInt64] {
+        var found: [UInt64] = []
         var index = 0
         while index + 2 < message.count {
             if message[index] == UInt8(ascii: "T"), message[index + 1] == UInt8(ascii: "=") {
@@ -726,11 +788,19 @@ enum StoreBusBenchmark {
                     value = value * 10 + UInt64(message[cursor] - 0x30)
                     cursor += 1
                 }
-                if cursor < message.count, message[cursor] == UInt8(ascii: ";") { return value }
+                if cursor < message.count, message[cursor] == UInt8(ascii: ";") { found.append(value) }
+                index = cursor
+            } else {
+                index += 1
             }
-            index += 1
         }
-        return nil
+        return found
+    }
+
+    /// The stamp of the last message a publisher sent (0 until it is sent): a live query's reader stops at the
+    /// event that carries it, since a list fetched again may stand for several transactions in one event.
+    final class LastStamp: Sendable {
+        let value = Atomic<UInt64>(0)
     }
 
     struct Percentiles {

@@ -9,7 +9,8 @@ enum DeviceServiceCommand {
         The ContextBus device service: chains of Bluetooth LE operations (connect, read, write, notify,
         wait, disconnect) run through BlueZ over D-Bus, one chain at a time per device. Clients speak the
         ContextBus wire protocol (device.adapters, device.list, device.scan, device.run, device.cancel,
-        device.subscribe, device.stats) on a Unix socket. SIGTERM or SIGINT cancels the running chains
+        device.subscribe, device.watch, device.unwatch, device.discover, device.undiscover,
+        device.services, device.stats) on a Unix socket. SIGTERM or SIGINT cancels the running chains
         (each still disconnects), then the service exits with status 0.
 
         OPTIONS:
@@ -34,6 +35,15 @@ enum DeviceServiceCommand {
           --chain-timeout-ms MS   A chain's timeout when it names none, counted from its turn (default 120000).
           --resolve-timeout-ms MS How long a connection may take to resolve its services before it counts as
                                   failed and is retried (default 5000).
+          --watch ADDRESS=UUID[,UUID…]
+                                  Keep the device connected with notifications on for these characteristics
+                                  as long as the service runs, reconnecting after every loss, and record
+                                  every value into the store (repeatable).
+          --decode UUID=FORMAT[@OFFSET][*FACTOR][:UNIT]
+                                  Decode this characteristic's values into number/unit (repeatable; FORMAT is
+                                  uint8, sint8, uint16, sint16, uint24, sint24, uint32, sint32 or float32,
+                                  little-endian), e.g. --decode c0defeed-0002-4000-8000-000000000000=uint16*0.1:V.
+                                  Battery 2a19, temperature 2a6e, humidity 2a6f and heart rate 2a37 are known.
           --log-level LEVEL       error, warning, info or debug (default info).
         \(ServerAccessOptions.usage)
         \(OperationsOptions.usage)

@@ -15,10 +15,9 @@ struct CommandLineToolTests {
             Self.everyCommand.map { "\($0) \($1)" },
             [
                 "store model", "store fetch", "store get", "store save", "store batch", "store aggregate",
-                "store watch",
-                "store history", "store stats",
-                "store backup", "device adapters", "device list", "device scan", "device run", "device watch",
-                "device cancel", "device stats",
+                "store watch", "store history", "store stats", "store backup",
+                "device adapters", "device list", "device scan", "device run", "device watch", "device discover",
+                "device services", "device events", "device cancel", "device stats", "fleet status",
             ])
         expectEqual(CommandLineTool.commands.map { $0.configuration.name }, ["ping", "metrics"])
     }
@@ -65,7 +64,7 @@ struct CommandLineToolTests {
     }
 
     @Test(arguments: [
-        ([], "missing <store|device>"),
+        ([], "missing <store|device|fleet>"),
         (["cache"], "unknown command 'cache'"),
         (["store"], "missing <subcommand> for 'ctxbus store'"),
         (["store", "drop"], "unknown command 'ctxbus store drop'"),

@@ -27,6 +27,7 @@ struct DeviceCommandsIntegrationTests {
         let lines = run.outputLines
         expectEqual(lines.count, 8, "\(run.output)")
         expectEqual(lines.first?.hasPrefix("[0] connect"), true)
+        expectTrue(lines[1].hasSuffix("57  87 %"), "\(lines[1])")
         expectEqual(lines.filter { $0.contains("(notification ") }.count, 2)
         expectEqual(lines.last?.contains("recorded in the store"), true)
 
@@ -49,5 +50,37 @@ struct DeviceCommandsIntegrationTests {
         let error = try JSONParser().parse(failed.output)["error"]
         expectEqual(error?["data"]?["step"], .int(1))
         expectTrue(failed.errors.contains("failed at step 1 (read:2aff)"))
+    }
+
+    @Test func watchDiscoverAndServicesPrintDecodedValues() async throws {
+        let simulator = try await TestBlueZSimulator.start()
+        defer { simulator.stop() }
+        let store = try await TestStoreService.start()
+        defer { store.stop() }
+        let device = try await TestDeviceService.start(bus: simulator.busAddress, store: store)
+        defer { device.stop() }
+        let environment = ["CTXBUS_DEVICE_SOCKET": device.socketPath, "CTXBUS_STORE_SOCKET": store.socketPath]
+
+        let services = try await Ctxbus.run(["device", "services", "AA:BB:CC:DD:EE:01"], environment: environment)
+        expectEqual(services.status, 0, "\(services.errors)")
+        expectEqual(services.outputLines.first, "service 180f")
+        expectTrue(services.outputLines.contains("  characteristic 2a19  read,notify"), "\(services.output)")
+        expectTrue(services.outputLines.contains("    descriptor 2902"), "\(services.output)")
+
+        let discover = try await Ctxbus.run(
+            ["device", "discover", "--seconds", "1.5", "--uuid", "fcd2"], environment: environment)
+        expectEqual(discover.status, 0, "\(discover.errors)")
+        expectTrue(discover.outputLines.allSatisfy { $0.hasPrefix("AA:BB:CC:DD:EE:05") }, "\(discover.output)")
+        expectTrue(discover.output.contains("battery 93 %, temperature 21."), "\(discover.output)")
+        expectTrue(discover.errors.contains("ended: "), "\(discover.errors)")
+
+        let watch = try Ctxbus.start(["device", "watch", "AA:BB:CC:DD:EE:01", "2a19"], environment: environment)
+        defer { watch.stop() }
+        try await watch.waitUntil("connected and a value") { output, _ in
+            output.contains("connected") && output.contains(" %\n")
+        }
+        watch.send(signal: SIGTERM)
+        await expectEqual(watch.waitForExit(), 0, "\(watch.standardError)")
+        expectTrue(watch.standardOutput.hasPrefix("AA:BB:CC:DD:EE:01  connected\n"), "\(watch.standardOutput)")
     }
 }

@@ -11,14 +11,15 @@ struct ObjectRenderingTests {
         id: ObjectID(entity: "Reading", number: 12), version: 1,
         values: [
             "value": .string("Wg=="), "characteristic": .string("2a19"), "time": .string("2024-05-01T12:00:00.000Z"),
-            "chain": .null, "device": .string("Device/3"), "extra": .int(5),
+            "chain": .null, "number": .double(90), "unit": .string("%"), "device": .string("Device/3"),
+            "extra": .int(5),
         ])
 
     @Test func columnsFollowTheModelThenOtherKeysSorted() {
         expectEqual(
             rendering.columns(for: "Reading", objects: [reading]),
             [
-                "characteristic", "value", "time", "chain", "device", "extra",
+                "characteristic", "value", "time", "chain", "number", "unit", "device", "extra",
             ])
         expectEqual(ObjectRendering(model: nil).columns(for: "Reading", objects: [reading]).first, "chain")
     }
@@ -26,9 +27,12 @@ struct ObjectRenderingTests {
     @Test func binaryValuesAreHexNullIsADashAndVersionsAreRightAligned() {
         let lines = rendering.table(for: [reading], entity: "Reading").lines
         expectEqual(
-            lines[0], "id          version  characteristic  value  time                      chain  device    extra")
+            lines[0],
+            "id          version  characteristic  value  time                      chain  number  unit  device    extra"
+        )
         expectEqual(
-            lines[1], "Reading/12        1  2a19            5a     2024-05-01T12:00:00.000Z  -      Device/3  5")
+            lines[1],
+            "Reading/12        1  2a19            5a     2024-05-01T12:00:00.000Z  -        90.0  %     Device/3  5")
     }
 
     @Test func objectsOfSeveralEntitiesGetATableEach() {
@@ -51,7 +55,7 @@ struct ObjectRenderingTests {
             rendering.lines(for: change),
             [
                 "txn 9 (app)  inserted  Reading/12  v1  characteristic=2a19 value=5a time=2024-05-01T12:00:00.000Z "
-                    + "chain=- device=Device/3 extra=5",
+                    + "chain=- number=90.0 unit=% device=Device/3 extra=5",
                 "txn 9 (app)  updated   Device/3  v5  name=\"my lamp\"",
                 "txn 9 (app)  deleted   Reading/4",
             ])

@@ -57,10 +57,13 @@ struct ChainRunnerTests {
             events.progress,
             [
                 .finished(StepResult(step: 0, operation: .connect)),
-                .finished(StepResult(step: 1, operation: .read, value: Data([87]))),
+                .finished(StepResult(step: 1, operation: .read, value: Data([87]), number: 87, unit: "%")),
                 .finished(StepResult(step: 2, operation: .write)),
-                .notification(step: 3, value: Data([86])), .notification(step: 3, value: Data([85])),
-                .finished(StepResult(step: 3, operation: .notify, values: [Data([86]), Data([85])])),
+                .notification(step: 3, value: Data([86]), measurement: Quantity(number: 86, unit: "%")),
+                .notification(step: 3, value: Data([85]), measurement: Quantity(number: 85, unit: "%")),
+                .finished(
+                    StepResult(
+                        step: 3, operation: .notify, values: [Data([86]), Data([85])], numbers: [86, 85], unit: "%")),
                 .finished(StepResult(step: 4, operation: .wait)),
                 .finished(StepResult(step: 5, operation: .disconnect)),
             ])
@@ -82,8 +85,16 @@ struct ChainRunnerTests {
             ChainProgress.finished(StepResult(step: 1, operation: .read, value: value)).event(chain: "c-1"),
             StepEvent(chain: "c-1", step: 1, operation: .read, value: value))
         expectEqual(
-            ChainProgress.notification(step: 2, value: value).event(chain: "c-1"),
+            ChainProgress.notification(step: 2, value: value, measurement: nil).event(chain: "c-1"),
             StepEvent(chain: "c-1", step: 2, operation: .notify, value: value))
+        expectEqual(
+            ChainProgress.notification(step: 2, value: value, measurement: Quantity(number: 7, unit: "%"))
+                .event(chain: "c-1"),
+            StepEvent(chain: "c-1", step: 2, operation: .notify, value: value, number: 7, unit: "%"))
+        expectEqual(
+            ChainProgress.finished(StepResult(step: 1, operation: .read, value: value, number: 7, unit: "%"))
+                .event(chain: "c-1"),
+            StepEvent(chain: "c-1", step: 1, operation: .read, value: value, number: 7, unit: "%"))
         expectEqual(
             ChainProgress.finished(StepResult(step: 2, operation: .notify, values: [value])).event(chain: "c-1"),
             StepEvent(chain: "c-1", step: 2, operation: .notify))
@@ -189,8 +200,9 @@ struct ChainRunnerTests {
         expectEqual(
             events.progress,
             [
-                .finished(StepResult(step: 0, operation: .connect)), .notification(step: 1, value: Data([1])),
-                .notification(step: 1, value: Data([2])),
+                .finished(StepResult(step: 0, operation: .connect)),
+                .notification(step: 1, value: Data([1]), measurement: Quantity(number: 1, unit: "%")),
+                .notification(step: 1, value: Data([2]), measurement: Quantity(number: 2, unit: "%")),
             ])
         expectEqual(backend.notifySessionCount, 0)
         expectEqual(calls(backend).suffix(2), ["StopNotify AA:BB:CC:DD:EE:01 2a19", "Disconnect AA:BB:CC:DD:EE:01"])

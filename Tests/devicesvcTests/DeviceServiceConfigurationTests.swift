@@ -1,7 +1,9 @@
+import Foundation
 import TestSupport
 import Testing
 
 @testable import ContextBusServer
+@testable import ContextBusWire
 @testable import devicesvc
 
 struct DeviceServiceConfigurationTests {
@@ -49,6 +51,28 @@ struct DeviceServiceConfigurationTests {
         expectEqual(configuration.logLevel, .debug)
     }
 
+    @Test func readsWatchesAndDecodeFormats() throws {
+        let configuration = try parse([
+            "--watch", "aa:bb:cc:dd:ee:01=2a19,c0defeed-0002-4000-8000-000000000000", "--watch",
+            "AA:BB:CC:DD:EE:02=2a6e", "--decode", "c0defeed-0002-4000-8000-000000000000=uint16*0.1:V",
+        ])
+        expectEqual(
+            configuration.watches,
+            [
+                .init(
+                    address: BluetoothAddress("AA:BB:CC:DD:EE:01")!,
+                    characteristics: [
+                        BluetoothUUID("2a19")!, BluetoothUUID("c0defeed-0002-4000-8000-000000000000")!,
+                    ]),
+                .init(address: BluetoothAddress("AA:BB:CC:DD:EE:02")!, characteristics: [BluetoothUUID("2a6e")!]),
+            ])
+        expectEqual(
+            configuration.decoders.decode(Data([100, 0]), of: BluetoothUUID("c0defeed-0002-4000-8000-000000000000")!),
+            Quantity(number: 10, unit: "V"))
+        expectEqual(
+            configuration.decoders.decode(Data([87]), of: BluetoothUUID("2a19")!), Quantity(number: 87, unit: "%"))
+    }
+
     @Test func theSystemBusComesFromTheEnvironment() throws {
         expectEqual(
             try parse([], environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/sim"]).busAddress, "unix:path=/sim")
@@ -77,6 +101,25 @@ struct DeviceServiceConfigurationTests {
             .invalidValue(flag: "--adapter", value: "../hci0", expected: "an adapter name such as hci0")
         ),
         (["--retry"], .missingValue(flag: "--retry")),
+        (
+            ["--watch", "AA:BB:CC:DD:EE=2a19"],
+            .invalidValue(
+                flag: "--watch", value: "AA:BB:CC:DD:EE=2a19",
+                expected: "a Bluetooth address like AA:BB:CC:DD:EE:01 before '=', not 'AA:BB:CC:DD:EE'")
+        ),
+        (
+            ["--watch", "AA:BB:CC:DD:EE:01=2a19,"],
+            .invalidValue(
+                flag: "--watch", value: "AA:BB:CC:DD:EE:01=2a19,",
+                expected: "16-bit (2a19) or 128-bit characteristic UUIDs after '=', not ''")
+        ),
+        (
+            ["--decode", "2a19=int8"],
+            .invalidValue(
+                flag: "--decode", value: "2a19=int8",
+                expected:
+                    "'int8' is not a format: uint8, sint8, uint16, sint16, uint24, sint24, uint32, sint32 or float32")
+        ),
         (["--frobnicate"], .unknownFlag("--frobnicate")),
         (["hci0"], .unexpectedArgument("hci0")),
     ])

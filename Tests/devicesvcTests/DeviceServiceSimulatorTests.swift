@@ -93,7 +93,8 @@ struct DeviceServiceSimulatorTests {
             let failure = try #require(error.chainFailure)
             expectEqual(failure.step, 1)
             expectEqual(failure.bluez, "org.bluez.Error.Failed")
-            expectEqual(failure.results, [StepResult(step: 0, operation: .connect)])
+            // The connect step's result carries the link's MTU (247 in the simulator).
+            expectEqual(failure.results, [StepResult(step: 0, operation: .connect, mtu: 247)])
             try await expectEqual(chainCalls(stack.simulator, for: Self.first), ["Connect", "ReadValue", "Disconnect"])
         }
     }
@@ -146,7 +147,7 @@ struct DeviceServiceSimulatorTests {
             expectEqual(error.code, .cancelled)
             expectEqual(
                 error.chainFailure,
-                ChainFailure(chain: chain, step: 1, results: [StepResult(step: 0, operation: .connect)]))
+                ChainFailure(chain: chain, step: 1, results: [StepResult(step: 0, operation: .connect, mtu: 247)]))
             try await expectEqual(chainCalls(stack.simulator, for: Self.first), ["Connect", "Disconnect"])
             await #expect(throws: RPCError.self) {
                 _ = try await stack.client.call(DeviceCancel.self, ChainReference(chain: chain))

@@ -15,8 +15,10 @@ struct StoreRecorderTests {
         ChainRecording(
             chain: chain, address: Self.address, name: "Thermo-1", connected: connected, lastSeen: Self.time,
             readings: [
-                .init(characteristic: "2a19", value: Data([87]), time: Self.time),
-                .init(characteristic: "2a19", value: Data([86]), time: Self.time),
+                .init(
+                    characteristic: "2a19", value: Data([87]), time: Self.time,
+                    measurement: Quantity(number: 87, unit: "%"), chain: chain),
+                .init(characteristic: "2a19", value: Data([86]), time: Self.time, chain: chain),
             ])
     }
 
@@ -54,6 +56,8 @@ struct StoreRecorderTests {
         expectTrue(readings.allSatisfy { $0.values["device"] == .reference(device.id) })
         expectTrue(readings.allSatisfy { $0.values["chain"] == .string("c-1") })
         expectTrue(readings.allSatisfy { $0.values["characteristic"] == .string("2a19") })
+        expectEqual(readings.map { $0.values["number"] }, [.double(87), .null])
+        expectEqual(readings.map { $0.values["unit"] }, [.string("%"), .null])
     }
 
     @Test func aKnownDeviceIsUpdatedNotInsertedAgain() throws {
@@ -77,12 +81,20 @@ struct StoreRecorderTests {
             .notify(characteristic: BluetoothUUID("2a37")!, count: 1, timeoutMs: nil),
         ]
         recording.add(.finished(StepResult(step: 0, operation: .connect)), steps: steps, at: Self.time)
-        recording.add(.finished(StepResult(step: 1, operation: .read, value: Data([1]))), steps: steps, at: Self.time)
-        recording.add(.notification(step: 2, value: Data([2])), steps: steps, at: Self.time)
         recording.add(
-            .finished(StepResult(step: 2, operation: .notify, values: [Data([2])])), steps: steps, at: Self.time)
+            .finished(StepResult(step: 1, operation: .read, value: Data([1]), number: 1, unit: "%")), steps: steps,
+            at: Self.time)
+        recording.add(
+            .notification(step: 2, value: Data([0, 72]), measurement: Quantity(number: 72, unit: "bpm")),
+            steps: steps, at: Self.time)
+        recording.add(
+            .finished(StepResult(step: 2, operation: .notify, values: [Data([0, 72])])), steps: steps, at: Self.time)
         expectEqual(recording.readings.map(\.characteristic), ["2A19", "2a37"])
-        expectEqual(recording.readings.map(\.value), [Data([1]), Data([2])])
+        expectEqual(recording.readings.map(\.value), [Data([1]), Data([0, 72])])
+        expectEqual(
+            recording.readings.map(\.measurement),
+            [Quantity(number: 1, unit: "%"), Quantity(number: 72, unit: "bpm")])
+        expectEqual(recording.readings.map(\.chain), ["c-1", "c-1"])
     }
 
     // MARK: - Through a RemoteStore to the real storesvc

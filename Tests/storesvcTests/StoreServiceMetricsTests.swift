@@ -137,7 +137,9 @@ struct StoreServiceMetricsTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         expectTrue(
-            service.log.contains("warning: cannot write \(directory.path)/missing/.storesvc.prom.tmp"), "\(service.log)"
+            service.log.contains(
+                "warning: cannot write \(directory.path)/missing/storesvc.prom: open \(directory.path)/missing/.storesvc.prom.tmp"
+            ), "\(service.log)"
         )
         _ = try await Self.save(client, address: "still-serving")
     }

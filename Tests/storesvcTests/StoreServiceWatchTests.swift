@@ -60,6 +60,8 @@ struct StoreServiceWatchTests {
         #"{"entity":"Reading","sort":[{"key":"time","ascending":false}]}"#,
         #"{"entity":"Reading","where":"chain == 'keep'","sort":[{"key":"time"}],"limit":3}"#,
         #"{"entity":"Reading","where":"device.address == 'AA:01'","sort":[{"key":"chain"},{"key":"time"}],"offset":1}"#,
+        #"{"entity":"Reading","where":"chain == 'keep'","sort":[{"key":"time","ascending":false}]}"#,
+        #"{"entity":"Reading","sort":[{"key":"chain"},{"key":"time"}]}"#,
     ])
     func everyEventAppliedToTheListGivesTheFetchAtItsTransaction(watchParams: String) throws {
         let service = try StoreServiceProcess.start()
@@ -184,5 +186,74 @@ struct StoreServiceWatchTests {
             }
             expectEqual(applied, next)
         }
+    }
+
+    @Test func aListEditedInPlaceIsTheSortedListAndItsEditGivesIt() {
+        var random = SeededRandom(seed: 5)
+        let sort = [ObjectSortDescriptor("v", ascending: false), ObjectSortDescriptor("w")]
+        func precedes(_ lhs: ObjectSnapshot, _ rhs: ObjectSnapshot) -> Bool {
+            for (key, ascending) in [("v", false), ("w", true)] {
+                let order = PropertyValue.storageOrder(lhs.values[key] ?? .null, rhs.values[key] ?? .null)
+                if order != 0 { return ascending ? order < 0 : order > 0 }
+            }
+            return lhs.id < rhs.id
+        }
+        for limit in [nil, 1, 4] {
+            var fetched = 0
+            for _ in 0..<40 {
+                var truth: [ObjectID: ObjectSnapshot] = [:]
+                var list = WatchedList(objects: [], sortDescriptors: sort, limit: limit)
+                for _ in 0..<20 {
+                    var changes: [(id: ObjectID, snapshot: ObjectSnapshot?)] = []
+                    for number in Set((0..<random.int(4)).map { _ in Int64(random.int(15)) }) {
+                        let id = ObjectID(entity: "Reading", number: number)
+                        let version = (truth[id]?.version ?? 0) + 1
+                        let values: [String: PropertyValue] = [
+                            "v": random.int(4) == 0 ? .null : .int(Int64(random.int(3))),
+                            "w": .string("\(random.int(3))"),
+                        ]
+                        changes.append(
+                            (id, random.int(4) == 0 ? nil : ObjectSnapshot(id: id, version: version, values: values)))
+                    }
+                    let previous = list.objects
+                    let edit = list.apply(changes)
+                    for (id, snapshot) in changes { truth[id] = snapshot }
+                    let sorted = Array(truth.values.sorted(by: precedes).prefix(limit ?? .max))
+                    guard let edit else {
+                        // A full window that lost an object: the hub fetches it again.
+                        expectEqual(list.objects, previous)
+                        fetched += 1
+                        list = WatchedList(objects: sorted, sortDescriptors: sort, limit: limit)
+                        continue
+                    }
+                    expectEqual(list.objects, sorted)
+                    var applied = previous
+                    for index in edit.removed { applied.remove(at: index) }
+                    for insertion in edit.inserted { applied.insert(insertion.object, at: insertion.index) }
+                    for update in edit.updated {
+                        applied[update.index].version = update.version
+                        for (key, value) in update.values {
+                            applied[update.index].values[key] =
+                                key == "v"
+                                ? PropertyValue(json: value, type: .int) : PropertyValue(json: value, type: .string)
+                        }
+                    }
+                    expectEqual(applied, sorted)
+                }
+            }
+            // Without a limit nothing is fetched; with one, most transactions are still decided in memory.
+            expectTrue(limit == nil ? fetched == 0 : fetched > 0 && fetched < 40 * 20, "\(fetched) fetches")
+        }
+        let ordered = (1...5).map {
+            ObjectSnapshot(id: ObjectID(entity: "Reading", number: $0), version: 1, values: ["v": .int(9 - $0)])
+        }
+        expectTrue(WatchedList(objects: ordered, sortDescriptors: sort).isInOrder)
+        let reversed = [
+            ObjectSnapshot(
+                id: ObjectID(entity: "Reading", number: 2), version: 1, values: ["v": .int(1), "w": .string("a")]),
+            ObjectSnapshot(
+                id: ObjectID(entity: "Reading", number: 1), version: 1, values: ["v": .int(2), "w": .string("a")]),
+        ]
+        expectFalse(WatchedList(objects: reversed, sortDescriptors: sort).isInOrder)
     }
 }

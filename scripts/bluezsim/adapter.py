@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dbus
 
+from bluezsim.advertising import advance
 from bluezsim.dispatch import does_not_exist, export, failed, in_progress, invalid_args, not_ready
 from bluezsim.runtime import RUNTIME
 from bluezsim.world import DeviceSpec, device_path, full_uuid
@@ -155,6 +156,13 @@ class Adapter:
         """Whether any client has a discovery session."""
         return bool(self.sessions)
 
+    @property
+    def duplicate_data(self) -> bool:
+        """Whether a session asked for DuplicateData: then every advertisement signals ManufacturerData and
+        ServiceData, not only those that changed them."""
+        return any(bool(session_filter.get("DuplicateData", False)) for session_filter in self.sessions.values()
+                   if session_filter)
+
     def _merged_filter(self) -> tuple[set | None, int | None]:
         """UUIDs (None = any) and minimum RSSI (None = any) over every session, as bluetoothd merges them."""
         uuids: set | None = set()
@@ -177,10 +185,11 @@ class Adapter:
         return uuids, rssi
 
     def _passes(self, spec: DeviceSpec) -> bool:
-        if not spec.advertising:
+        if not spec.advertising or not spec.in_range:
             return False
         uuids, rssi = self._merged_filter()
-        if uuids is not None and not uuids & set(spec.service_uuids):
+        # As bluetoothd does, a UUID filter matches advertised service UUIDs and service data UUIDs.
+        if uuids is not None and not uuids & (set(spec.service_uuids) | set(spec.service_data)):
             return False
         return rssi is None or spec.rssi >= rssi
 
@@ -192,14 +201,16 @@ class Adapter:
             )
 
     def _advertisement(self, spec: DeviceSpec, jitter: int) -> None:
-        """One advertisement received from `spec`: creates the device or updates its RSSI."""
+        """One advertisement received from `spec`: creates the device, or updates its RSSI (and its advertised data
+        when the advertisement changed it, or on every advertisement with DuplicateData)."""
         if not self.discovering or not self._passes(spec):
             return
+        from bluezsim.device import Device, advertised_data  # imported here: device.py imports this module
+
+        changed_data = advance(spec)
         rssi = dbus.Int16(spec.rssi + jitter)
         device = self.bluetoothd.devices.get(spec.address)
         if device is None:
-            from bluezsim.device import Device  # imported here: device.py imports this module's constants
-
             paired = spec.paired and spec.address not in self.forgotten
             device = Device(self.bluetoothd, self, spec, with_gatt=False, paired=paired, rssi=int(rssi))
             self.found.add(spec.address)
@@ -209,7 +220,21 @@ class Adapter:
         changed = {"RSSI": rssi}
         if "TxPower" not in device.obj.props[DEVICE]:
             changed["TxPower"] = dbus.Int16(spec.tx_power)
+        if changed_data or self.duplicate_data:
+            changed.update(advertised_data(spec))
         self.bluetoothd.properties_changed(device.obj, DEVICE, changed)
+
+    def advertised_data_changed(self, spec: DeviceSpec) -> None:
+        """The control interface changed what `spec` advertises: a discovery hears it at once."""
+        from bluezsim.device import advertised_data
+
+        device = self.bluetoothd.devices.get(spec.address)
+        if device is None or not self.discovering or not self._passes(spec):
+            return
+        data = advertised_data(spec)
+        gone = [name for name in ("ManufacturerData", "ServiceData")
+                if name not in data and name in device.obj.props[DEVICE]]
+        self.bluetoothd.properties_changed(device.obj, DEVICE, data, gone)
 
     def _rssi_tick(self) -> bool:
         if not self.discovering:

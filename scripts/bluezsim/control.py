@@ -8,6 +8,7 @@ GATT objects), "AA:BB:CC:DD:EE:01/2a19" (the GATT objects with that UUID on that
 from __future__ import annotations
 
 import re
+import time
 
 import dbus
 import dbus.service
@@ -38,6 +39,7 @@ class Control(dbus.service.Object):
     def __init__(self, connection, supervisor) -> None:
         super().__init__(connection, "/")
         self.supervisor = supervisor
+        self.streams: list = []
 
     # ---- helpers ------------------------------------------------------------------------------------------
 
@@ -113,6 +115,12 @@ class Control(dbus.service.Object):
         link over the characteristics `target` names), `count` times."""
         return self._add(kind="drop-during-notify", target=str(target), method="", remaining=_count(count),
                          after_notifications=max(1, int(after_notifications)))
+
+    @dbus.service.method(INTERFACE, in_signature="sui", out_signature="u")
+    def DropRandomly(self, target, mean_ms, count):
+        """Every link of `target` is lost after a random time (exponential, mean `mean_ms`), `count` drops in all."""
+        return self._add(kind="drop-randomly", target=str(target), method="", remaining=_count(count),
+                         delay_ms=max(1, int(mean_ms)))
 
     @dbus.service.method(INTERFACE, in_signature="su", out_signature="b")
     def DropConnection(self, target, after_ms):
@@ -202,6 +210,7 @@ class Control(dbus.service.Object):
     def Reset(self):
         """Back to the start state: no faults, empty call log, default timings, a fresh bluetoothd."""
         RUNTIME.reset_faults()
+        self.streams = []
         RUNTIME.timings = dict(DEFAULT_TIMINGS)
         RUNTIME.timings.update(self.supervisor.timing_overrides)
         self.supervisor.stop_bluetoothd()
@@ -236,6 +245,92 @@ class Control(dbus.service.Object):
         if spec is None:
             raise _error("UnknownDevice", f"no device {address} in the simulated world")
         spec.advertising = bool(advertising)
+
+    def _spec(self, address):
+        if not is_address(str(address)):
+            raise _error("InvalidArgs", f"not an address: {str(address)!r}")
+        adapter = self._bluetoothd().adapter
+        spec = adapter.world.get(str(address).upper())
+        if spec is None:
+            raise _error("UnknownDevice", f"no device {address} in the simulated world")
+        return adapter, spec
+
+    @dbus.service.method(INTERFACE, in_signature="sb", out_signature="")
+    def SetInRange(self, address, in_range):
+        """Whether the device is in radio range: out of range it drops its link, discovery does not find it and
+        Connect fails (`le-connection-abort-by-local`, after connect_ms)."""
+        adapter, spec = self._spec(address)
+        spec.in_range = bool(in_range)
+        device = adapter.bluetoothd.devices.get(spec.address)
+        if not spec.in_range and device is not None:
+            device.drop()
+
+    @dbus.service.method(INTERFACE, in_signature="sqay", out_signature="", byte_arrays=True)
+    def SetManufacturerData(self, address, company, data):
+        """What the device advertises as manufacturer data (one company id; empty data: none); a running discovery
+        signals it at once."""
+        adapter, spec = self._spec(address)
+        spec.manufacturer_id, spec.manufacturer_data = int(company), bytes(data)
+        spec.advertisement = "static"
+        adapter.advertised_data_changed(spec)
+
+    @dbus.service.method(INTERFACE, in_signature="ssay", out_signature="", byte_arrays=True)
+    def SetServiceData(self, address, uuid, data):
+        """The device's advertised service data under `uuid` (empty data removes it); a running discovery signals
+        it at once."""
+        adapter, spec = self._spec(address)
+        try:
+            key = full_uuid(str(uuid))
+        except ValueError as error:
+            raise _error("InvalidArgs", str(error)) from None
+        if data:
+            spec.service_data[key] = bytes(data)
+        else:
+            spec.service_data.pop(key, None)
+        spec.advertisement = "static"
+        adapter.advertised_data_changed(spec)
+
+    @dbus.service.method(INTERFACE, in_signature="ssv", out_signature="")
+    def SetDeviceProperty(self, address, name, value):
+        """Sets any Device1 property of a device BlueZ holds to any value, with PropertiesChanged, whatever its type:
+        for clients' handling of malformed advertised data (e.g. ManufacturerData whose variants are not `ay`)."""
+        device = self._device(str(address))
+        self._bluetoothd().properties_changed(device.obj, "org.bluez.Device1", {str(name): value})
+
+    @dbus.service.method(INTERFACE, in_signature="sayu", out_signature="u", byte_arrays=True)
+    def NotifyMany(self, target, value, count):
+        """The peripheral notifies `value` `count` times in a row on ADDRESS/UUID; returns how many reached
+        clients."""
+        characteristic = self._characteristic(str(target))
+        return sum(1 for _ in range(int(count)) if characteristic.notify(bytes(value)))
+
+    @dbus.service.method(INTERFACE, in_signature="suu", out_signature="")
+    def StartStream(self, target, interval_ms, count):
+        """The peripheral notifies on ADDRESS/UUID every `interval_ms`, `count` times: each value is its sequence
+        number (uint32, from 0) and the simulator's CLOCK_MONOTONIC at sending in nanoseconds (uint64), little-endian
+        (12 bytes), for measuring delivery latency. A notification that reaches no client is still counted."""
+        characteristic = self._characteristic(str(target))
+        bluetoothd = self._bluetoothd()
+        state = {"sent": 0}
+
+        def tick() -> bool:
+            if state["sent"] >= int(count):
+                return False
+            payload = state["sent"].to_bytes(4, "little") + time.monotonic_ns().to_bytes(8, "little")
+            characteristic.notify(payload)
+            state["sent"] += 1
+            return state["sent"] < int(count)
+
+        self.streams.append(bluetoothd.every(max(1, int(interval_ms)), tick))
+
+    @dbus.service.method(INTERFACE, in_signature="", out_signature="")
+    def StopStreams(self):
+        """Stops every stream started with StartStream."""
+        bluetoothd = RUNTIME.bluetoothd
+        for timer in self.streams:
+            if bluetoothd is not None:
+                bluetoothd.cancel(timer)
+        self.streams = []
 
     @dbus.service.method(INTERFACE, in_signature="say", out_signature="", byte_arrays=True)
     def SetValue(self, target, value):

@@ -14,6 +14,9 @@ The bus is taken from --address, else from --ready-file, else from DBUS_SYSTEM_B
     bluez-sim-ctl stop-bluetoothd | start-bluetoothd | restart-bluetoothd | status
     bluez-sim-ctl timing [NAME MS] | power on|off | advertising ADDRESS on|off
     bluez-sim-ctl set-value ADDRESS/UUID HEX | notify ADDRESS/UUID HEX | reset
+    bluez-sim-ctl drop-randomly TARGET MEAN_MS [--count N] | in-range ADDRESS on|off
+    bluez-sim-ctl manufacturer-data ADDRESS COMPANY_HEX HEX | service-data ADDRESS UUID HEX
+    bluez-sim-ctl notify-many ADDRESS/UUID HEX COUNT | stream ADDRESS/UUID INTERVAL_MS COUNT | stop-streams
 
 --count 0 (the default for fail/hang/delay) means until cleared.
 """
@@ -84,6 +87,13 @@ def _parser() -> argparse.ArgumentParser:
     command("set-value", "target", "hex")
     command("notify", "target", "hex")
     command("reset")
+    command("drop-randomly", "target", "ms", count=0)
+    command("in-range", "address", "state")
+    command("manufacturer-data", "address", "company", "hex")
+    command("service-data", "address", "uuid", "hex")
+    command("notify-many", "target", "hex", "count")
+    command("stream", "target", "interval_ms", "count")
+    command("stop-streams")
     return parser
 
 
@@ -156,6 +166,21 @@ def run(argv: list[str]) -> int:
         print("delivered" if control.Notify(args.target, dbus.ByteArray(bytes.fromhex(args.hex))) else "not notifying")
     elif c == "reset":
         control.Reset()
+    elif c == "drop-randomly":
+        print(control.DropRandomly(args.target, dbus.UInt32(int(args.ms)), args.count))
+    elif c == "in-range":
+        control.SetInRange(args.address, _on(args.state))
+    elif c == "manufacturer-data":
+        control.SetManufacturerData(args.address, dbus.UInt16(int(args.company, 16)),
+                                    dbus.ByteArray(bytes.fromhex(args.hex)))
+    elif c == "service-data":
+        control.SetServiceData(args.address, args.uuid, dbus.ByteArray(bytes.fromhex(args.hex)))
+    elif c == "notify-many":
+        print(control.NotifyMany(args.target, dbus.ByteArray(bytes.fromhex(args.hex)), dbus.UInt32(int(args.count))))
+    elif c == "stream":
+        control.StartStream(args.target, dbus.UInt32(int(args.interval_ms)), dbus.UInt32(int(args.count)))
+    elif c == "stop-streams":
+        control.StopStreams()
     return 0
 
 

@@ -5,6 +5,8 @@ drop-during-notify). Semantics follow bluetoothd's src/device.c for LE links.
 
 from __future__ import annotations
 
+import random
+
 import dbus
 
 from bluezsim.dispatch import PENDING, BluezError, ERROR, export, failed, in_progress, invalid_args, not_ready
@@ -55,12 +57,7 @@ class Device:
             "ServicesResolved": dbus.Boolean(False),
             "AdvertisingFlags": dbus.ByteArray(b"\x06"),
         }
-        if spec.manufacturer_data:
-            # a{qv} with each variant holding an ay: the shape bluetoothd sends and clients decode.
-            props["ManufacturerData"] = dbus.Dictionary(
-                {dbus.UInt16(spec.manufacturer_id): dbus.ByteArray(spec.manufacturer_data, variant_level=1)},
-                signature="qv",
-            )
+        props.update(advertised_data(spec))
         if rssi is not None:
             props["RSSI"] = dbus.Int16(rssi)
             props["TxPower"] = dbus.Int16(spec.tx_power)
@@ -111,7 +108,9 @@ class Device:
     # ---- methods ------------------------------------------------------------------------------------------
 
     def connect(self, call):
-        """Connects the LE link; replies once services are resolved (or at once if already connected)."""
+        """Connects the LE link; replies once services are resolved (or at once if already connected). A device out
+        of range, or one that does not accept connections, fails after `connect_ms` as a controller whose connection
+        attempt timed out does (`le-connection-timeout`, what bluetoothd answers for ETIMEDOUT)."""
         if not self.adapter.powered:
             raise not_ready()
         if self.connecting or self.disconnecting or self._pair_call is not None:
@@ -207,6 +206,9 @@ class Device:
         self._timers.append(self.bluetoothd.after(_ms("connect_ms"), self._link_up))
 
     def _link_up(self) -> None:
+        if not (self.spec.in_range and self.spec.connectable):
+            self._finish_connect(failed("le-connection-timeout"))
+            return
         self.link += 1
         self.notifications = {}
         self.connected = True
@@ -227,6 +229,25 @@ class Device:
         if fault is not None:
             link = self.link
             self.bluetoothd.after(fault.delay_ms, lambda: self.drop() if self.link == link else None)
+        self._schedule_random_drop()
+
+    def _schedule_random_drop(self) -> None:
+        """With a drop-randomly fault on this device, the link is lost after a random time (exponential, mean
+        `delay_ms`); each drop uses up one occurrence."""
+        fault = next((f for f in RUNTIME.faults if f.kind == "drop-randomly" and f.matches(self.path, "Connect", None)),
+                     None)
+        if fault is None:
+            return
+        link = self.link
+        generator = random.Random(fault.id * 7919 + self.link)
+
+        def fire() -> None:
+            if self.link != link or not self.connected or fault.remaining == 0 or fault not in RUNTIME.faults:
+                return
+            fault.consume()
+            self.drop()
+
+        self._timers.append(self.bluetoothd.after(max(1, int(generator.expovariate(1 / fault.delay_ms))), fire))
 
     def _finish_connect(self, error) -> None:
         if not self.connecting:
@@ -285,6 +306,23 @@ class Device:
                 link = self.link
                 self.bluetoothd.after(0, lambda: self.drop() if self.link == link else None)
                 return
+
+
+def advertised_data(spec: DeviceSpec) -> dict:
+    """ManufacturerData (`a{qv}`) and ServiceData (`a{sv}`), each variant holding an `ay`: the shapes bluetoothd sends
+    and clients decode. Empty ones are left out, as bluetoothd leaves them out."""
+    props = {}
+    if spec.manufacturer_data:
+        props["ManufacturerData"] = dbus.Dictionary(
+            {dbus.UInt16(spec.manufacturer_id): dbus.ByteArray(spec.manufacturer_data, variant_level=1)},
+            signature="qv",
+        )
+    if spec.service_data:
+        props["ServiceData"] = dbus.Dictionary(
+            {dbus.String(uuid): dbus.ByteArray(data, variant_level=1) for uuid, data in spec.service_data.items()},
+            signature="sv",
+        )
+    return props
 
 
 def _device_at(obj) -> Device:

@@ -37,7 +37,8 @@ class Fault:
     kind: "fail" (reply `error`/`message`), "hang" (never reply), "delay" (`delay_ms` before the real
     behaviour), "drop-after-connect" (link loss `delay_ms` after services resolve), "drop-during-notify"
     (link loss after `after_notifications` notifications), "never-resolve" (Connected but never
-    ServicesResolved). `remaining` < 0 means until cleared.
+    ServicesResolved), "drop-randomly" (each link is lost after a random time, exponential with mean `delay_ms`).
+    `remaining` < 0 means until cleared.
     """
 
     id: int
@@ -69,6 +70,8 @@ class Fault:
             return f"{self.error}: {self.message}"
         if self.kind in ("delay", "drop-after-connect"):
             return f"{self.delay_ms} ms"
+        if self.kind == "drop-randomly":
+            return f"mean {self.delay_ms} ms"
         if self.kind == "drop-during-notify":
             return f"after {self.after_notifications} notifications"
         return ""

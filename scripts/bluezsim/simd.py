@@ -109,10 +109,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bluez-sim", description="Simulated BlueZ on a private system bus.")
     parser.add_argument("--ready-file", help="write KEY=VALUE lines here once ready (removed on exit)")
     parser.add_argument("--log", help="dbusmock's log of calls and signals (default: none)")
-    parser.add_argument("--devices", type=int, default=4, help="how many of the 4 simulated devices exist")
+    parser.add_argument("--devices", type=int, default=5, help="how many of the 5 simulated devices exist")
     parser.add_argument("--cached", default=None,
                         help="devices bluetoothd knows at start: all, none or comma-separated addresses "
-                             "(default: all but AA:BB:CC:DD:EE:04)")
+                             "(default: all but AA:BB:CC:DD:EE:04 and AA:BB:CC:DD:EE:05)")
     parser.add_argument("--timing", action="append", default=[], metavar="NAME=MS",
                         help=f"override a timing ({', '.join(DEFAULT_TIMINGS)})")
     parser.add_argument("--powered-off", action="store_true", help="start with the adapter powered off")

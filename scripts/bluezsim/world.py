@@ -1,7 +1,8 @@
 """The simulated radio world: which LE devices exist, what they advertise and what GATT database each serves.
 
 Pure data, no D-Bus. The template turns it into BlueZ objects; the behaviours named here ("battery",
-"temperature", "heart-rate", "echo-in", "echo-out", "static") are implemented in gatt.py.
+"temperature", "heart-rate", "echo-in", "echo-out", "static") are implemented in gatt.py, the advertising
+behaviours ("static", "counter", "bthome") in advertising.py.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ HEART_RATE_MEASUREMENT = "00002a37" + BASE_UUID_SUFFIX
 BODY_SENSOR_LOCATION = "00002a38" + BASE_UUID_SUFFIX
 CCC_DESCRIPTOR = "00002902" + BASE_UUID_SUFFIX
 USER_DESCRIPTION = "00002901" + BASE_UUID_SUFFIX
+
+BTHOME_SERVICE_DATA = "0000fcd2" + BASE_UUID_SUFFIX
 
 # The custom "echo" service: what is written to ECHO_IN comes back as a notification on ECHO_OUT.
 ECHO_SERVICE = "c0defeed-0000-4000-8000-000000000000"
@@ -102,6 +105,17 @@ class DeviceSpec:
     manufacturer_id: int = 0xFFFF
     manufacturer_data: bytes = b""
     advertising: bool = True
+    # What each advertisement does to the advertised data: "static", "counter" (the manufacturer data's last byte
+    # counts up) or "bthome" (a BTHome v2 sensor whose service data changes; see advertising.py).
+    advertisement: str = "static"
+    # Service data by 128-bit UUID.
+    service_data: dict = field(default_factory=dict)
+    # Whether Connect can reach it (a beacon that only advertises is not connectable).
+    connectable: bool = True
+    # Whether it is in radio range: out of range, it is not found and Connect fails after connect_ms.
+    in_range: bool = True
+    # Advertisements sent so far (drives the changing advertised data).
+    ad_tick: int = 0
 
     @property
     def service_uuids(self) -> list[str]:
@@ -153,12 +167,20 @@ def echo_service() -> ServiceSpec:
         "echo-in",
         [DescriptorSpec(USER_DESCRIPTION, ["read"], b"Echo input")],
     )
-    echo_out = CharacteristicSpec(ECHO_OUT, ["read", "notify"], b"", "echo-out", [_ccc()])
+    # A writable User Description after the CCC (the last descriptor of every device: no other handle moves).
+    echo_out = CharacteristicSpec(
+        ECHO_OUT,
+        ["read", "notify"],
+        b"",
+        "echo-out",
+        [_ccc(), DescriptorSpec(USER_DESCRIPTION, ["read", "write"], b"Echo output")],
+    )
     return ServiceSpec(ECHO_SERVICE, [echo_in, echo_out])
 
 
 def default_world() -> list[DeviceSpec]:
-    """Four LE devices; the first three are cached by bluetoothd, the fourth only shows up in a discovery."""
+    """Five LE devices; the first three are cached by bluetoothd, the last two only show up in a discovery. The
+    fifth is a BTHome sensor that only advertises (not connectable)."""
     return [
         DeviceSpec(
             "AA:BB:CC:DD:EE:01", "Thermo-1", 0x0300, -52, 4, True, False,
@@ -181,6 +203,11 @@ def default_world() -> list[DeviceSpec]:
             "AA:BB:CC:DD:EE:04", "Tag-4", 0x0200, -83, -4, False, False,
             [battery_service(12), device_information_service("Tag"), echo_service()],
             manufacturer_data=b"\x03\x01",
+            advertisement="counter",
+        ),
+        DeviceSpec(
+            "AA:BB:CC:DD:EE:05", "BTHome-5", 0x0000, -66, 0, False, False, [],
+            advertisement="bthome", connectable=False,
         ),
     ]
 
@@ -190,7 +217,11 @@ def world_from_parameters(parameters: dict) -> list[DeviceSpec]:
 
     `cached` is a list of addresses, or "all" / "none".
     """
+    from bluezsim.advertising import initial  # advertising.py imports this module
+
     world = default_world()
+    for spec in world:
+        initial(spec)
     count = int(parameters.get("devices", len(world)))
     world = world[: max(0, min(count, len(world)))]
     cached = parameters.get("cached")

@@ -21,7 +21,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "compose" / "docker-compose.yml"
 SYSTEMD = ROOT / "deploy" / "systemd"
-OUR_BINARIES = ("storesvc", "devicesvc", "ctxbus")
+OUR_BINARIES = ("storesvc", "devicesvc", "ctxbus", "fleetsvc")
 
 problems: list[str] = []
 

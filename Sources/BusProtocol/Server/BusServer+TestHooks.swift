@@ -1,6 +1,5 @@
 import ContextBusSupport
 import ContextBusWire
-@preconcurrency import Glibc
 
 /// `test.wedgeEventLoop` `{"milliseconds": N}` → `{}`: TEST ONLY. Answers, then blocks the event loop of the
 /// connection it came on for N milliseconds (at most 10 minutes), as a handler that blocks where it must not would:
@@ -39,7 +38,7 @@ extension BusServer {
             responder.succeed(EmptyObject())
             // Later on the same loop, so that the answer is written first.
             request.connection.loop.schedule(after: .milliseconds(20)) {
-                usleep(useconds_t(params.milliseconds) * 1000)
+                CurrentThread.sleep(nanoseconds: Int64(params.milliseconds) * 1_000_000)
             }
         }
     }

@@ -1,6 +1,6 @@
 // The one platform import block of ContextBusTransport. Linux (Glibc) only: we add no branches we cannot test.
-// The two other files that call C directly (Syscalls.swift: sockets and files; Epoll.swift: epoll and eventfd, with
-// CContextBusLinux) import Glibc plainly; everything else in the module sees only the Swift wrappers declared there.
+// The three other files that call C directly (Syscalls.swift: sockets and files; Epoll.swift: epoll and eventfd, with
+// CContextBusLinux; DatagramSocket.swift: the one datagram, sd_notify's) import Glibc plainly; everything else in the module sees only the Swift wrappers declared there.
 import ContextBusSupport
 
 #if canImport(Glibc)

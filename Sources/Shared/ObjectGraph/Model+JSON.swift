@@ -141,6 +141,9 @@ extension Model {
                         AttributeDescription("value", .binary),
                         AttributeDescription("time", .date),
                         AttributeDescription("chain", .string, optional: true),
+                        // The value decoded from its standard format (battery %, °C, bpm, BTHome objects), when known.
+                        AttributeDescription("number", .double, optional: true),
+                        AttributeDescription("unit", .string, optional: true),
                     ],
                     relationships: [
                         RelationshipDescription(

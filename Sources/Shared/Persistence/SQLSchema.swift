@@ -42,7 +42,9 @@ public struct SQLSchema: Sendable {
 
     /// Quotes an identifier for SQL (`"name"`, with `"` doubled).
     public static func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // Model names rarely hold a quote; Foundation's replacement is most of a query's planning when run anyway.
+        guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
+        return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// The (unquoted) table name of an entity.

@@ -12,8 +12,8 @@ extension CommandLineTool {
             OVERVIEW: ctxbus, the command-line client of ContextBus: query and change the store service
             (storesvc), watch its changes, and run Bluetooth LE chains on the device service (devicesvc).
 
-            USAGE: ctxbus <store|device> <subcommand> [<arguments>] [<options>]
-                   ctxbus <ping|metrics> [store|device] [<options>]
+            USAGE: ctxbus <store|device|fleet> <subcommand> [<arguments>] [<options>]
+                   ctxbus <ping|metrics> [store|device|fleet] [<options>]
 
             OPTIONS:
             \(formatter.entry(OptionSpec.help.label, OptionSpec.help.help))
@@ -21,7 +21,7 @@ extension CommandLineTool {
             SUBCOMMANDS:
             \(subcommands)
 
-              See 'ctxbus <store|device> --help', 'ctxbus <store|device> <subcommand> --help' and
+              See 'ctxbus <store|device|fleet> --help', 'ctxbus <store|device|fleet> <subcommand> --help' and
               'ctxbus <ping|metrics> --help'.
 
             COMMON OPTIONS (every subcommand):
@@ -31,6 +31,7 @@ extension CommandLineTool {
             ENVIRONMENT:
             \(formatter.entry("CTXBUS_STORE_SOCKET", "storesvc's socket when --socket is not given."))
             \(formatter.entry("CTXBUS_DEVICE_SOCKET", "devicesvc's socket when --socket is not given."))
+            \(formatter.entry("CTXBUS_FLEET_SOCKET", "fleetsvc's socket when --socket is not given."))
             \(formatter.entry("CTXBUS_RUNTIME_DIR", "Otherwise the sockets are $CTXBUS_RUNTIME_DIR/store.sock and device.sock, as the services default to; CTXBUS_RUNTIME_DIR defaults to $XDG_RUNTIME_DIR/ctxbus, else ./run."))
 
             EXIT STATUS:

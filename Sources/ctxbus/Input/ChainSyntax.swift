@@ -83,6 +83,14 @@ enum ChainSyntax {
                 + "got '\(String(text))'")
     }
 
+    /// `UUID/DESCRIPTOR`: a characteristic and one of its descriptors.
+    static func descriptorPath(_ text: ArraySlice<Character>) throws(WordError) -> (BluetoothUUID, BluetoothUUID) {
+        guard let slash = text.lastIndex(of: "/") else {
+            throw WordError(offset: text.endIndex, reason: "expected '/DESCRIPTOR' (a descriptor UUID) after the UUID")
+        }
+        return (try uuid(text[..<slash]), try uuid(text[(slash + 1)...]))
+    }
+
     static func hexBytes(_ text: ArraySlice<Character>) throws(WordError) -> Data {
         var digits = text
         if digits.starts(with: ["0", "x"]) || digits.starts(with: ["0", "X"]) { digits = digits.dropFirst(2) }

@@ -31,6 +31,14 @@ enum ValueText {
         }
     }
 
+    /// A decoded number with its unit: `87 %`, `21.5 °C`, `72 bpm` (whole numbers without a fraction).
+    static func number(_ number: Double, unit: String?) -> String {
+        let text =
+            number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+        guard let unit, !unit.isEmpty else { return text }
+        return "\(text) \(unit)"
+    }
+
     /// Lowercase hexadecimal, two digits per byte (`5a`, `0102ff`).
     static func hex(_ data: Data) -> String {
         data.map { String(format: "%02x", $0) }.joined()

@@ -47,6 +47,7 @@ struct ServiceEndpoint: Sendable, Hashable {
         switch service {
         case .store: return "storesvc --socket \(path)"
         case .device: return "devicesvc --socket \(path)"
+        case .fleet: return "fleetsvc --gateway NAME --socket \(path)"
         }
     }
 }

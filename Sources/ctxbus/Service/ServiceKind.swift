@@ -1,12 +1,13 @@
-/// The two services `ctxbus` talks to, with what it needs to find them and to say how to start them.
+/// The services `ctxbus` talks to, with what it needs to find them and to say how to start them.
 enum ServiceKind: String, Sendable, Hashable, CaseIterable {
-    case store, device
+    case store, device, fleet
 
     /// `storesvc`, `devicesvc`.
     var executable: String {
         switch self {
         case .store: return "storesvc"
         case .device: return "devicesvc"
+        case .fleet: return "fleetsvc"
         }
     }
 
@@ -15,6 +16,7 @@ enum ServiceKind: String, Sendable, Hashable, CaseIterable {
         switch self {
         case .store: return "CTXBUS_STORE_SOCKET"
         case .device: return "CTXBUS_DEVICE_SOCKET"
+        case .fleet: return "CTXBUS_FLEET_SOCKET"
         }
     }
 
@@ -23,6 +25,7 @@ enum ServiceKind: String, Sendable, Hashable, CaseIterable {
         switch self {
         case .store: return "store.sock"
         case .device: return "device.sock"
+        case .fleet: return "fleet.sock"
         }
     }
 }

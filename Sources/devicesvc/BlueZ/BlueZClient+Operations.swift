@@ -207,7 +207,8 @@ extension BlueZClient {
     }
 
     /// `StartNotify`, then every new `Value` of the characteristic, until disposed; disposal sends `StopNotify`
-    /// (its answer is not awaited, but it is on the wire before any later call of this connection).
+    /// (its answer is not awaited, but it is on the wire before any later call of this connection). The session is
+    /// shared: while a watch holds it, no second `StartNotify` goes out, and the watch's outlives this one.
     func notifications(
         _ uuid: BluetoothUUID, of address: BluetoothAddress, onAdapter adapter: String, callTimeout: Duration
     ) -> Signal<Data, DeviceError> {
@@ -226,15 +227,9 @@ extension BlueZClient {
                 else { return }
                 observer.send(value: Data(bytes))
             }
-            lifetime += self.call(
-                characteristic.path, BlueZ.characteristicInterface, "StartNotify", timeout: callTimeout
-            ).startWithFailed { observer.send(error: $0) }
-            lifetime.observeEnded { [connection = self.connection] in
-                var stop = DBusMessage.methodCall(
-                    destination: BlueZ.serviceName, path: characteristic.path,
-                    interface: BlueZ.characteristicInterface, member: "StopNotify")
-                stop.flags.insert(.noReplyExpected)
-                _ = try? connection.send(stop)
+            // The session is shared with a watch on the same characteristic (BlueZClient+NotifySessions).
+            lifetime += self.holdNotifySession(at: characteristic.path, callTimeout: callTimeout) { error in
+                if let error { observer.send(error: error) }
             }
         }
     }

@@ -48,6 +48,7 @@ final class BlueZClient: Sendable {
         var subscriptions: [DBusSubscription] = []
         var watcher: NameWatcher?
         var discovery = DiscoveryState()
+        var notifySessions = NotifySessionTable()
     }
 
     private init(connection: DBusConnection, scheduler: any Scheduler) {
@@ -182,6 +183,7 @@ final class BlueZClient: Sendable {
             state.tree = BlueZObjectTree()
             state.isLoaded = false
             state.discovery = DiscoveryState()
+            state.notifySessions.sessions = [:]
             return (state.generation, wasLoaded ? state.observers.sorted { $0.key < $1.key }.map(\.value) : [])
         }
         for observer in observers { observer(.vanished) }

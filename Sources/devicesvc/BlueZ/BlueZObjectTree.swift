@@ -129,6 +129,14 @@ struct BlueZObjectTree: Sendable, Hashable {
         }
     }
 
+    /// The ATT MTU of the device's link: BlueZ's `MTU` on its characteristics (present while connected).
+    func mtu(onDevice devicePath: DBusObjectPath) -> Int? {
+        for (path, interfaces) in objects where path.isInNamespace(devicePath) && path != devicePath {
+            if let mtu = interfaces[BlueZ.characteristicInterface]?["MTU"]?.uint16Value { return Int(mtu) }
+        }
+        return nil
+    }
+
     /// The characteristic at `path`.
     func characteristic(at path: DBusObjectPath) -> GattCharacteristic? {
         properties(of: BlueZ.characteristicInterface, at: path).flatMap {

@@ -19,6 +19,8 @@ enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
     case unknownDevice(address: String)
     /// The device has no characteristic with that UUID (are its services resolved?).
     case unknownCharacteristic(address: String, uuid: String)
+    /// The characteristic has no descriptor with that UUID.
+    case unknownDescriptor(address: String, characteristic: String, uuid: String)
 
     /// The D-Bus error name, when BlueZ gave one.
     var bluezName: String? {
@@ -36,7 +38,7 @@ enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
             return error.name == DeviceError.failed && error.message.contains("le-connection-abort-by-local")
         case .servicesNotResolved:
             return true
-        case .linkLost, .noReply, .unavailable, .unknownDevice, .unknownCharacteristic:
+        case .linkLost, .noReply, .unavailable, .unknownDevice, .unknownCharacteristic, .unknownDescriptor:
             return false
         }
     }
@@ -51,6 +53,8 @@ enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unavailable(let reason): return "BlueZ is unavailable: \(reason)"
         case .unknownDevice(let address): return "BlueZ does not know the device \(address) (scan for it first)"
         case .unknownCharacteristic(let address, let uuid): return "\(address) has no characteristic \(uuid)"
+        case .unknownDescriptor(let address, let characteristic, let uuid):
+            return "\(address): characteristic \(characteristic) has no descriptor \(uuid)"
         }
     }
 

@@ -63,7 +63,7 @@ struct ChainError: Error, Sendable, Hashable, CustomStringConvertible {
                 return .timeout(message, failure: failure)
             case .unavailable:
                 return RPCError(code: .unavailable, message: message, data: failure.json)
-            case .unknownDevice, .unknownCharacteristic:
+            case .unknownDevice, .unknownCharacteristic, .unknownDescriptor:
                 return .notFound(message, data: failure.json)
             }
         }

@@ -38,10 +38,16 @@ final class ChainRunner: Sendable {
     let settings: ChainSettings
     private let chains: ChainQueue<String>
     /// Link set-ups, keyed by device: at most `settings.concurrentConnects` at once, in the order they were asked for.
-    private let connections: ChainQueue<String>
+    /// Watches take the same turns for their connects (`WatchLink`).
+    let connections: ChainQueue<String>
+    /// The formats read and notified values are decoded with.
+    let decoders: CharacteristicDecoders
     private let state = Locked(State())
     /// Tells about retries (for the log).
     private let onRetry: (@Sendable (_ chain: String, _ step: Int, DeviceError, _ retry: Int) -> Void)?
+    /// Whether a watch holds a device's link now (`WatchManager.holdsLink`): chains then neither disconnect it nor
+    /// clean up after a failure with a disconnect.
+    private let isLinkHeld: @Sendable (BluetoothAddress, String) -> Bool
 
     private struct State {
         var nextID = 1
@@ -50,12 +56,16 @@ final class ChainRunner: Sendable {
 
     init(
         backend: any DeviceBackend, scheduler: any Scheduler, settings: ChainSettings,
-        onRetry: (@Sendable (_ chain: String, _ step: Int, DeviceError, _ retry: Int) -> Void)? = nil
+        decoders: CharacteristicDecoders = .standard,
+        onRetry: (@Sendable (_ chain: String, _ step: Int, DeviceError, _ retry: Int) -> Void)? = nil,
+        isLinkHeld: @escaping @Sendable (BluetoothAddress, String) -> Bool = { _, _ in false }
     ) {
         self.backend = backend
         self.scheduler = scheduler
         self.settings = settings
+        self.decoders = decoders
         self.onRetry = onRetry
+        self.isLinkHeld = isLinkHeld
         // Global mode is one key for every chain: the same FIFO, one lane.
         chains = ChainQueue(
             mode: .perKey, maxConcurrent: settings.serialization == .global ? 1 : settings.maxConcurrent)
@@ -106,6 +116,13 @@ final class ChainRunner: Sendable {
 
     /// The chains' queue now: per device address (`*` under `--serialize global`), running and waiting chains.
     var queueStatus: ChainQueue<String>.Status { chains.status }
+    /// Runs `work` in the device's chain lane: after the chains queued on the device before it, and before those
+    /// queued after it (what `device.unwatch` disconnects with, so that a chain using the watch's link finishes first).
+    func afterChains<Value: Sendable, Failure: Error>(
+        on address: BluetoothAddress, run work: Signal<Value, Failure>
+    ) -> Signal<Value, Failure> {
+        chains.enqueue(work, for: settings.serialization == .global ? "*" : address.string)
+    }
 
     // MARK: - One chain
 
@@ -113,11 +130,12 @@ final class ChainRunner: Sendable {
     private func run(id: String, params: RunParams, control: ChainControl) -> Signal<ChainProgress, ChainError> {
         Signal { [self] observer, lifetime in
             let record = ChainRecord()
+            let adapter = params.adapter ?? settings.adapter
             let chainTimeout = params.timeoutMs.map { Duration.milliseconds($0) } ?? settings.chainTimeout
             let body = Signal<IndexedStep, StepFailure>(
                 values: params.steps.enumerated().map { IndexedStep(index: $0.offset, step: $0.element) }
             ).flatMap(.concat) { [self] indexed in
-                stepSignal(indexed, address: params.address, record: record, chain: id)
+                stepSignal(indexed, address: params.address, adapter: adapter, record: record, chain: id)
             }
             let guarded = Signal<ChainProgress, StepFailure> { [self] inner, innerLifetime in
                 innerLifetime += control.listen {
@@ -135,16 +153,16 @@ final class ChainRunner: Sendable {
             }
             let finished = guarded.flatMapError { [self] failure -> Signal<ChainProgress, ChainError> in
                 let error = ChainError(chain: id, step: failure.step, reason: failure.reason, results: record.results)
-                guard record.needsDisconnect else { return Signal(error: error) }
-                return cleanup(params.address).then(Signal(error: error))
+                guard record.needsDisconnect, !isLinkHeld(params.address, adapter) else { return Signal(error: error) }
+                return cleanup(params.address, adapter: adapter).then(Signal(error: error))
             }
             lifetime += finished.start(observer)
         }
     }
 
     /// The disconnect after a failure: bounded, and its own failure does not matter (the chain already failed).
-    private func cleanup(_ address: BluetoothAddress) -> Signal<Void, ChainError> {
-        backend.disconnect(address, onAdapter: settings.adapter, callTimeout: settings.cleanupTimeout)
+    private func cleanup(_ address: BluetoothAddress, adapter: String) -> Signal<Void, ChainError> {
+        backend.disconnect(address, onAdapter: adapter, callTimeout: settings.cleanupTimeout)
             .retrying(settings.retry, on: scheduler)
             .timeout(
                 after: settings.cleanupTimeout, raising: .noReply(member: "Disconnect", after: .zero), on: scheduler
@@ -157,7 +175,7 @@ final class ChainRunner: Sendable {
     /// One step: its kind's work (`RunnableStep.run(in:)`), its timeout, its failures as the chain's, and its
     /// result recorded.
     private func stepSignal(
-        _ indexed: IndexedStep, address: BluetoothAddress, record: ChainRecord, chain: String
+        _ indexed: IndexedStep, address: BluetoothAddress, adapter: String, record: ChainRecord, chain: String
     ) -> Signal<ChainProgress, StepFailure> {
         let index = indexed.index
         let step = indexed.step.runnable
@@ -167,7 +185,8 @@ final class ChainRunner: Sendable {
         }
         let context = StepContext(
             index: index, address: address, timeout: timeout, backend: backend, scheduler: scheduler,
-            settings: settings, record: record, connections: connections, onRetry: onRetry)
+            settings: settings, record: record, connections: connections, onRetry: onRetry, decoders: decoders,
+            adapter: adapter, isLinkHeld: { [isLinkHeld] in isLinkHeld(address, adapter) })
         var signal = step.run(in: context).mapError { StepFailure(step: index, reason: .device($0)) }
         if step.isBoundedByStepTimeout {
             signal = signal.timeout(

@@ -32,6 +32,16 @@ protocol DeviceBackend: Sendable {
     func notifications(
         _ uuid: BluetoothUUID, of address: BluetoothAddress, onAdapter adapter: String, callTimeout: Duration
     ) -> Signal<Data, DeviceError>
+    /// Reads a descriptor of a characteristic.
+    func readDescriptor(
+        _ uuid: BluetoothUUID, of characteristic: BluetoothUUID, of address: BluetoothAddress,
+        onAdapter adapter: String, callTimeout: Duration
+    ) -> Signal<Data, DeviceError>
+    /// Writes a descriptor of a characteristic.
+    func writeDescriptor(
+        _ value: Data, to uuid: BluetoothUUID, of characteristic: BluetoothUUID, of address: BluetoothAddress,
+        onAdapter adapter: String, callTimeout: Duration
+    ) -> Signal<Void, DeviceError>
     /// Disconnects.
     func disconnect(
         _ address: BluetoothAddress, onAdapter adapter: String, callTimeout: Duration

@@ -1,5 +1,6 @@
 import ContextBusDBus
 import ContextBusServer
+import ContextBusWire
 
 /// Everything `devicesvc` is told on its command line, with the defaults filled in.
 ///
@@ -21,6 +22,16 @@ struct DeviceServiceConfiguration: Sendable, Equatable {
     var access = ServerAccessOptions()
     /// Log format, metrics file, test hooks (`OperationsOptions`).
     var operations = OperationsOptions()
+    /// Watches that live as long as the service, recorded into the store (`--watch ADDRESS=UUID[,UUID…]`).
+    var watches: [ServiceWatch] = []
+    /// The formats values are decoded with: the standard ones and `--decode UUID=FORMAT…`.
+    var decoders = CharacteristicDecoders.standard
+
+    /// A `--watch`: a device and the characteristics whose notifications are recorded.
+    struct ServiceWatch: Sendable, Hashable {
+        var address: BluetoothAddress
+        var characteristics: [BluetoothUUID]
+    }
 
     /// What the command line asks for.
     enum Outcome: Sendable, Equatable {

@@ -113,6 +113,17 @@ package struct DBusDecoder {
         case .variant:
             let innerType = try DBusSignature.singleType(try readSignatureText())
             return .variant(try nest { decoder throws(DBusWireError) in try decoder.read(innerType) })
+        case .array(.byte):
+            // A byte array (a characteristic's value) in one pass, not one element read at a time.
+            let length = Int(try readUInt32())
+            guard length <= DBusLimits.maximumArrayLength else {
+                throw .arrayTooLong(length: length, limit: DBusLimits.maximumArrayLength)
+            }
+            try need(length)
+            return try nest { decoder throws(DBusWireError) in
+                defer { decoder.offset += length }
+                return .array(.byte, decoder.bytes[decoder.offset..<(decoder.offset + length)].map(DBusValue.byte))
+            }
         case .array(let element):
             return .array(
                 element,

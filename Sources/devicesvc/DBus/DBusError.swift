@@ -1,3 +1,5 @@
+import ContextBusSupport
+
 /// An error reply from a D-Bus peer: the error name (such as `org.bluez.Error.Failed`) and its message.
 ///
 /// Match on the name to react to a specific failure:

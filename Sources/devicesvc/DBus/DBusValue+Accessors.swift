@@ -25,7 +25,7 @@ extension DBusValue {
         return nil
     }
 
-    var uint16Value: UInt16? {
+    package var uint16Value: UInt16? {
         if case .uint16(let value) = unwrapped { return value }
         return nil
     }

@@ -19,7 +19,10 @@ package struct DBusDictionaryEntry: Sendable, Hashable {
 /// let properties: DBusValue = .propertyMap(["Powered": .boolean(true), "Alias": .string("kitchen")])
 /// properties.type.signature  // "a{sv}"
 /// ```
-package indirect enum DBusValue: Sendable, Hashable {
+///
+/// Only `variant` is `indirect`: the other cases hold their children in arrays already, so a byte array's elements
+/// (a characteristic's value: one element per byte) are stored inline rather than boxed one heap allocation each.
+package enum DBusValue: Sendable, Hashable {
     case byte(UInt8)
     case boolean(Bool)
     case int16(Int16)
@@ -35,7 +38,7 @@ package indirect enum DBusValue: Sendable, Hashable {
     /// An index into the message's out-of-band file descriptors (`h`).
     case unixFD(UInt32)
     /// A value that carries its own signature (`v`).
-    case variant(DBusValue)
+    indirect case variant(DBusValue)
     /// An array of `element`-typed values (`a<element>`).
     case array(DBusType, [DBusValue])
     /// An array of dict entries (`a{kv}`), in wire order.

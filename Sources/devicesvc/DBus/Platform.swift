@@ -7,11 +7,6 @@
 #error("ContextBus's D-Bus client supports Linux (Glibc) only")
 #endif
 
-/// The C library's text for an error number (`strerror`), such as "Connection refused".
-func systemErrorMessage(_ code: Int32) -> String {
-    String(cString: strerror(code))
-}
-
 /// Whether an error number means a receive timeout expired (`EAGAIN`/`EWOULDBLOCK` after `SO_RCVTIMEO`).
 func isReceiveTimeout(_ code: Int32) -> Bool {
     code == EAGAIN || code == EWOULDBLOCK

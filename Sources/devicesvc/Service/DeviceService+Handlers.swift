@@ -29,6 +29,15 @@ extension DeviceService {
         server.register(DeviceSubscribe.self) { [self] request, params, responder in
             subscribe(params, request: request, responder: responder)
         }
+        server.register(DeviceWatch.self) { [self] request, params, responder in
+            watch(params, request: request, responder: responder)
+        }
+        server.register(DeviceUnwatch.self) { [self] request, params in try unwatch(params, request: request) }
+        server.register(DeviceDiscover.self) { [self] request, params, responder in
+            discover(params, request: request, responder: responder)
+        }
+        server.register(DeviceUndiscover.self) { [self] request, params in try undiscover(params, request: request) }
+        server.register(DeviceServices.self) { [self] _, params in try services(params) }
     }
 
     // MARK: - Adapters and devices
@@ -87,9 +96,18 @@ extension DeviceService {
     /// Returns once the chain has joined its device's queue (starting the chain's signal takes its place there), which
     /// ends the connection's `.inOrder` turn; the answer comes later, through `responder`.
     func run(_ params: RunParams, request: BusRequest, responder: Responder<DeviceRecordedRun>) {
+        if let adapter = params.adapter {
+            do {
+                _ = try checkedAdapter(adapter)
+            } catch {
+                return responder.fail(error)
+            }
+        }
         let chain = runner.makeChain(params)
         let connection = request.connection
-        let recording = params.record ? Locked(makeRecording(chain: chain.id, address: params.address)) : nil
+        let recording =
+            params.record
+            ? Locked(makeRecording(chain: chain.id, address: params.address, adapter: params.adapter)) : nil
         let results = Locked([StepResult]())
         // bus.cancel, or the client going away, cancels the chain (which still disconnects).
         request.onCancel { chain.control.cancel() }
@@ -120,8 +138,10 @@ extension DeviceService {
         }
     }
 
-    private func makeRecording(chain: String, address: BluetoothAddress) -> ChainRecording {
-        ChainRecording(chain: chain, address: address, name: nil, connected: false, lastSeen: Date(), readings: [])
+    private func makeRecording(chain: String, address: BluetoothAddress, adapter: String?) -> ChainRecording {
+        ChainRecording(
+            chain: chain, address: address, name: nil, connected: false, lastSeen: Date(), readings: [],
+            adapter: adapter)
     }
 
     /// Saves the recording (if any) with the device's current state, then answers.
@@ -130,7 +150,7 @@ extension DeviceService {
     ) {
         guard let recording else { return answer(nil) }
         var snapshot = recording.withLock { $0 }
-        let device = bluez.tree.device(snapshot.address, onAdapter: configuration.chains.adapter)
+        let device = bluez.tree.device(snapshot.address, onAdapter: snapshot.adapter ?? configuration.chains.adapter)
         snapshot.name = device?.name
         snapshot.connected = device?.isConnected ?? false
         snapshot.lastSeen = Date()
@@ -204,7 +224,7 @@ extension DeviceError {
         switch self {
         case .unavailable: return RPCError(code: .unavailable, message: description)
         case .noReply: return .timeout(description)
-        case .unknownDevice, .unknownCharacteristic: return .notFound(description)
+        case .unknownDevice, .unknownCharacteristic, .unknownDescriptor: return .notFound(description)
         case .bluez(let error):
             return RPCError(code: .deviceError, message: description, data: .object(["bluez": .string(error.name)]))
         case .linkLost, .servicesNotResolved:

@@ -23,7 +23,8 @@ extension DeviceService {
                 started: counts.chainsStarted, succeeded: counts.chainsSucceeded, failed: counts.chainsFailed,
                 cancelled: counts.chainsCancelled, running: Int64(status.runningCount),
                 queued: Int64(status.waitingCount)),
-            queues: queues, recordingsSaved: counts.recordingsSaved, recordingsFailed: counts.recordingsFailed)
+            queues: queues, recordingsSaved: counts.recordingsSaved, recordingsFailed: counts.recordingsFailed,
+            watches: Int64(watches.count), reconnects: counts.reconnects, discoveries: Int64(discoveries.all.count))
     }
 
     /// What `systemctl status` shows (`STATUS=`).
@@ -66,6 +67,14 @@ enum DeviceMetrics {
                 samples: queues.map {
                     MetricSample(labels: [("address", $0.key)], value: Double($0.value.running + $0.value.waiting))
                 }),
+            .gauge(
+                "ctxbus_device_watches", help: "Watches now (device.watch and --watch).", value: Double(stats.watches)),
+            .counter(
+                "ctxbus_device_reconnects_total", help: "Reconnect attempts of watched devices' links.",
+                value: stats.reconnects),
+            .gauge(
+                "ctxbus_device_discoveries", help: "device.discover requests running now.",
+                value: Double(stats.discoveries)),
             .counter(
                 "ctxbus_device_connects_total", help: "Links chains set up (connect steps that succeeded).",
                 value: stats.connects),

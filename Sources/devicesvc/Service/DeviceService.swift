@@ -25,6 +25,12 @@ final class DeviceService: Sendable {
     let server: BusServer
     let recorder: StoreRecorder
     let scheduler: QueueScheduler
+    /// Every watch and the links they share (`device.watch`, `--watch`).
+    let watches: WatchManager
+    /// Saves what watches and discoveries with `record: true` receive, in batches.
+    let watchRecorder: WatchRecorder
+    /// The `device.discover`s running now.
+    let discoveries = DiscoveryRegistry()
     let subscriptionIDs = Locked<Int64>(1)
     /// Chains by outcome, links, recordings (`device.stats`, the metrics).
     let counters = DeviceCounters()
@@ -42,11 +48,26 @@ final class DeviceService: Sendable {
         self.connection = connection
         self.bluez = bluez
         self.scheduler = scheduler
-        runner = ChainRunner(
-            backend: bluez, scheduler: scheduler, settings: configuration.chains,
+        // The runner asks the watches whether they hold a device's link, and the watches use the runner's queues.
+        let watchesBox = Locked<WatchManager?>(nil)
+        let runner = ChainRunner(
+            backend: bluez, scheduler: scheduler, settings: configuration.chains, decoders: configuration.decoders,
             onRetry: { chain, step, error, retry in
                 log.info("chain \(chain) step \(step): \(error); retry \(retry)")
+            },
+            isLinkHeld: { address, adapter in
+                watchesBox.withLock { $0 }?.holdsLink(address, adapter: adapter) ?? false
             })
+        self.runner = runner
+        let watches = WatchManager(
+            environment: WatchLink.Environment(
+                bluez: bluez, turns: runner.connections, scheduler: scheduler, decoders: configuration.decoders,
+                resolveTimeout: configuration.chains.resolveTimeout, callTimeout: configuration.chains.stepTimeout,
+                random: { Double.random(in: 0..<1) }, log: log,
+                onReconnectAttempt: { [counters] in counters.reconnectAttempted() }),
+            runner: runner, cleanupTimeout: configuration.chains.cleanupTimeout)
+        self.watches = watches
+        watchesBox.withLock { $0 = watches }
         var serverConfiguration = BusServer.Configuration(
             name: "devicesvc", version: ContextBusVersion.string, socketPath: configuration.socketPath)
         configuration.access.apply(to: &serverConfiguration)
@@ -54,6 +75,10 @@ final class DeviceService: Sendable {
         server = BusServer(configuration: serverConfiguration)
         operations = ServiceOperations(name: "devicesvc", options: configuration.operations, log: log)
         recorder = StoreRecorder(socketPath: configuration.storeSocketPath)
+        let adapter = configuration.chains.adapter
+        watchRecorder = WatchRecorder(
+            recorder: recorder, scheduler: scheduler, log: log,
+            name: { [bluez] address in bluez.tree.device(address, onAdapter: adapter)?.name })
     }
 
     /// Connects to the system bus, starts following BlueZ, registers the handlers and starts listening.
@@ -78,6 +103,7 @@ final class DeviceService: Sendable {
         service.watchBlueZ()
         service.registerHandlers()
         service.registerOperationsHandlers()
+        service.startServiceWatches()
         do {
             try service.server.start()
         } catch {
@@ -96,6 +122,9 @@ final class DeviceService: Sendable {
     func stop(timeout: Duration = .seconds(10)) async {
         operations.stopping(status: "stopping: cancelling \(runner.activeCount) chains")
         runner.cancelAll()
+        for discovery in discoveries.all { discoveries.remove(discovery.id, owner: nil)?.stop() }
+        await watches.stopAll()
+        watchRecorder.flushAll()
         let deadline = ContinuousClock.now + timeout
         while runner.activeCount > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
@@ -105,6 +134,19 @@ final class DeviceService: Sendable {
         bluez.stop()
         connection.close()
         await recorder.close()
+    }
+
+    /// Starts the `--watch` watches: they live as long as the service and are recorded into the store.
+    private func startServiceWatches() {
+        for watch in configuration.watches {
+            let id = watches.makeID()
+            watches.start(
+                id, address: watch.address, adapter: configuration.chains.adapter,
+                characteristics: watch.characteristics, policy: .standard, owner: nil,
+                sink: watchRecorder.sink(source: "watch \(id)"))
+            log.info(
+                "watch \(id): \(watch.address) \(watch.characteristics.map(\.string).joined(separator: ",")), recorded")
+        }
     }
 
     /// Logs BlueZ appearing and leaving, and says so in the service manager's status.

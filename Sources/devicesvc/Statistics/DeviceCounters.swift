@@ -2,7 +2,7 @@ import ContextBusSupport
 import ContextBusWire
 
 /// What devicesvc counts of its own work, for `device.stats` and its metrics: chains by outcome (failures by the
-/// error code they were answered with), links set up, recordings saved or failed.
+/// error code they were answered with), links set up, watches' reconnect attempts, recordings saved or failed.
 final class DeviceCounters: Sendable {
     private let state = Locked(Counts())
 
@@ -12,6 +12,7 @@ final class DeviceCounters: Sendable {
         var chainsCancelled: Int64 = 0
         var chainsFailed: [Int: Int64] = [:]
         var connects: Int64 = 0
+        var reconnects: Int64 = 0
         var recordingsSaved: Int64 = 0
         var recordingsFailed: Int64 = 0
     }
@@ -35,6 +36,9 @@ final class DeviceCounters: Sendable {
 
     /// A chain's `connect` step set up a link.
     func linkConnected() { state.withLock { $0.connects += 1 } }
+
+    /// A watch's link began a reconnect attempt.
+    func reconnectAttempted() { state.withLock { $0.reconnects += 1 } }
 
     /// A chain's recording was saved into storesvc, or was not.
     func recorded(succeeded: Bool) {

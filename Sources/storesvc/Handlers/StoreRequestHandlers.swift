@@ -166,6 +166,7 @@ final class StoreRequestHandlers: Sendable {
         ]
         for (name, value) in storeCounters.named { other[name] = .int(value) }
         if let retention, !retention.rules.isEmpty { other["retention"] = retention.statisticsJSON }
+        if let replica = replicaStatistics() { other["replica"] = replica }
         let range = historyRange()
         return StatsResult(
             connections: Int64(connections), subscriptions: Int64(hub.count), commits: commits,
@@ -189,7 +190,7 @@ final class StoreRequestHandlers: Sendable {
 
     // MARK: - Helpers
 
-    private func perform<T>(_ body: () throws -> T) throws(RPCError) -> T {
+    func perform<T>(_ body: () throws -> T) throws(RPCError) -> T {
         do {
             return try body()
         } catch {

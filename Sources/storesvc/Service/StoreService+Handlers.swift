@@ -117,6 +117,7 @@ extension StoreService {
                 stats.other["watches"] = .int(Int64(watches.count))
                 responder.succeed(stats)
             })
+        registerReplicaHandlers()
     }
 
     /// The most IDs a `store.get` may name to be served on the event loop.

@@ -9,7 +9,8 @@ import Dispatch
 ///
 /// A watch's list is computed from each change set in memory when it can be (no limit or offset, sort keys and
 /// predicate on the entity's own attributes, an entity without to-many relationships: the change set then holds
-/// every value that decides membership and order); otherwise the list is fetched again, and an event describes
+/// every value that decides membership and order), by editing it in place (`WatchedList`: a binary search per
+/// changed object); otherwise the list is fetched again and compared with the last (`WatchDiff`), and an event describes
 /// the list as of the fetch's transaction (under load that may be a later transaction than the change set's,
 /// whose own change then arrives in that event: the list is never wrong, and events stay in `txn` order). Change
 /// sets are handled on one serial queue, in `txn` order; a watch registered while its first fetch runs keeps the
@@ -20,9 +21,11 @@ final class WatchHub: Sendable {
         let request: FetchRequest
         /// Whether change sets can be applied in memory (see the type's notes).
         let isComputedInMemory: Bool
+        /// The request's predicate, bound, for the in-memory path (`nil` without a predicate).
+        let evaluator: PredicateEvaluator?
         /// The entities whose changes can alter the list.
         let relevantEntities: Set<String>
-        var objects: [ObjectSnapshot] = []
+        var list: WatchedList
         /// The transaction `objects` reflect; `nil` until the first fetch's answer is sent.
         var txn: Int64?
         var pending: [ChangeSet] = []
@@ -59,7 +62,7 @@ final class WatchHub: Sendable {
 
     /// `store.watch`: registers the watch and fetches its list. The caller sends the result, then calls
     /// `activate(_:)` so that no event can precede it.
-    func watch(_ params: FetchParams, connection: any SubscriberConnection) throws(RPCError) -> WatchResult {
+    func watch(_ params: FetchParams, connection: any SubscriberConnection) throws(RPCError) -> StoreWatchResult {
         var request = try params.fetchRequest()
         request.resultType = .objects
         let model = store.model
@@ -67,24 +70,30 @@ final class WatchHub: Sendable {
             throw .invalidParams(field: "entity", message: "unknown entity '\(request.entity)'")
         }
         let ownKeysOnly = request.sortDescriptors.allSatisfy { $0.keyPath.count == 1 }
+        let evaluator = try? request.predicate.map { (predicate) throws(ObjectPredicateError) in
+            try PredicateEvaluator(predicate.binding(request.arguments), entity: request.entity, in: model)
+        }
         let inMemory =
-            request.fetchLimit == nil && request.fetchOffset == 0 && ownKeysOnly
-            && entity.relationships.allSatisfy { !$0.isToMany }
+            request.fetchOffset == 0 && ownKeysOnly
+            && entity.relationships.allSatisfy { !$0.isToMany } && (request.predicate == nil || evaluator != nil)
         let id = state.withLock { state -> Int64 in
             state.nextID += 1
             state.watches[state.nextID] = Watch(
-                connection: connection, request: request, isComputedInMemory: inMemory,
-                relevantEntities: request.entitiesAffectingResult(in: model))
+                connection: connection, request: request, isComputedInMemory: inMemory, evaluator: evaluator,
+                relevantEntities: request.entitiesAffectingResult(in: model),
+                list: WatchedList(objects: [], sortDescriptors: request.sortDescriptors, limit: request.fetchLimit))
             return state.nextID
         }
         do {
             let result = try store.fetch(request)
             guard case .objects(let objects) = result.content else { throw StoreError.unavailable("no objects") }
+            let list = WatchedList(
+                objects: objects, sortDescriptors: request.sortDescriptors, limit: request.fetchLimit)
             state.withLock { state in
-                state.watches[id]?.objects = objects
+                state.watches[id]?.list = list
                 state.watches[id]?.pending.removeAll { $0.txn <= result.txn }
             }
-            return WatchResult(watch: id, txn: result.txn, objects: objects)
+            return StoreWatchResult(watch: id, txn: result.txn, objects: objects)
         } catch {
             _ = state.withLock { $0.watches.removeValue(forKey: id) }
             throw StoreErrorMapping.rpcError(for: error, log: log)
@@ -92,7 +101,7 @@ final class WatchHub: Sendable {
     }
 
     /// Starts the events of a watch whose result has been sent.
-    func activate(_ result: WatchResult) {
+    func activate(_ result: StoreWatchResult) {
         queue.async { [self] in
             let pending = state.withLock { state -> [ChangeSet] in
                 guard state.watches[result.watch] != nil else { return [] }
@@ -100,7 +109,10 @@ final class WatchHub: Sendable {
                 defer { state.watches[result.watch]?.pending = [] }
                 return state.watches[result.watch]?.pending ?? []
             }
-            for changes in pending { process(changes, watch: result.watch) }
+            for changes in pending {
+                var fetches = FetchesOfOneTransaction()
+                process(changes, watch: result.watch, fetches: &fetches)
+            }
         }
     }
 
@@ -137,12 +149,29 @@ final class WatchHub: Sendable {
             }
             return active.sorted()
         }
-        for id in ids { process(changes, watch: id) }
+        var fetches = FetchesOfOneTransaction()
+        for id in ids { process(changes, watch: id, fetches: &fetches) }
+    }
+
+    /// The lists fetched while one change set is handled: watches of the same request share one fetch.
+    private struct FetchesOfOneTransaction {
+        var results: [FetchRequest: StoreFetchResult] = [:]
     }
 
     /// Brings one watch up to date with `changes` and sends the event, if the list changed. On `queue`.
-    private func process(_ changes: ChangeSet, watch id: Int64) {
-        guard let watch = state.withLock({ $0.watches[id] }), let txn = watch.txn, changes.txn > txn else { return }
+    private func process(_ changes: ChangeSet, watch id: Int64, fetches: inout FetchesOfOneTransaction) {
+        // The list leaves the state while it is edited, so that the edit does not copy it.
+        guard
+            var watch = state.withLock({ state -> Watch? in
+                guard let watch = state.watches[id], watch.txn != nil else { return nil }
+                state.watches[id]?.list = WatchedList(objects: [], sortDescriptors: [])
+                return watch
+            })
+        else { return }
+        var list = watch.list
+        watch.list = WatchedList(objects: [], sortDescriptors: [])
+        defer { state.withLock { $0.watches[id]?.list = list } }
+        guard let txn = watch.txn, changes.txn > txn else { return }
         let touches =
             changes.inserted.contains { watch.relevantEntities.contains($0.id.entity) }
             || changes.updated.contains { watch.relevantEntities.contains($0.snapshot.id.entity) }
@@ -151,64 +180,75 @@ final class WatchHub: Sendable {
             state.withLock { $0.watches[id]?.txn = changes.txn }
             return
         }
-        let next: (objects: [ObjectSnapshot], txn: Int64)
-        if watch.isComputedInMemory, let objects = applied(changes, to: watch) {
-            next = (objects, changes.txn)
+        let event: ResultsEvent?
+        if watch.isComputedInMemory, list.isInOrder, let touched = Self.touched(by: changes, in: watch),
+            let edit = list.apply(touched)
+        {
+            state.withLock { $0.watches[id]?.txn = changes.txn }
+            event =
+                edit.isEmpty
+                ? nil
+                : ResultsEvent(
+                    watch: id, txn: changes.txn, removed: edit.removed, inserted: edit.inserted, updated: edit.updated)
         } else {
-            do {
-                let result = try store.fetch(watch.request)
-                guard case .objects(let objects) = result.content else { return }
-                next = (objects, result.txn)
-            } catch {
-                log.error("store.watch \(id): \(error)")
-                return
+            let result: StoreFetchResult
+            if let shared = fetches.results[watch.request] {
+                result = shared
+            } else {
+                do {
+                    result = try store.fetch(watch.request)
+                } catch {
+                    log.error("store.watch \(id): \(error)")
+                    return
+                }
+                fetches.results[watch.request] = result
             }
+            guard case .objects(let objects) = result.content else { return }
+            event = WatchDiff.event(watch: id, txn: result.txn, from: list.objects, to: objects)
+            list = WatchedList(
+                objects: objects, sortDescriptors: watch.request.sortDescriptors, limit: watch.request.fetchLimit)
+            state.withLock { $0.watches[id]?.txn = result.txn }
         }
-        state.withLock { state in
-            state.watches[id]?.objects = next.objects
-            state.watches[id]?.txn = next.txn
-        }
-        guard let event = WatchDiff.event(watch: id, txn: next.txn, from: watch.objects, to: next.objects) else {
-            return
-        }
+        guard let event else { return }
         if !watch.connection.send(RPCEvent(event)) {
             // The connection closed or overflowed (it was told with bus.overflow): the watch ends with it.
             _ = state.withLock { $0.watches.removeValue(forKey: id) }
         }
     }
 
-    /// The list after `changes`, computed from the change set alone; `nil` when the predicate looks through a
+    /// What `changes` did to the watched entity's objects, each with its snapshot after the transaction when it
+    /// matches the predicate (`nil` when deleted or not matching); `nil` when the predicate looks through a
     /// relationship (the list is then fetched).
-    private func applied(_ changes: ChangeSet, to watch: Watch) -> [ObjectSnapshot]? {
+    private static func touched(by changes: ChangeSet, in watch: Watch) -> [(id: ObjectID, snapshot: ObjectSnapshot?)]?
+    {
         let entity = watch.request.entity
-        let model = store.model
-        let evaluator = try? watch.request.predicate.map { (predicate) throws(ObjectPredicateError) in
-            try PredicateEvaluator(predicate.binding(watch.request.arguments), entity: entity, in: model)
-        }
-        if watch.request.predicate != nil && evaluator == nil { return nil }
         var lookedThrough = false
         let lookup: (ObjectID) -> [String: PropertyValue]? = { _ in
             lookedThrough = true
             return nil
         }
-        var byID: [ObjectID: ObjectSnapshot] = [:]
-        for object in watch.objects { byID[object.id] = object }
-        for snapshot in changes.deleted where snapshot.id.entity == entity { byID[snapshot.id] = nil }
-        var candidates = changes.inserted.filter { $0.id.entity == entity }
-        candidates += changes.updated.map(\.snapshot).filter { $0.id.entity == entity }
-        for snapshot in candidates {
-            let matches = evaluator?.evaluate(values: snapshot.values, lookup: lookup) ?? true
-            byID[snapshot.id] = matches ? snapshot : nil
-        }
-        guard !lookedThrough else { return nil }
-        let keys = watch.request.sortDescriptors
-        return byID.values.sorted { lhs, rhs in
-            for key in keys {
-                let order = PropertyValue.storageOrder(
-                    lhs.values[key.keyPath[0]] ?? .null, rhs.values[key.keyPath[0]] ?? .null)
-                if order != 0 { return key.ascending ? order < 0 : order > 0 }
+        var touched: [(id: ObjectID, snapshot: ObjectSnapshot?)] = []
+        var seen: [ObjectID: Int] = [:]
+        func note(_ id: ObjectID, _ snapshot: ObjectSnapshot?) {
+            if let position = seen[id] {
+                touched[position].snapshot = snapshot
+            } else {
+                seen[id] = touched.count
+                touched.append((id, snapshot))
             }
-            return lhs.id < rhs.id
         }
+        for snapshot in changes.deleted where snapshot.id.entity == entity { note(snapshot.id, nil) }
+        for snapshot in changes.inserted where snapshot.id.entity == entity {
+            note(
+                snapshot.id, watch.evaluator?.evaluate(values: snapshot.values, lookup: lookup) ?? true ? snapshot : nil
+            )
+        }
+        for change in changes.updated where change.snapshot.id.entity == entity {
+            let snapshot = change.snapshot
+            note(
+                snapshot.id, watch.evaluator?.evaluate(values: snapshot.values, lookup: lookup) ?? true ? snapshot : nil
+            )
+        }
+        return lookedThrough ? nil : touched
     }
 }

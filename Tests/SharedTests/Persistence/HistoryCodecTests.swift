@@ -16,6 +16,7 @@ struct HistoryCodecTests {
             values: [
                 "characteristic": .string("2a\(number)\"\\"), "value": .binary(Data([1, 2, UInt8(number)])),
                 "time": .date(Date(timeIntervalSinceReferenceDate: Double(number) + 0.25)), "chain": .null,
+                "number": .double(Double(number) / 2), "unit": .string("%"),
                 "device": device.map { .reference(ObjectID(entity: "Device", number: $0)) } ?? .null,
             ])
     }
@@ -53,7 +54,8 @@ struct HistoryCodecTests {
         expectEqual(occurrences(of: "\"Reading\"", in: text), 1)
         expectTrue(
             text.hasPrefix(
-                "{\"i\":[{\"e\":\"Reading\",\"k\":[\"characteristic\",\"value\",\"time\",\"chain\",\"device\"]"))
+                "{\"i\":[{\"e\":\"Reading\",\"k\":[\"characteristic\",\"value\",\"time\",\"chain\",\"number\","
+                    + "\"unit\",\"device\"]"))
     }
 
     @Test func insertsOfSeveralEntitiesKeepTheirOrder() throws {

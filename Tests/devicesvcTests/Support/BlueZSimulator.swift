@@ -98,6 +98,46 @@ final class BlueZSimulator: Sendable {
         try await callControl("DropDuringNotify", [.string(target), .uint32(notifications), .int32(count)])
     }
 
+    /// Link loss now (`true` when there was a link).
+    @discardableResult
+    func dropConnection(_ address: String) async throws -> Bool {
+        try await callControl("DropConnection", [.string(address), .uint32(0)]).body.first?.boolValue ?? false
+    }
+
+    /// Out of range: the link drops, discovery does not find the device, connects fail.
+    func setInRange(_ address: String, _ inRange: Bool) async throws {
+        try await callControl("SetInRange", [.string(address), .boolean(inRange)])
+    }
+
+    /// `count` notifications of `value` in a row on `target` (`ADDRESS/UUID`); how many reached a client.
+    func notifyMany(_ target: String, _ value: [UInt8], count: UInt32) async throws -> UInt32 {
+        try await callControl("NotifyMany", [.string(target), .bytes(value), .uint32(count)]).body.first?.uint32Value
+            ?? 0
+    }
+
+    /// A notification every `intervalMs` on `target`, `count` in all: sequence number (uint32) and send time
+    /// (CLOCK_MONOTONIC ns, uint64), little-endian.
+    func startStream(_ target: String, intervalMs: UInt32, count: UInt32) async throws {
+        try await callControl("StartStream", [.string(target), .uint32(intervalMs), .uint32(count)])
+    }
+
+    func stopStreams() async throws { try await callControl("StopStreams") }
+
+    /// How many logged calls of `method` went to `target`.
+    func countCalls(_ target: String, _ method: String) async throws -> Int {
+        Int(try await callControl("CountCalls", [.string(target), .string(method)]).body.first?.uint32Value ?? 0)
+    }
+
+    /// The device's advertised service data under `uuid` (empty removes it).
+    func setServiceData(_ address: String, _ uuid: String, _ data: [UInt8]) async throws {
+        try await callControl("SetServiceData", [.string(address), .string(uuid), .bytes(data)])
+    }
+
+    /// Any Device1 property, any type (malformed advertised data).
+    func setDeviceProperty(_ address: String, _ name: String, _ value: DBusValue) async throws {
+        try await callControl("SetDeviceProperty", [.string(address), .string(name), .variant(value)])
+    }
+
     func setTiming(_ name: String, milliseconds: UInt32) async throws {
         try await callControl("SetTiming", [.string(name), .uint32(milliseconds)])
     }

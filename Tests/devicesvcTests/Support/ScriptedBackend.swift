@@ -142,6 +142,26 @@ final class ScriptedBackend: DeviceBackend {
         }
     }
 
+    func readDescriptor(
+        _ uuid: BluetoothUUID, of characteristic: BluetoothUUID, of address: BluetoothAddress,
+        onAdapter adapter: String, callTimeout: Duration
+    ) -> Signal<Data, DeviceError> {
+        let key = "\(address) \(characteristic.string)/\(uuid.string)"
+        return Signal { observer, lifetime in
+            let value = self.state.withLock { $0.readValues[key] } ?? Data([0x2B])
+            lifetime += self.operation("ReadDescriptor \(key)", value: value).start(observer)
+        }
+    }
+
+    func writeDescriptor(
+        _ value: Data, to uuid: BluetoothUUID, of characteristic: BluetoothUUID, of address: BluetoothAddress,
+        onAdapter adapter: String, callTimeout: Duration
+    ) -> Signal<Void, DeviceError> {
+        operation(
+            "WriteDescriptor \(address) \(characteristic.string)/\(uuid.string) \(value.base64EncodedString())",
+            value: ())
+    }
+
     func disconnect(
         _ address: BluetoothAddress, onAdapter adapter: String, callTimeout: Duration
     ) -> Signal<Void, DeviceError> {

@@ -170,15 +170,18 @@ final class PowerCutLoad: Sendable {
             (try? connection.writeFrame(
                 #"{"jsonrpc":"2.0","id":\#(id),"method":"store.subscribe","params":{"since":\#(since)}}"#)) != nil
         }
-        guard send(1) else { return }
+        var attempt = 1
+        guard send(attempt) else { return }
         while let message = try? connection.readMessage() {
             if message["id"] != nil {
-                if message["error"]?["code"]?.intValue == 410, message["id"] == .int(1),
+                // Pruning may move the oldest on again before the next attempt arrives: then once more.
+                if message["error"]?["code"]?.intValue == 410, message["id"] == .int(Int64(attempt)), attempt < 100,
                     let oldest = message["error"]?["data"]?["oldest"]?.intValue
                 {
                     since = oldest - 1
                     record { $0.subscriberSince = oldest - 1 }
-                    guard send(2) else { return }
+                    attempt += 1
+                    guard send(attempt) else { return }
                     continue
                 }
                 if message["result"]?["subscription"] == nil {

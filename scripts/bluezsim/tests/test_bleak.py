@@ -15,7 +15,7 @@ def test_bleak_scans_connects_reads_writes_and_gets_notifications(sim, bleak_env
     assert "Could not determine BlueZ version" not in run.stderr
     result = json.loads(run.stdout)
     assert result["found"] == ["AA:BB:CC:DD:EE:01", "AA:BB:CC:DD:EE:02", "AA:BB:CC:DD:EE:03",
-                               "AA:BB:CC:DD:EE:04"]
+                               "AA:BB:CC:DD:EE:04", "AA:BB:CC:DD:EE:05"]
     assert result["connected"] is True and result["connected_after"] is False
     assert "0000180f-0000-1000-8000-00805f9b34fb" in result["services"]
     assert result["level"] == [87]

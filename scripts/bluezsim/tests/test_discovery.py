@@ -17,7 +17,7 @@ def found_paths(sim):
 def test_discovery_adds_the_uncached_device_with_rssi_and_updates_cached_ones(sim):
     sim.call(HCI0, ADAPTER, "StartDiscovery")
     assert sim.get(HCI0, ADAPTER, "Discovering")
-    assert sim.wait_for(lambda: len(found_paths(sim)) == 4)
+    assert sim.wait_for(lambda: len(found_paths(sim)) == 5)
     added = [e for e in sim.signals("InterfacesAdded") if str(e[4][0]) == DEV4]
     assert len(added) == 1
     properties = added[0][4][1][DEVICE]
@@ -34,7 +34,7 @@ def test_rssi_keeps_updating_while_discovering(sim):
 
 def test_stop_discovery_ends_discovering_and_invalidates_rssi(sim):
     sim.call(HCI0, ADAPTER, "StartDiscovery")
-    sim.wait_for(lambda: len(found_paths(sim)) == 4)
+    sim.wait_for(lambda: len(found_paths(sim)) == 5)
     sim.call(HCI0, ADAPTER, "StopDiscovery")
     assert not sim.get(HCI0, ADAPTER, "Discovering")
     assert sim.wait_for(lambda: any("RSSI" in inv for _, _, _, inv in sim.changes(DEV1, DEVICE)))
@@ -129,6 +129,6 @@ def test_set_advertising_false_hides_a_device_from_discovery(sim):
     sim.ctl("SetTiming", "su", "discovery_ms", 0)
     sim.ctl("SetAdvertising", "sb", "AA:BB:CC:DD:EE:04", False)
     sim.call(HCI0, ADAPTER, "StartDiscovery")
-    assert sim.wait_for(lambda: len(found_paths(sim)) >= 3)
+    assert sim.wait_for(lambda: len(found_paths(sim)) >= 4)
     sim.wait_for(lambda: False, timeout=0.1)
-    assert DEV4 not in found_paths(sim) and len(found_paths(sim)) == 3
+    assert DEV4 not in found_paths(sim) and len(found_paths(sim)) == 4

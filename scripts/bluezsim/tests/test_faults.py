@@ -98,12 +98,13 @@ def test_drop_connection_after_a_delay(sim):
 
 
 def test_drop_after_connect_hits_the_next_connection(sim):
-    sim.ctl("DropAfterConnect", "sui", ADDR1, 50, 1)
+    # 400 ms: long enough that a loaded machine still sees the link up before the drop.
+    sim.ctl("DropAfterConnect", "sui", ADDR1, 400, 1)
     sim.connect()
     assert sim.get(DEV1, DEVICE, "ServicesResolved")
-    assert sim.wait_for(lambda: not sim.get(DEV1, DEVICE, "Connected"), timeout=2)
+    assert sim.wait_for(lambda: not sim.get(DEV1, DEVICE, "Connected"), timeout=5)
     sim.connect()
-    sim.wait_for(lambda: False, timeout=0.15)
+    sim.wait_for(lambda: False, timeout=0.6)  # past the 400 ms a second drop would take
     assert sim.get(DEV1, DEVICE, "Connected")  # count was 1
 
 

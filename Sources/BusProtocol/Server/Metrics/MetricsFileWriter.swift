@@ -1,6 +1,5 @@
 import ContextBusSupport
 import Dispatch
-@preconcurrency import Glibc
 
 /// Rewrites a file with the service's metrics every interval, atomically, for node_exporter's textfile collector
 /// (`--metrics-file PATH --metrics-interval SECONDS`).
@@ -39,7 +38,7 @@ package final class MetricsFileWriter: Sendable {
     /// Stops rewriting and removes the file.
     package func stop() {
         guard isStopped.setOnce() else { return }
-        queue.sync { _ = unlink(path) }
+        queue.sync { FileSystem.removeFile(atPath: path) }
     }
 
     private func tick() {
@@ -53,34 +52,13 @@ package final class MetricsFileWriter: Sendable {
     /// Writes the file once, on the writer's queue (tests call it through `start()`).
     func writeNow() {
         let text = exposition()
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
-        let temporary = (directory.isEmpty ? "" : directory + "/") + "." + name + ".tmp"
-        let failure: String? = {
-            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else { return "cannot write \(temporary): \(String(cString: strerror(errno)))" }
-            let bytes = Array(text.utf8)
-            var written = 0
-            while written < bytes.count {
-                let count = bytes.withUnsafeBytes {
-                    write(descriptor, $0.baseAddress! + written, bytes.count - written)
-                }
-                guard count > 0 else {
-                    let reason = String(cString: strerror(errno))
-                    close(descriptor)
-                    unlink(temporary)
-                    return "cannot write \(temporary): \(reason)"
-                }
-                written += count
-            }
-            close(descriptor)
-            guard rename(temporary, path) == 0 else {
-                let reason = String(cString: strerror(errno))
-                unlink(temporary)
-                return "cannot rename \(temporary) to \(path): \(reason)"
-            }
-            return nil
-        }()
+        let failure: String?
+        do {
+            try FileSystem.replaceFile(atPath: path, with: Array(text.utf8))
+            failure = nil
+        } catch {
+            failure = "cannot write \(path): \(error)"
+        }
         let isNew = lastError.withLock { last -> Bool in
             defer { last = failure }
             return failure != nil && last != failure

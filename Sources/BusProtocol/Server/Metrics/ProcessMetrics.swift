@@ -1,5 +1,4 @@
 import Foundation
-@preconcurrency import Glibc
 
 /// The standard process metrics of a Prometheus client library, read from `/proc/self`: resident memory, open
 /// descriptors, CPU time, threads and the start time. The soak (`scripts/soak`) watches the first two level off.
@@ -25,11 +24,7 @@ package enum ProcessMetrics {
                 .gauge("process_open_fds", help: "Open file descriptors.", value: Double(max(0, descriptors.count - 1)))
             )
         }
-        var usage = rusage()
-        if getrusage(RUSAGE_SELF.rawValue, &usage) == 0 {
-            let seconds =
-                Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
-                + Double(usage.ru_stime.tv_usec) / 1e6
+        if let seconds = processCPUSeconds() {
             families.append(
                 MetricFamily(
                     name: "process_cpu_seconds_total", help: "User and system CPU time spent, in seconds.",

@@ -1,7 +1,6 @@
 import ContextBusObjectGraph
 import ContextBusSupport
 import Foundation
-@preconcurrency import Glibc
 
 /// Log lines on standard error, filtered by `--log-level`, in one of two formats (`--log-format`):
 ///
@@ -55,7 +54,7 @@ package struct ServiceLog: Sendable {
 
     /// Writes `<program>: <message>` to standard error, whatever the level (command-line errors).
     package static func printError(_ message: String, program: String) {
-        writeToStandardError("\(program): \(message)\n")
+        writeLineToStandardError("\(program): \(message)\n")
     }
 
     /// Whether standard error is the journal: `$JOURNAL_STREAM` is `<device>:<inode>` of standard error
@@ -64,9 +63,8 @@ package struct ServiceLog: Sendable {
         guard let value = environment["JOURNAL_STREAM"] else { return false }
         let parts = value.split(separator: ":")
         guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
-        var status = stat()
-        guard fstat(2, &status) == 0 else { return false }
-        return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
+        guard let identity = standardErrorFileIdentity() else { return false }
+        return identity.device == device && identity.inode == inode
     }
 
     /// The line for one event, without the trailing newline (tests).
@@ -92,18 +90,7 @@ package struct ServiceLog: Sendable {
 
     private func write(_ lineLevel: LogLevel, _ message: () -> String, _ fields: () -> LogFields) {
         guard !isSilent, lineLevel <= level else { return }
-        Self.writeToStandardError(line(lineLevel, message(), fields: fields()) + "\n")
-    }
-
-    /// One `write(2)` per line (a pipe or the journal's stream gets each line whole, even from several threads).
-    private static func writeToStandardError(_ text: String) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress! + offset, $0.count - offset) }
-            guard written > 0 else { return }
-            offset += written
-        }
+        writeLineToStandardError(line(lineLevel, message(), fields: fields()) + "\n")
     }
 
     /// A field's value in a text line: strings as they are when they have no space, quoted otherwise.

@@ -1,6 +1,5 @@
 import ContextBusSupport
 import Foundation
-@preconcurrency import Glibc
 
 /// What makes a `BusServer` run like a service, the same for every service (storesvc, devicesvc, and the
 /// services to come): readiness and the watchdog for systemd (`ServiceNotifier`, `ServiceWatchdog`), the metrics
@@ -32,7 +31,8 @@ package final class ServiceOperations: Sendable {
     /// Reads the notification socket and the watchdog from `environment`; nothing is sent before `ready`.
     package init(
         name: String, options: OperationsOptions, log: ServiceLog,
-        environment: [String: String] = ProcessInfo.processInfo.environment, processID: Int32 = getpid()
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        processID: Int32 = ProcessInfo.processInfo.processIdentifier
     ) {
         self.name = name
         self.options = options
@@ -58,7 +58,7 @@ package final class ServiceOperations: Sendable {
     /// The service is listening: `READY=1` with `status`, the watchdog over the server's event loops (when
     /// systemd asked for one), the metrics file (with `--metrics-file`).
     package func ready(_ server: BusServer, status: String) {
-        notifier.ready(status: status, mainPID: getpid())
+        notifier.ready(status: status, mainPID: ProcessInfo.processInfo.processIdentifier)
         var watchdog: ServiceWatchdog?
         if let interval = notifier.watchdogInterval, !server.eventLoops.isEmpty {
             let notifier = notifier

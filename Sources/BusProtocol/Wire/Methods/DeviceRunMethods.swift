@@ -18,20 +18,26 @@ public enum DeviceCancel: RPCMethod {
     public static let name = "device.cancel"
 }
 
-/// `{"address":"…","steps":[…],"timeoutMs":30000,"record":false}`; `steps` must not be empty,
-/// `timeoutMs` (the whole chain's) is optional, `record` defaults to false.
+/// `{"address":"…","steps":[…],"timeoutMs":30000,"record":false,"adapter":"hci0"}`; `steps` must not be empty,
+/// `timeoutMs` (the whole chain's) is optional, `record` defaults to false, `adapter` to the service's `--adapter`.
 public struct RunParams: JSONConvertible, Hashable {
     public var address: BluetoothAddress
     public var steps: [ChainStep]
     public var timeoutMs: Int?
     /// Whether to save the device state and values read to the store service.
     public var record: Bool
+    /// The adapter to use (`hci0`); `nil` for the service's.
+    public var adapter: String?
 
-    public init(address: BluetoothAddress, steps: [ChainStep], timeoutMs: Int? = nil, record: Bool = false) {
+    public init(
+        address: BluetoothAddress, steps: [ChainStep], timeoutMs: Int? = nil, record: Bool = false,
+        adapter: String? = nil
+    ) {
         self.address = address
         self.steps = steps
         self.timeoutMs = timeoutMs
         self.record = record
+        self.adapter = adapter
     }
 
     public init(json: JSONValue) throws(RPCError) {
@@ -41,6 +47,7 @@ public struct RunParams: JSONConvertible, Hashable {
         steps = try fields.objects("steps") { (step) throws(RPCError) in try ChainStep(fields: step) }
         timeoutMs = try fields.optionalInt("timeoutMs", atLeast: 1)
         record = try fields.optionalBool("record") ?? false
+        adapter = try readAdapter(fields)
     }
 
     public var json: JSONValue {
@@ -48,6 +55,7 @@ public struct RunParams: JSONConvertible, Hashable {
             "address": .string(address.string), "steps": .array(steps.map(\.json)), "record": .bool(record),
         ]
         if let timeoutMs { members["timeoutMs"] = .int(Int64(timeoutMs)) }
+        if let adapter { members["adapter"] = .string(adapter) }
         return .object(members)
     }
 }
@@ -86,10 +94,11 @@ public struct ChainReference: JSONConvertible, Hashable {
     public var json: JSONValue { .object(["chain": .string(chain)]) }
 }
 
-/// The `device.step` event, sent as each step finishes: `{"chain":"c-17","step":1,"op":"read","value":"<base64>"}`.
+/// The `device.step` event, sent as each step finishes:
+/// `{"chain":"c-17","step":1,"op":"read","value":"<base64>","number":87.0,"unit":"%"}`.
 ///
-/// `value` is present for `read`, and for each notification of a `notify` step (whose end is
-/// one more event without `value`).
+/// `value` is present for `read` (and `readDescriptor`), and for each notification of a `notify` step (whose end is
+/// one more event without `value`); `number` and `unit` when the value's format is known.
 public struct StepEvent: RPCEventPayload, Hashable {
     public static let method = "device.step"
 
@@ -97,12 +106,19 @@ public struct StepEvent: RPCEventPayload, Hashable {
     public var step: Int
     public var operation: StepOperation
     public var value: Data?
+    public var number: Double?
+    public var unit: String?
 
-    public init(chain: String, step: Int, operation: StepOperation, value: Data? = nil) {
+    public init(
+        chain: String, step: Int, operation: StepOperation, value: Data? = nil, number: Double? = nil,
+        unit: String? = nil
+    ) {
         self.chain = chain
         self.step = step
         self.operation = operation
         self.value = value
+        self.number = number
+        self.unit = unit
     }
 
     public init(json: JSONValue) throws(RPCError) {
@@ -114,6 +130,8 @@ public struct StepEvent: RPCEventPayload, Hashable {
         }
         self.operation = operation
         value = try readBase64(fields, "value")
+        number = try fields.optionalDouble("number")
+        unit = try fields.optionalString("unit")
     }
 
     public var json: JSONValue {
@@ -121,6 +139,8 @@ public struct StepEvent: RPCEventPayload, Hashable {
             "chain": .string(chain), "step": .int(Int64(step)), "op": .string(operation.rawValue),
         ]
         if let value { members["value"] = .string(value.base64EncodedString()) }
+        if let number { members["number"] = .double(number) }
+        if let unit { members["unit"] = .string(unit) }
         return .object(members)
     }
 }
@@ -180,4 +200,16 @@ extension RPCError {
         guard let data else { return nil }
         return try? ChainFailure(json: data)
     }
+}
+
+/// Reads the optional member `adapter`: one object path element (`hci0`), as BlueZ names adapters.
+func readAdapter(_ fields: JSONFields) throws(RPCError) -> String? {
+    guard let adapter = try fields.optionalString("adapter") else { return nil }
+    let isElement =
+        !adapter.isEmpty
+        && adapter.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x5F
+        }
+    guard isElement else { throw fields.error("adapter", "expected an adapter name such as \"hci0\"") }
+    return adapter
 }

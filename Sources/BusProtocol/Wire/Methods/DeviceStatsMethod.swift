@@ -30,6 +30,11 @@ public struct DeviceStatsResult: JSONConvertible, Hashable {
     /// Chains with `record: true`: recordings saved into storesvc, and those that failed.
     public var recordingsSaved: Int64
     public var recordingsFailed: Int64
+    /// Watches now (`device.watch` and `--watch`), reconnect attempts of their links from the start, and
+    /// `device.discover`s running now.
+    public var watches: Int64
+    public var reconnects: Int64
+    public var discoveries: Int64
 
     /// `device.run` chains by outcome.
     public struct ChainCounts: Sendable, Hashable {
@@ -71,7 +76,8 @@ public struct DeviceStatsResult: JSONConvertible, Hashable {
 
     public init(
         connections: Int64, connects: Int64, bluezAvailable: Bool, chains: ChainCounts,
-        queues: [String: QueueDepth] = [:], recordingsSaved: Int64 = 0, recordingsFailed: Int64 = 0
+        queues: [String: QueueDepth] = [:], recordingsSaved: Int64 = 0, recordingsFailed: Int64 = 0,
+        watches: Int64 = 0, reconnects: Int64 = 0, discoveries: Int64 = 0
     ) {
         self.connections = connections
         self.connects = connects
@@ -80,6 +86,9 @@ public struct DeviceStatsResult: JSONConvertible, Hashable {
         self.queues = queues
         self.recordingsSaved = recordingsSaved
         self.recordingsFailed = recordingsFailed
+        self.watches = watches
+        self.reconnects = reconnects
+        self.discoveries = discoveries
     }
 
     public init(json: JSONValue) throws(RPCError) {
@@ -109,6 +118,10 @@ public struct DeviceStatsResult: JSONConvertible, Hashable {
         let recordings = try fields.nested("recordings")
         recordingsSaved = try recordings.int64("saved")
         recordingsFailed = try recordings.int64("failed")
+        // Absent from a devicesvc that predates watches and discovery.
+        watches = try fields.optionalInt64("watches") ?? 0
+        reconnects = try fields.optionalInt64("reconnects") ?? 0
+        discoveries = try fields.optionalInt64("discoveries") ?? 0
     }
 
     public var json: JSONValue {
@@ -123,6 +136,7 @@ public struct DeviceStatsResult: JSONConvertible, Hashable {
             "queues": .object(
                 queues.mapValues { .object(["running": .int($0.running), "waiting": .int($0.waiting)]) }),
             "recordings": .object(["saved": .int(recordingsSaved), "failed": .int(recordingsFailed)]),
+            "watches": .int(watches), "reconnects": .int(reconnects), "discoveries": .int(discoveries),
         ])
     }
 }

@@ -8,7 +8,7 @@ import ContextBusSupport
 /// lists objects, to-many relationships as whole arrays).
 public enum StoreWatch: RPCMethod {
     public typealias Params = FetchParams
-    public typealias Result = WatchResult
+    public typealias Result = StoreWatchResult
     public static let name = "store.watch"
 }
 
@@ -20,7 +20,7 @@ public enum StoreUnwatch: RPCMethod {
 }
 
 /// `{"watch":5,"txn":1235,"objects":[…]}`: the objects a `store.fetch` of the request returns at `txn`, in order.
-public struct WatchResult: ModelJSONConvertible, Hashable {
+public struct StoreWatchResult: ModelJSONConvertible, Hashable {
     public var watch: Int64
     public var txn: Int64
     public var objects: [ObjectSnapshot]

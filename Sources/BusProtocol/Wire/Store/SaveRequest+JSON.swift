@@ -48,6 +48,9 @@ extension SaveRequest: ModelJSONConvertible {
                 original: try reader.values(
                     update.optionalObject("original") ?? [:], of: entity, path: "\(path).original", refs: refs))
         }
+        if fields.value("origin") != nil {
+            origin = try SaveOrigin(fields: fields.nested("origin"), insertsByRef: refs.byRef)
+        }
         deletes = try fields.objects("delete") { (delete) throws(RPCError) in
             let id = try delete.objectID("id")
             _ = try reader.existingEntity(of: id, path: "\(delete.path).id")
@@ -104,6 +107,7 @@ extension SaveRequest: ModelJSONConvertible {
         }
         if let author { members["author"] = .string(author) }
         if includesChangesInAnswer { members["changes"] = .bool(true) }
+        if let origin { members["origin"] = origin.json }
         return .object(members)
     }
 

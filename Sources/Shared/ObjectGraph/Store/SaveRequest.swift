@@ -52,6 +52,9 @@ public struct SaveRequest: Sendable, Hashable {
     /// Whether a store over the bus answers with the committed change set (`store.save`'s `"changes": true`,
     /// docs/protocol.md). A store in this process always answers with it.
     public var includesChangesInAnswer: Bool
+    /// For a save that applies another gateway's transaction (the fleet bridge): where it comes from. Only a
+    /// `ReplicatedStore` takes it (`SaveOrigin`, docs/fleet.md).
+    public var origin: SaveOrigin?
 
     public init(
         inserts: [Insert] = [], updates: [Update] = [], deletes: [Delete] = [], mergePolicy: MergePolicy = .error,

@@ -39,6 +39,12 @@ final class SQLiteEntityTable: Sendable {
     let deleteSQL: String
     /// Per `uniqueBy` set (as the model declares it): `SELECT "Z_PK" … WHERE` each of its columns `= ?`, in order.
     let uniqueLookupSQL: [[String]: String]
+    /// A row's values before its columns are read: every attribute and to-one relationship, `null`.
+    let rowTemplate: [String: PropertyValue]
+    /// The position in `rowTemplate` of each name of `dataColumnNames`, in order. A row is a copy of the template
+    /// with each value set at its position: a copy keeps the template's layout, so its positions are the
+    /// template's, and reading a row hashes no key.
+    let rowPositions: [Dictionary<String, PropertyValue>.Index]
 
     /// The most indexed columns for which each set of them has its own `UPDATE` (2^6 statements); a table with
     /// more sets all of its columns in every update.
@@ -85,6 +91,9 @@ final class SQLiteEntityTable: Sendable {
         columns = ["\"Z_PK\"", "\"Z_VERSION\""] + dataColumns
         let names = entity.attributes.map(\.name) + toOne.map(\.name)
         dataColumnNames = names
+        let template = Dictionary(names.map { ($0, PropertyValue.null) }, uniquingKeysWith: { first, _ in first })
+        rowTemplate = template
+        rowPositions = names.map { template.index(forKey: $0)! }
         columnList = columns.joined(separator: ", ")
         selectSQL = "SELECT \(columnList) FROM \(table) WHERE \"Z_PK\" = ?"
         let placeholders = Array(repeating: "?", count: dataColumns.count + 2).joined(separator: ", ")
@@ -186,15 +195,15 @@ final class SQLiteEntityTable: Sendable {
     /// `columnList` order; to-many relationships are not read yet (see `withToMany`).
     func row(from statement: SQLiteStatement, column: Int32) -> ObjectSnapshot {
         let number = statement.int64(at: column)
-        var values: [String: PropertyValue] = [:]
-        values.reserveCapacity(entity.attributes.count + entity.relationships.count)
+        var values = rowTemplate
         var index = column + 2
+        var positions = rowPositions.makeIterator()
         for attribute in entity.attributes {
-            values[attribute.name] = statement.propertyValue(at: index, type: attribute.type)
+            values.values[positions.next()!] = statement.propertyValue(at: index, type: attribute.type)
             index += 1
         }
         for relationship in toOne {
-            values[relationship.name] = statement.reference(at: index, entity: relationship.destination)
+            values.values[positions.next()!] = statement.reference(at: index, entity: relationship.destination)
             index += 1
         }
         return ObjectSnapshot(

@@ -1,7 +1,6 @@
 import CContextBusSQLite
 import ContextBusSupport
 import Foundation
-import Glibc
 
 extension SQLiteStore {
     /// What `backup(to:pagesPerStep:shouldContinue:)` wrote.
@@ -60,10 +59,12 @@ extension SQLiteStore {
         precondition(pagesPerStep >= 1, "pagesPerStep must be at least 1")
         let destination = try checkedBackupDestination(path)
         let directory = (destination as NSString).deletingLastPathComponent
-        let temporary = directory + "/." + (destination as NSString).lastPathComponent + ".partial-\(getpid())"
-        unlink(temporary)
+        let temporary =
+            directory + "/." + (destination as NSString).lastPathComponent
+            + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
+        FileSystem.removeFile(atPath: temporary)
         var succeeded = false
-        defer { if !succeeded { unlink(temporary) } }
+        defer { if !succeeded { FileSystem.removeFile(atPath: temporary) } }
         let source: SQLiteConnection
         do {
             source = try SQLiteConnection(path: url.path, readOnly: true, busyTimeoutMilliseconds: 5000)
@@ -100,8 +101,10 @@ extension SQLiteStore {
         guard sqlite3_close_v2(target) == SQLITE_OK else {
             throw .failed(SQLiteError(code: SQLITE_IOERR, message: "cannot close the copy \(temporary)"))
         }
-        guard Self.rename(temporary, to: destination) else {
-            throw .destination(path: destination, reason: String(cString: strerror(errno)))
+        do {
+            try Self.rename(temporary, to: destination)
+        } catch {
+            throw .destination(path: destination, reason: "\(error)")
         }
         succeeded = true
         Self.syncDirectory(directory)
@@ -123,10 +126,20 @@ extension SQLiteStore {
 
     /// Renames the copy to its name; through the simulated disk when one is installed (power-cut tests), which
     /// records the rename so that a cut before the directory's sync can undo it.
-    private static func rename(_ temporary: String, to destination: String) -> Bool {
-        guard let disk = PowerCutVFS.installedDisk else { return Glibc.rename(temporary, destination) == 0 }
-        return (try? disk.rename(from: temporary, to: destination) { Glibc.rename(temporary, destination) == 0 })
-            ?? false
+    private static func rename(_ temporary: String, to destination: String) throws {
+        guard let disk = PowerCutVFS.installedDisk else { return try FileSystem.rename(temporary, to: destination) }
+        var failure: (any Error)?
+        let renamed = try disk.rename(from: temporary, to: destination) {
+            do {
+                try FileSystem.rename(temporary, to: destination)
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
+        guard renamed else { throw FileSystemError(operation: "rename to \(destination)", path: temporary, errno: EIO) }
     }
 
     /// `path` if a backup may be written there: absolute, in an existing directory, and not one of the files of
@@ -139,7 +152,7 @@ extension SQLiteStore {
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw .destination(path: path, reason: "the directory \(directory) does not exist")
         }
-        guard access(directory, W_OK) == 0 else {
+        guard FileSystem.isWritableDirectory(directory) else {
             throw .destination(path: path, reason: "the directory \(directory) is not writable by the service")
         }
         let resolved = url.resolvingSymlinksInPath().path
@@ -165,7 +178,7 @@ extension SQLiteStore {
             steps += 1
             if code == SQLITE_DONE { break }
             if code == SQLITE_BUSY || code == SQLITE_LOCKED {
-                usleep(10_000)
+                CurrentThread.sleep(nanoseconds: 10_000_000)
             } else if code != SQLITE_OK {
                 break
             }
@@ -193,10 +206,7 @@ extension SQLiteStore {
 
     /// Makes a rename in `directory` durable (best effort: a directory that cannot be opened is left as it is).
     private static func syncDirectory(_ directory: String) {
-        let descriptor = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        Glibc.close(descriptor)
+        FileSystem.syncDirectory(directory)
         // Power-cut tests: the simulated disk makes the directory's changes durable only now.
         try? PowerCutVFS.installedDisk?.syncDirectory(directory)
     }

@@ -27,9 +27,9 @@ final class SQLiteWriter: @unchecked Sendable {
     // @unchecked Sendable: `connection`, `reservations`, `lastTxn`, `oldestHistory`,
     // `isSynchronousFull` and `isClosed` are used only on `queue`; `pending`, `lastCommitted` and
     // `statistics` are a Mutex/Atomic.
-    private let queue = DispatchQueue(label: "ContextBus.SQLiteStore.writer", qos: .userInitiated)
+    let queue = DispatchQueue(label: "ContextBus.SQLiteStore.writer", qos: .userInitiated)
     private let pending = Locked(PendingSaves())
-    private let connection: SQLiteConnection
+    let connection: SQLiteConnection
     private let model: Model
     private let tables: [String: SQLiteEntityTable]
     private let codec: HistoryCodec
@@ -40,6 +40,8 @@ final class SQLiteWriter: @unchecked Sendable {
     private let observers: ChangeObservers
     /// Completes the WAL checkpoints its thread leaves unfinished, between this writer's groups.
     private let checkpointer: SQLiteCheckpointer
+    /// The store's state as a fleet member (`SQLiteWriter+Replica.swift`).
+    let replica: SQLiteReplica
 
     /// The IDs handed out, and the txns and IDs a synced commit reserved.
     private var reservations: NumberReservations
@@ -79,6 +81,7 @@ final class SQLiteWriter: @unchecked Sendable {
         self.historyRetention = historyRetention
         self.observers = observers
         self.checkpointer = checkpointer
+        replica = try SQLiteReplica(model: model, connection: connection)
         var reservedIDs: [String: Int64] = [:]
         let counterRows = try connection.statement("SELECT \"Z_ENTITY\", \"Z_MAX\" FROM \"Z_PRIMARYKEY\"")
         while try counterRows.step() { reservedIDs[counterRows.text(at: 0)] = counterRows.int64(at: 1) }
@@ -240,6 +243,7 @@ final class SQLiteWriter: @unchecked Sendable {
         outcomes.reserveCapacity(jobs.count)
         var committed: [ChangeSet] = []
         var txn = lastTxn
+        replica.hasUncommittedRows = false
         try setSynchronous(
             full: mustSync || jobs.contains { $0.request.durability == .disk }
                 || reservations.isRunningLow(lastTxn: lastTxn, groupLimit: Self.largestGroup))
@@ -261,7 +265,7 @@ final class SQLiteWriter: @unchecked Sendable {
                 jobs += takeLateJoiners(upTo: Self.largestGroup - jobs.count)
             }
         }
-        guard !committed.isEmpty else {
+        guard !committed.isEmpty || replica.hasUncommittedRows else {
             // Nothing to make durable: every save failed or changed nothing.
             try rollBack()
             return .finished(outcomes, committed: [])
@@ -277,7 +281,7 @@ final class SQLiteWriter: @unchecked Sendable {
             try rollBack()
             return .mustSync
         }
-        let pruneTo = try pruneHistory(lastTxn: txn, firstCommitted: committed[0].txn)
+        let pruneTo = try pruneHistory(lastTxn: txn, firstCommitted: committed.first?.txn ?? txn)
         try connection.statement("COMMIT").run()
         if let raise { reservations.apply(raise) }
         commitLatency.record(ContinuousClock.now - began)
@@ -285,7 +289,7 @@ final class SQLiteWriter: @unchecked Sendable {
             oldestHistory = pruneTo + 1
             recordedLastTxn = txn
         } else if oldestHistory == nil {
-            oldestHistory = committed[0].txn
+            oldestHistory = committed.first?.txn
         }
         lastTxn = txn
         return .finished(outcomes, committed: committed)
@@ -330,10 +334,22 @@ final class SQLiteWriter: @unchecked Sendable {
     /// `inSavepoint`. Returns its outcome; throws `UnsavedWriteFailure` when writing fails outside
     /// a savepoint, or the error of managing the savepoint (then the whole group fails).
     private func apply(
-        _ request: SaveRequest, txn: inout Int64, committed: inout [ChangeSet], inSavepoint: Bool
+        _ asked: SaveRequest, txn: inout Int64, committed: inout [ChangeSet], inSavepoint: Bool
     ) throws -> Result<SaveResult, any Error> {
-        let time = Date()
-        guard !request.isEmpty else {
+        let time = replica.commitTime(applying: asked.origin)
+        var request = asked
+        // A save from another gateway: resolved against the fleet's clocks and IDs (`nil`: applied before).
+        let resolved: ResolvedReplicaSave?
+        do {
+            resolved = try resolvedReplicaSave(asked)
+        } catch {
+            return .failure(error)
+        }
+        if asked.origin != nil {
+            guard let resolved else { return .success(InMemoryStore.emptyResult(txn: txn, time: time, request: asked)) }
+            request = resolved.request
+        }
+        guard !request.isEmpty || asked.origin != nil else {
             return .success(InMemoryStore.emptyResult(txn: txn, time: time, request: request))
         }
         let plan: SavePlan
@@ -344,6 +360,19 @@ final class SQLiteWriter: @unchecked Sendable {
             return .failure(error)  // planning reads, it never writes: there is nothing to roll back
         }
         guard !plan.isEmpty else {
+            if asked.origin != nil {
+                // Nothing changes here, but the origin's transaction is applied all the same.
+                if inSavepoint { try connection.statement("SAVEPOINT \"save\"").run() }
+                do {
+                    try replica.record(nil, ids: plan.ids, resolved: resolved, origin: asked.origin, on: connection)
+                } catch {
+                    guard inSavepoint else { throw UnsavedWriteFailure(error: error) }
+                    try connection.statement("ROLLBACK TO \"save\"").run()
+                    try connection.statement("RELEASE \"save\"").run()
+                    return .failure(error)
+                }
+                if inSavepoint { try connection.statement("RELEASE \"save\"").run() }
+            }
             var result = InMemoryStore.emptyResult(txn: txn, time: time, request: request)
             result.ids = plan.ids
             result.matched = plan.matched
@@ -353,6 +382,7 @@ final class SQLiteWriter: @unchecked Sendable {
         if inSavepoint { try connection.statement("SAVEPOINT \"save\"").run() }
         do {
             try write(changes, toManyDeltas: plan.toManyDeltas)
+            try replica.record(changes, ids: plan.ids, resolved: resolved, origin: asked.origin, on: connection)
         } catch {
             guard inSavepoint else { throw UnsavedWriteFailure(error: error) }
             try connection.statement("ROLLBACK TO \"save\"").run()
@@ -451,7 +481,9 @@ final class SQLiteWriter: @unchecked Sendable {
         let oldest = oldestHistory ?? firstCommitted
         let slack = Int64(max(historyRetention / 16, 1))
         guard lastTxn - oldest + 1 > Int64(historyRetention) + slack else { return nil }
-        let cutoff = lastTxn - Int64(historyRetention)
+        // A fleet member keeps what its bridge has not published (docs/fleet.md, "Outbound").
+        let cutoff = min(lastTxn - Int64(historyRetention), replica.gateway == nil ? lastTxn : replica.published)
+        guard cutoff >= oldest else { return nil }
         try connection.run("DELETE FROM \"Z_HISTORY\" WHERE \"Z_TXN\" <= ?", [.int(cutoff)])
         // Retention is at least 1, so the newest row survives; the floor makes the number
         // independent of that (pruning is rare: once every retention/16 commits).
@@ -478,6 +510,9 @@ final class SQLiteWriter: @unchecked Sendable {
     func failNextWALWrite() {
         queue.sync { connection.failNextWALWrite() }
     }
+
+    /// Whether `close()` has run (on the writer's queue only).
+    var isClosedForReplica: Bool { isClosed }
 
     /// The number of saves waiting for the next group.
     var pendingCount: Int { pending.withLock { $0.jobs.count } }

@@ -1,6 +1,5 @@
 import CContextBusSQLite
 import ContextBusSupport
-import Glibc
 
 /// A SQLite VFS over the default one that lets the writer's connection write a commit's WAL frames with one
 /// system call instead of two per frame.

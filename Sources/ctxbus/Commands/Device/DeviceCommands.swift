@@ -5,10 +5,12 @@ import Foundation
 enum DeviceCommands {
     static let group = CommandGroup(
         name: "device",
-        abstract: "Bluetooth LE through the device service (devicesvc): adapters, devices, scans, chains.",
+        abstract:
+            "Bluetooth LE through the device service (devicesvc): adapters, devices, scans, chains, watches, discovery.",
         commands: [
             DeviceAdaptersCommand.self, DeviceListCommand.self, DeviceScanCommand.self, DeviceRunCommand.self,
-            DeviceWatchCommand.self, DeviceCancelCommand.self, DeviceStatsCommand.self,
+            DeviceWatchCommand.self, DeviceDiscoverCommand.self, DeviceServicesCommand.self, DeviceEventsCommand.self,
+            DeviceCancelCommand.self, DeviceStatsCommand.self,
         ])
 
     /// The table of `device.list` and `device.scan` results.

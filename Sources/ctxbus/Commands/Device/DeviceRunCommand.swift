@@ -25,6 +25,7 @@ struct DeviceRunCommand: Command {
         options: [
             .flag("record", help: "Save the device state and the values read to the store (record: true)."),
             .value("timeout-ms", valueName: "ms", help: "The whole chain's timeout (default: the service's)."),
+            .value("adapter", valueName: "name", help: "The adapter (default: the service's --adapter)."),
         ],
         service: .device,
         examples: [
@@ -46,7 +47,7 @@ struct DeviceRunCommand: Command {
         }
         params = RunParams(
             address: address, steps: steps, timeoutMs: try arguments.integer("timeout-ms", atLeast: 1),
-            record: arguments.flag("record"))
+            record: arguments.flag("record"), adapter: arguments.value("adapter"))
         stepTexts = steps.map(ChainSyntax.text(of:))
     }
 
@@ -66,6 +67,7 @@ struct DeviceRunCommand: Command {
                 var outcome = "ok"
                 if let value = event.value {
                     outcome = ValueText.hex(value)
+                    if let number = event.number { outcome += "  \(ValueText.number(number, unit: event.unit))" }
                     if event.isNotification {
                         let n = notifications.withLock { counts in
                             counts[event.step, default: 0] += 1

@@ -1,7 +1,7 @@
 import ContextBusClient
 import ContextBusWire
 
-/// `ctxbus metrics [store|device]`: every running service's metrics as one Prometheus text exposition.
+/// `ctxbus metrics [store|device|fleet]`: every running service's metrics as one Prometheus text exposition.
 struct MetricsCommand: Command {
     static let configuration = CommandConfiguration(
         name: "metrics",
@@ -20,19 +20,19 @@ struct MetricsCommand: Command {
         ],
         examples: ["ctxbus metrics", "ctxbus metrics store | grep commit_seconds"])
 
-    let services: [ServiceKind]
+    let service: ServiceKind?
     let socket: String?
     let timeout: Duration
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
-        services = try ServiceTargets.services(arguments)
+        service = try ServiceTargets.service(arguments)
         socket = arguments.value("socket")
         let seconds = try arguments.number("timeout", above: 0) ?? 5
         timeout = .milliseconds(Int64((seconds * 1000).rounded(.up)))
     }
 
     func run(in context: CommandContext) async throws {
-        let endpoints = ServiceTargets.endpoints(services, socket: socket, environment: context.environment)
+        let endpoints = ServiceTargets.endpoints(service, socket: socket, environment: context.environment)
         var texts: [(ServiceEndpoint, String)] = []
         var failures: [String] = []
         for endpoint in endpoints {

@@ -2,7 +2,7 @@ import ContextBusClient
 import ContextBusWire
 import Foundation
 
-/// `ctxbus ping [store|device] [--timeout SECONDS]`: whether each service answers, within a deadline.
+/// `ctxbus ping [store|device|fleet] [--timeout SECONDS]`: whether each service answers, within a deadline.
 struct PingCommand: Command {
     static let configuration = CommandConfiguration(
         name: "ping", abstract: "Check that the services answer (a health check): exit 0, or 3 when one does not.",
@@ -21,12 +21,12 @@ struct PingCommand: Command {
             "ctxbus ping", "ctxbus ping store --timeout 2", "ctxbus ping device --socket /run/ctxbus/device.sock",
         ])
 
-    let services: [ServiceKind]
+    let service: ServiceKind?
     let socket: String?
     let timeout: Duration
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
-        services = try ServiceTargets.services(arguments)
+        service = try ServiceTargets.service(arguments)
         socket = arguments.value("socket")
         let seconds = try arguments.number("timeout", above: 0) ?? 5
         timeout = .milliseconds(Int64((seconds * 1000).rounded(.up)))
@@ -41,7 +41,7 @@ struct PingCommand: Command {
     }
 
     func run(in context: CommandContext) async throws {
-        let endpoints = ServiceTargets.endpoints(services, socket: socket, environment: context.environment)
+        let endpoints = ServiceTargets.endpoints(service, socket: socket, environment: context.environment)
         let outcomes = await withTaskGroup(of: (Int, Outcome).self) { group in
             for (index, endpoint) in endpoints.enumerated() {
                 group.addTask { (index, await Self.ping(endpoint, timeout: timeout)) }

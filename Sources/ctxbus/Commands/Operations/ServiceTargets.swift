@@ -1,32 +1,43 @@
-/// The services a top-level command (`ping`, `metrics`) talks to: the one its `[store|device]` argument names, or
-/// both; `--socket` only with one named.
+import Foundation
+
+/// The services a top-level command (`ping`, `metrics`) talks to: the one its `[store|device|fleet]` argument
+/// names, or else storesvc, devicesvc and, when its socket exists (a gateway of a fleet), fleetsvc; `--socket` only
+/// with one named.
 enum ServiceTargets {
     /// The positional argument of `ping` and `metrics`.
     static let argument = ArgumentSpec(
-        "service", help: "store or device; without it, both.", isOptional: true)
+        "service", help: "store, device or fleet; without it, store, device and fleet when its socket exists.",
+        isOptional: true)
 
     /// `--socket` of `ping` and `metrics`.
     static let socketOption = OptionSpec.value(
         "socket", valueName: "path",
         help: "The service's socket, with a service named (default: $CTXBUS_STORE_SOCKET or "
-            + "$CTXBUS_DEVICE_SOCKET, else $CTXBUS_RUNTIME_DIR/store.sock or device.sock).")
+            + "$CTXBUS_DEVICE_SOCKET or $CTXBUS_FLEET_SOCKET, else $CTXBUS_RUNTIME_DIR/store.sock, device.sock or "
+            + "fleet.sock).")
 
-    /// The services the arguments name.
-    static func services(_ arguments: ParsedArguments) throws(UsageError) -> [ServiceKind] {
+    /// The service the arguments name, or `nil` for the default set.
+    static func service(_ arguments: ParsedArguments) throws(UsageError) -> ServiceKind? {
         guard let word = arguments.firstPositional("service") else {
-            if arguments.value("socket") != nil { throw UsageError("--socket needs a service: store or device") }
-            return ServiceKind.allCases
+            if arguments.value("socket") != nil {
+                throw UsageError("--socket needs a service: store, device or fleet")
+            }
+            return nil
         }
         guard let service = ServiceKind(rawValue: word) else {
-            throw UsageError("unknown service '\(word)': expected store or device")
+            throw UsageError("unknown service '\(word)': expected store, device or fleet")
         }
-        return [service]
+        return service
     }
 
-    /// Where each of `services` is, from `--socket` and the environment.
+    /// Where the named service is (from `--socket` and the environment); with none named, storesvc and devicesvc,
+    /// and fleetsvc when a socket file is where it would be (most gateways run no fleet bridge).
     static func endpoints(
-        _ services: [ServiceKind], socket: String?, environment: [String: String]
+        _ service: ServiceKind?, socket: String?, environment: [String: String]
     ) -> [ServiceEndpoint] {
-        services.map { ServiceEndpoint.resolve($0, flag: socket, environment: environment) }
+        if let service { return [ServiceEndpoint.resolve(service, flag: socket, environment: environment)] }
+        let fleet = ServiceEndpoint.resolve(.fleet, flag: nil, environment: environment)
+        return [.store, .device].map { ServiceEndpoint.resolve($0, flag: nil, environment: environment) }
+            + (FileManager.default.fileExists(atPath: fleet.path) ? [fleet] : [])
     }
 }

@@ -12,15 +12,20 @@ extension NotifyStep: RunnableStep {
             characteristic, of: context.address, onAdapter: context.adapter, callTimeout: context.timeout
         ).take(first: count)
         let step = context.index
+        let decoders = context.decoders
+        let characteristic = characteristic
         let collected = Signal<ChainProgress, DeviceError> { observer, lifetime in
             let values = Locked([Data]())
             lifetime += notifications.start { event in
                 switch event {
                 case .value(let value):
                     values.withLock { $0.append(value) }
-                    observer.send(value: .notification(step: step, value: value))
+                    observer.send(
+                        value: .notification(
+                            step: step, value: value, measurement: decoders.decode(value, of: characteristic)))
                 case .completed:
-                    observer.send(value: finished(in: context, values: values.withLock { $0 }))
+                    observer.send(
+                        value: finished(in: context, values: values.withLock { $0 }, decodedAs: characteristic))
                     observer.sendCompleted()
                 case .failed(let error):
                     observer.send(error: error)

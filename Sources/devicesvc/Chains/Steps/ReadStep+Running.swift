@@ -8,7 +8,7 @@ extension ReadStep: RunnableStep {
             characteristic, of: context.address, onAdapter: context.adapter, callTimeout: context.timeout
         )
         .retrying(in: context)
-        .map { finished(in: context, value: $0) }
+        .map { finished(in: context, value: $0, decodedAs: characteristic) }
         .failingOnLinkLoss(in: context)
     }
 }

@@ -26,9 +26,21 @@ protocol RunnableStep: StepKind {
 extension RunnableStep {
     var isBoundedByStepTimeout: Bool { true }
 
-    /// The progress that ends this step, with what it produced.
-    func finished(in context: StepContext, value: Data? = nil, values: [Data]? = nil) -> ChainProgress {
-        .finished(StepResult(step: context.index, operation: Self.operation, value: value, values: values))
+    /// The progress that ends this step, with what it produced; `value` and `values` decoded as the values of
+    /// `decodedAs` when the service knows that characteristic's format.
+    func finished(
+        in context: StepContext, value: Data? = nil, values: [Data]? = nil, decodedAs uuid: BluetoothUUID? = nil,
+        mtu: Int? = nil
+    ) -> ChainProgress {
+        var result = StepResult(step: context.index, operation: Self.operation, value: value, values: values, mtu: mtu)
+        if let uuid, let entry = context.decoders.entry(for: uuid) {
+            result.number = value.flatMap { entry.format.decode(Array($0)) }
+            result.numbers = values?.map { entry.format.decode(Array($0)) }
+            if result.number != nil || result.numbers?.contains(where: { $0 != nil }) == true {
+                result.unit = entry.unit
+            }
+        }
+        return .finished(result)
     }
 }
 

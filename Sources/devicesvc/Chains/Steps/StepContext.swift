@@ -19,9 +19,22 @@ struct StepContext: Sendable {
     let connections: ChainQueue<String>
     /// Tells about a retry (for the log).
     let onRetry: (@Sendable (DeviceError, Int) -> Void)?
+    /// The formats values are decoded with.
+    let decoders: CharacteristicDecoders
+    /// The adapter the chain uses (its `adapter`, else `--adapter`).
+    let adapter: String
+    /// Whether a watch holds the device's link now: a chain on a watched device uses that link and leaves it up.
+    let isLinkHeld: @Sendable () -> Bool
+}
 
-    /// The adapter chains use (`--adapter`).
-    var adapter: String { settings.adapter }
+extension StepContext {
+    /// The ATT MTU of the device's link, as BlueZ reports it (on its characteristics) now.
+    var mtu: Int? {
+        guard let tree = try? backend.availableTree(), let device = tree.device(address, onAdapter: adapter) else {
+            return nil
+        }
+        return tree.mtu(onDevice: device.path)
+    }
 }
 
 extension Signal where Failure == DeviceError {

@@ -9,6 +9,8 @@ import ContextBusSupport
 /// {"op":"notify","characteristic":"2a37","count":3,"timeoutMs":5000}
 /// {"op":"wait","ms":100}
 /// {"op":"disconnect"}
+/// {"op":"readDescriptor","characteristic":"2a19","descriptor":"2901"}
+/// {"op":"writeDescriptor","characteristic":"…","descriptor":"2901","value":"<base64>"}
 /// ```
 ///
 /// `timeoutMs` is optional everywhere (the service's default applies). Each kind is a `StepKind` in a file of its own
@@ -24,6 +26,7 @@ public struct ChainStep: Sendable, Hashable {
     /// Every kind of step, in the order of `StepOperation`: the types `init(json:path:)` reads.
     public static let kinds: [any StepKind.Type] = [
         ConnectStep.self, ReadStep.self, WriteStep.self, NotifyStep.self, WaitStep.self, DisconnectStep.self,
+        ReadDescriptorStep.self, WriteDescriptorStep.self,
     ]
 
     /// The kind whose `op` is `operation`.

@@ -2,7 +2,7 @@ import ContextBusSupport
 
 /// What a `device.run` step does (`op` on the wire): one case per kind of step.
 public enum StepOperation: String, Sendable, Hashable, CaseIterable {
-    case connect, read, write, notify, wait, disconnect
+    case connect, read, write, notify, wait, disconnect, readDescriptor, writeDescriptor
 }
 
 /// One kind of `device.run` step: a type per kind (`ConnectStep`, `ReadStep`, …), each in a file of its own that
@@ -36,8 +36,17 @@ extension StepKind {
     public var timeoutMs: Int? { nil }
 }
 
-/// A kind of step that works on one characteristic of the device: `read`, `write`, `notify`.
+/// A kind of step that works on one characteristic of the device: `read`, `write`, `notify`, and the descriptor
+/// steps.
 public protocol CharacteristicStep: StepKind {
-    /// The characteristic, as the chain named it (`2a19`): the values the step reads are recorded under it.
+    /// The characteristic, as the chain named it (`2a19`).
     var characteristic: BluetoothUUID { get }
+
+    /// What a value the step reads is recorded under (`Reading.characteristic`): the characteristic as the chain named
+    /// it (`2a19`), or for a descriptor step `2a19/2901`.
+    var readingName: String { get }
+}
+
+extension CharacteristicStep {
+    public var readingName: String { characteristic.string }
 }

@@ -27,6 +27,9 @@ public final class InMemoryStore: PersistentStore {
     public var lastTransaction: Int64 { lastCommitted.load(ordering: .acquiring) }
 
     public func save(_ request: SaveRequest) throws -> SaveResult {
+        guard request.origin == nil else {
+            throw StoreError.invalidRequest(field: "origin", message: "an in-memory store is not a fleet member")
+        }
         let now = Date()
         return try state.withLock { state throws -> SaveResult in
             guard !request.isEmpty else { return Self.emptyResult(txn: state.lastTxn, time: now, request: request) }

@@ -1,0 +1,186 @@
+import ContextBusClient
+import ContextBusServer
+import ContextBusSupport
+import Dispatch
+import Foundation
+
+/// Publishes this gateway's committed transactions from its store's history (the outbox), in `txn` order, each
+/// with the message ID `<gateway>:<txn>`; records the published position in the store only after JetStream has
+/// acknowledged (docs/fleet.md, "Outbound"). Transactions authored `fleet:*` (applied from others) are passed
+/// over, never published again. Runs on a thread of its own.
+final class Outbound: Sendable {
+    private let configuration: FleetServiceConfiguration
+    private let store: StoreLink
+    private let jetStream: JetStream
+    private let counters: FleetCounters
+    private let log: ServiceLog
+    private let doorbell = DispatchSemaphore(value: 0)
+    private let stopping = AtomicFlag()
+    private let stopped = DispatchSemaphore(value: 0)
+    /// `CTXBUS_FLEET_FAULT=exit-after-ack:<txn>` kills the process (SIGKILL) right after JetStream acknowledged
+    /// that transaction, before its position is recorded (the fault tests).
+    private let crashAfterAck: Int64?
+
+    init(
+        configuration: FleetServiceConfiguration, store: StoreLink, jetStream: JetStream, counters: FleetCounters,
+        log: ServiceLog, environment: [String: String]
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.jetStream = jetStream
+        self.counters = counters
+        self.log = log
+        let fault = environment["CTXBUS_FLEET_FAULT"] ?? ""
+        crashAfterAck = fault.hasPrefix("exit-after-ack:") ? Int64(fault.dropFirst("exit-after-ack:".count)) : nil
+    }
+
+    /// Wakes the loop (a `store.changed` event: something was committed).
+    func ring() { doorbell.signal() }
+
+    func start(from published: Int64) {
+        let thread = Thread { [self] in
+            run(from: published)
+            stopped.signal()
+        }
+        thread.name = "fleetsvc.outbound"
+        thread.start()
+    }
+
+    func stop() {
+        guard stopping.setOnce() else { return }
+        doorbell.signal()
+        stopped.wait()
+    }
+
+    private func run(from start: Int64) {
+        var published = start
+        var recorded = start
+        var previous: Int64 = 0
+        var lastRecord = ContinuousClock.now
+        let gateway = configuration.gateway
+        let subject = configuration.transactionSubject(of: gateway)
+        while !stopping.isSet {
+            let page: JSONValue
+            do {
+                page = try store.call("store.replicaChanges", .object(["since": .int(published), "limit": .int(256)]))
+            } catch {
+                log.debug("outbound: reading the history: \(error)")
+                _ = doorbell.wait(timeout: .now() + .milliseconds(200))
+                continue
+            }
+            let transactions = page.objectValue?["transactions"]?.arrayValue ?? []
+            let fleetIDs = page.objectValue?["fleetIDs"]?.objectValue ?? [:]
+            if transactions.isEmpty {
+                if recorded < published { recorded = record(published, recorded: recorded) }
+                _ = doorbell.wait(timeout: .now() + .milliseconds(500))
+                continue
+            }
+            var messages: [FleetMessage] = []
+            var last = published
+            for transaction in transactions {
+                guard let members = transaction.objectValue, let txn = members["txn"]?.intValue else { continue }
+                let author = members["author"]?.stringValue
+                if author?.hasPrefix("fleet:") != true {
+                    messages.append(
+                        self.message(from: members, txn: txn, previous: previous, fleetIDs: fleetIDs, author: author))
+                    previous = txn
+                }
+                last = txn
+            }
+            // The page at once, each acknowledged (`publishAll`); one by one if that fails (or for the fault point).
+            let batch = messages.map { (subject: subject, data: $0.bytes, messageID: $0.messageID) }
+            if crashAfterAck != nil || !jetStream.publishAll(batch, stream: configuration.streamName) {
+                for message in messages {
+                    if !publish(message, subject: subject) { return }
+                    if crashAfterAck == message.txn { killThisProcess() }
+                }
+            } else {
+                counters.update { $0.publications += Int64(messages.count) }
+            }
+            published = last
+            counters.update { $0.published = published }
+            // Recorded at most every 100 ms while busy (a small transaction of the store's writer each time), and
+            // as soon as there is nothing more to publish.
+            if ContinuousClock.now - lastRecord >= .milliseconds(100) {
+                recorded = record(published, recorded: recorded)
+                lastRecord = ContinuousClock.now
+            }
+        }
+    }
+
+    /// Publishes until JetStream acknowledges (or the bridge stops: `false`).
+    private func publish(_ message: FleetMessage, subject: String) -> Bool {
+        let bytes = message.bytes
+        var attempt = 0
+        while !stopping.isSet {
+            do {
+                let ack = try jetStream.publish(
+                    subject: subject, data: bytes, messageID: message.messageID, stream: configuration.streamName)
+                counters.update { $0.publications += 1 }
+                if ack.isDuplicate { log.debug("outbound: \(message.messageID) was in the stream already") }
+                return true
+            } catch {
+                attempt += 1
+                if attempt == 1 || attempt % 50 == 0 {
+                    log.warning("outbound: publishing \(message.messageID): \(error)")
+                }
+                _ = doorbell.wait(timeout: .now() + .milliseconds(min(100 * attempt, 1_000)))
+            }
+        }
+        return false
+    }
+
+    /// Records `published` in the store (after JetStream's acks); returns what is recorded now.
+    private func record(_ published: Int64, recorded: Int64) -> Int64 {
+        do {
+            _ = try store.call("store.replica", .object(["published": .int(published)]))
+            return published
+        } catch {
+            log.debug("outbound: recording the published position: \(error)")
+            return recorded
+        }
+    }
+
+    /// The message of one committed transaction (a `store.replicaChanges` entry).
+    private func message(
+        from members: [String: JSONValue], txn: Int64, previous: Int64, fleetIDs: [String: JSONValue], author: String?
+    ) -> FleetMessage {
+        let gateway = configuration.gateway
+        let model = store.model
+        func fleetID(_ local: String) -> String { fleetIDs[local]?.stringValue ?? "\(gateway):\(local)" }
+        func values(_ values: [String: JSONValue], entity: String, keys: Set<String>?) -> [String: JSONValue] {
+            guard let description = model.entity(named: entity) else { return [:] }
+            var result: [String: JSONValue] = [:]
+            for (key, value) in values where keys?.contains(key) ?? true {
+                if description.attribute(named: key) != nil {
+                    result[key] = value
+                } else if let relationship = description.relationship(named: key), !relationship.isToMany {
+                    result[key] = value.stringValue.map { .string(fleetID($0)) } ?? .null
+                }
+            }
+            return result
+        }
+        func entity(of id: String) -> String { String(id.prefix { $0 != "/" }) }
+        var inserted: [FleetMessage.Object] = []
+        for object in members["inserted"]?.arrayValue ?? [] {
+            guard let id = object.objectValue?["id"]?.stringValue else { continue }
+            inserted.append(
+                .init(
+                    id: fleetID(id), entity: entity(of: id),
+                    values: values(object.objectValue?["values"]?.objectValue ?? [:], entity: entity(of: id), keys: nil)
+                ))
+        }
+        var updated: [FleetMessage.Object] = []
+        for object in members["updated"]?.arrayValue ?? [] {
+            guard let fields = object.objectValue, let id = fields["id"]?.stringValue else { continue }
+            let changed = Set(fields["changed"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+            let kept = values(fields["values"]?.objectValue ?? [:], entity: entity(of: id), keys: changed)
+            if !kept.isEmpty { updated.append(.init(id: fleetID(id), entity: entity(of: id), values: kept)) }
+        }
+        let deleted = (members["deleted"]?.arrayValue ?? []).compactMap { $0.objectValue?["id"]?.stringValue }.map(
+            fleetID)
+        return FleetMessage(
+            gateway: gateway, txn: txn, previous: previous, clock: members["clock"]?.intValue ?? 0, author: author,
+            inserted: inserted, updated: updated, deleted: deleted)
+    }
+}

@@ -1,0 +1,328 @@
+import CContextBusNATS
+import ContextBusSupport
+import Foundation
+import Synchronization
+
+/// The one Swift type over the NATS C client (`libnats`): a connection with JetStream, the fleet's stream,
+/// publish-with-ack with a message ID, and ordered consumers read from a stream position.
+///
+/// Every call blocks (on the network, up to its timeout): it is made only on the threads the bridge owns
+/// (`Outbound`, `Inbound`, `CommandWorker`), never on the cooperative pool or an event loop. libnats is thread-safe
+/// per connection; a `JetStreamSubscription` is used by one thread. The connection reconnects by itself, for
+/// ever (`natsOptions_SetMaxReconnect(-1)`); calls made while it is down fail and are retried by the caller.
+///
+/// ```
+///  Outbound ──publish(subject, data, msgID)──▶ js_Publish ──▶ JetStream  (PubAck: sequence, duplicate)
+///  Inbound  ◀──next(timeout)── natsSubscription_NextMsg ◀── ordered consumer from a stream sequence
+/// ```
+final class JetStream: @unchecked Sendable {
+    // @unchecked Sendable: `connection` and `context` are libnats handles, which libnats makes safe to use from
+    // any thread; they are set in `init` and destroyed in `close`, after every user thread has stopped.
+    private let connection: OpaquePointer
+    private let context: OpaquePointer
+    let url: String
+
+    /// How many times the connection came back after a loss (libnats' reconnected callback).
+    static let reconnects = Atomic<Int>(0)
+    /// Asynchronous publications that failed (libnats' publish-async error callback).
+    static let asyncFailures = Atomic<Int>(0)
+
+    struct Failure: Error, CustomStringConvertible {
+        let operation: String
+        let status: natsStatus
+        let jetStreamCode: jsErrCode
+        var description: String {
+            let text = String(cString: natsStatus_GetText(status))
+            return jetStreamCode.rawValue == 0
+                ? "\(operation): \(text)" : "\(operation): \(text) (JetStream error \(jetStreamCode.rawValue))"
+        }
+        var isTimeout: Bool { status == NATS_TIMEOUT }
+    }
+
+    struct Settings: Sendable {
+        var url: String
+        var name: String
+        var credentialsFile: String?
+        var certificateAuthorityFile: String?
+    }
+
+    /// Connects (and keeps reconnecting when the server is down at first: the bridge starts anyway).
+    init(settings: Settings) throws {
+        url = settings.url
+        var options: OpaquePointer?
+        try Self.check("natsOptions_Create", natsOptions_Create(&options))
+        defer { natsOptions_Destroy(options) }
+        try Self.check("natsOptions_SetURL", natsOptions_SetURL(options, settings.url))
+        try Self.check("natsOptions_SetName", natsOptions_SetName(options, settings.name))
+        try Self.check("natsOptions_SetMaxReconnect", natsOptions_SetMaxReconnect(options, -1))
+        try Self.check("natsOptions_SetReconnectWait", natsOptions_SetReconnectWait(options, 250))
+        try Self.check("natsOptions_SetReconnectBufSize", natsOptions_SetReconnectBufSize(options, 8 * 1024 * 1024))
+        try Self.check(
+            "natsOptions_SetRetryOnFailedConnect", natsOptions_SetRetryOnFailedConnect(options, true, nil, nil))
+        try Self.check(
+            "natsOptions_SetReconnectedCB",
+            natsOptions_SetReconnectedCB(options, { _, _ in _ = JetStream.reconnects.add(1, ordering: .relaxed) }, nil))
+        if let file = settings.credentialsFile {
+            try Self.check(
+                "natsOptions_SetUserCredentialsFromFiles", natsOptions_SetUserCredentialsFromFiles(options, file, nil))
+        }
+        if let file = settings.certificateAuthorityFile {
+            try Self.check(
+                "natsOptions_LoadCATrustedCertificates", natsOptions_LoadCATrustedCertificates(options, file))
+            try Self.check("natsOptions_SetSecure", natsOptions_SetSecure(options, true))
+        }
+        var connection: OpaquePointer?
+        let status = natsConnection_Connect(&connection, options)
+        // With retry on a failed connect, NATS_NOT_YET_CONNECTED means "connecting in the background".
+        guard status == NATS_OK || status == NATS_NOT_YET_CONNECTED, let connection else {
+            throw Failure(operation: "connect to \(settings.url)", status: status, jetStreamCode: jsErrCode(0))
+        }
+        var jsOptions = jsOptions()
+        jsOptions_Init(&jsOptions)
+        jsOptions.Wait = 5_000
+        jsOptions.PublishAsync.MaxPending = 1_024
+        jsOptions.PublishAsync.ErrHandler = { _, _, _ in _ = JetStream.asyncFailures.add(1, ordering: .relaxed) }
+        var context: OpaquePointer?
+        let jsStatus = natsConnection_JetStream(&context, connection, &jsOptions)
+        guard jsStatus == NATS_OK, let context else {
+            natsConnection_Destroy(connection)
+            throw Failure(operation: "natsConnection_JetStream", status: jsStatus, jetStreamCode: jsErrCode(0))
+        }
+        self.connection = connection
+        self.context = context
+    }
+
+    private static func check(_ operation: String, _ status: natsStatus) throws {
+        guard status == NATS_OK else {
+            throw Failure(operation: operation, status: status, jetStreamCode: jsErrCode(0))
+        }
+    }
+
+    /// Whether the connection is up now.
+    var isConnected: Bool { natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED }
+
+    /// Closes the connection; no call may be made after (or during) this.
+    func close() {
+        jsCtx_Destroy(context)
+        natsConnection_Close(connection)
+        natsConnection_Destroy(connection)
+    }
+
+    // MARK: - Streams
+
+    /// Creates the stream if it does not exist (an existing one is kept as it is).
+    func ensureStream(
+        name: String, subjects: [String], replicas: Int, duplicateWindow: Duration, workQueue: Bool = false
+    ) throws {
+        var config = jsStreamConfig()
+        jsStreamConfig_Init(&config)
+        var code = jsErrCode(0)
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        let cSubjects = subjects.map { strdup($0) }
+        defer { for subject in cSubjects { free(subject) } }
+        let status = name.withCString { cName -> natsStatus in
+            config.Name = cName
+            config.Storage = js_FileStorage
+            config.Replicas = Int64(replicas)
+            config.Retention = workQueue ? js_WorkQueuePolicy : js_LimitsPolicy
+            config.Duplicates = Int64(duplicateWindow.components.seconds) * 1_000_000_000
+            return cSubjects.map { UnsafePointer($0) }.withUnsafeBufferPointer { buffer -> natsStatus in
+                var pointers = Array(buffer)
+                return pointers.withUnsafeMutableBufferPointer { mutable -> natsStatus in
+                    config.Subjects = UnsafeMutablePointer(mutating: mutable.baseAddress)
+                        .map { UnsafeMutablePointer<UnsafePointer<CChar>?>(OpaquePointer($0)) }
+                    config.SubjectsLen = Int32(mutable.count)
+                    return js_AddStream(&info, context, &config, nil, &code)
+                }
+            }
+        }
+        if let info { jsStreamInfo_Destroy(info) }
+        guard status == NATS_OK || code == JSStreamNameExistErr else {
+            throw Failure(operation: "create stream \(name)", status: status, jetStreamCode: code)
+        }
+    }
+
+    // MARK: - Publishing
+
+    struct PublishAck: Sendable {
+        var sequence: UInt64
+        var isDuplicate: Bool
+    }
+
+    /// Publishes `data` on `subject` with the message ID `messageID` and waits for JetStream's ack.
+    func publish(
+        subject: String, data: [UInt8], messageID: String, stream: String, timeoutMilliseconds: Int64 = 5_000
+    )
+        throws -> PublishAck
+    {
+        var options = jsPubOptions()
+        jsPubOptions_Init(&options)
+        options.MaxWait = timeoutMilliseconds
+        var code = jsErrCode(0)
+        var ack: UnsafeMutablePointer<jsPubAck>?
+        let status = messageID.withCString { cID in
+            stream.withCString { cStream in
+                options.MsgId = cID
+                options.ExpectStream = cStream
+                return data.withUnsafeBytes { bytes in
+                    js_Publish(&ack, context, subject, bytes.baseAddress, Int32(bytes.count), &options, &code)
+                }
+            }
+        }
+        defer { if let ack { jsPubAck_Destroy(ack) } }
+        guard status == NATS_OK, let ack else {
+            throw Failure(operation: "publish \(messageID) on \(subject)", status: status, jetStreamCode: code)
+        }
+        return PublishAck(sequence: ack.pointee.Sequence, isDuplicate: ack.pointee.Duplicate)
+    }
+
+    /// Publishes `messages` without waiting for each ack, then waits for all of them (up to
+    /// `timeoutMilliseconds`); `false` when any failed or is still unacknowledged: the caller publishes them again
+    /// (the message IDs make that harmless).
+    func publishAll(
+        _ messages: [(subject: String, data: [UInt8], messageID: String)], stream: String,
+        timeoutMilliseconds: Int64 = 10_000
+    ) -> Bool {
+        let failuresBefore = Self.asyncFailures.load(ordering: .relaxed)
+        for message in messages {
+            var options = jsPubOptions()
+            jsPubOptions_Init(&options)
+            let status = message.messageID.withCString { cID in
+                stream.withCString { cStream in
+                    options.MsgId = cID
+                    options.ExpectStream = cStream
+                    return message.data.withUnsafeBytes { bytes in
+                        js_PublishAsync(context, message.subject, bytes.baseAddress, Int32(bytes.count), &options)
+                    }
+                }
+            }
+            guard status == NATS_OK else {
+                drainPendingPublications()
+                return false
+            }
+        }
+        var options = jsPubOptions()
+        jsPubOptions_Init(&options)
+        options.MaxWait = timeoutMilliseconds
+        guard js_PublishAsyncComplete(context, &options) == NATS_OK else {
+            drainPendingPublications()
+            return false
+        }
+        return Self.asyncFailures.load(ordering: .relaxed) == failuresBefore
+    }
+
+    /// Forgets publications still waiting for their acks (they will be published again).
+    private func drainPendingPublications() {
+        var list = natsMsgList()
+        if js_PublishAsyncGetPendingList(&list, context) == NATS_OK { natsMsgList_Destroy(&list) }
+    }
+
+    /// Publishes a plain NATS message (a reply to a request, not stored).
+    func publishCore(subject: String, data: [UInt8]) throws {
+        let status = data.withUnsafeBytes { bytes in
+            natsConnection_Publish(connection, subject, bytes.baseAddress, Int32(bytes.count))
+        }
+        try Self.check("publish on \(subject)", status)
+        _ = natsConnection_FlushTimeout(connection, 2_000)
+    }
+
+    /// Sends a request and waits for its reply.
+    func request(subject: String, data: [UInt8], timeoutMilliseconds: Int64) throws -> [UInt8] {
+        var reply: OpaquePointer?
+        let status = data.withUnsafeBytes { bytes in
+            natsConnection_Request(
+                &reply, connection, subject, bytes.baseAddress, Int32(bytes.count), timeoutMilliseconds)
+        }
+        try Self.check("request on \(subject)", status)
+        defer { natsMsg_Destroy(reply) }
+        return Self.payload(of: reply!)
+    }
+
+    /// Publishes on a subject a stream captures, without waiting for JetStream's ack (commands).
+    func publishStored(subject: String, data: [UInt8], messageID: String, stream: String) throws -> PublishAck {
+        try publish(subject: subject, data: data, messageID: messageID, stream: stream)
+    }
+
+    // MARK: - Consuming
+
+    /// An ordered consumer of `subject` starting at stream sequence `startSequence` (1: the beginning).
+    func subscribeOrdered(subject: String, startSequence: UInt64) throws -> JetStreamSubscription {
+        var options = jsSubOptions()
+        jsSubOptions_Init(&options)
+        options.Ordered = true
+        if startSequence > 1 {
+            options.Config.DeliverPolicy = js_DeliverByStartSequence
+            options.Config.OptStartSeq = startSequence
+        } else {
+            options.Config.DeliverPolicy = js_DeliverAll
+        }
+        var code = jsErrCode(0)
+        var subscription: OpaquePointer?
+        let status = js_SubscribeSync(&subscription, context, subject, nil, &options, &code)
+        guard status == NATS_OK, let subscription else {
+            throw Failure(operation: "subscribe to \(subject)", status: status, jetStreamCode: code)
+        }
+        return JetStreamSubscription(handle: subscription)
+    }
+
+    /// A plain (not JetStream) subscription, for replies and requests.
+    func subscribeCore(subject: String) throws -> JetStreamSubscription {
+        var subscription: OpaquePointer?
+        try Self.check("subscribe to \(subject)", natsConnection_SubscribeSync(&subscription, connection, subject))
+        return JetStreamSubscription(handle: subscription!)
+    }
+
+    static func payload(of message: OpaquePointer) -> [UInt8] {
+        let length = Int(natsMsg_GetDataLength(message))
+        guard length > 0, let data = natsMsg_GetData(message) else { return [] }
+        return data.withMemoryRebound(to: UInt8.self, capacity: length) {
+            Array(UnsafeBufferPointer(start: $0, count: length))
+        }
+    }
+}
+
+/// One message read from a subscription.
+struct StreamMessage: Sendable {
+    var subject: String
+    var data: [UInt8]
+    /// Its sequence in the stream (0 for a message that did not come from a stream).
+    var sequence: UInt64
+    /// Messages left in the stream for this consumer after this one.
+    var pending: UInt64
+    /// The reply subject of a request, if any.
+    var reply: String?
+}
+
+/// A subscription's handle, used by one thread.
+final class JetStreamSubscription: @unchecked Sendable {
+    // @unchecked Sendable: used by the one thread that made it, then destroyed by it (`close`).
+    private let handle: OpaquePointer
+
+    init(handle: OpaquePointer) { self.handle = handle }
+
+    /// The next message, or `nil` when none arrived within `timeoutMilliseconds`.
+    func next(timeoutMilliseconds: Int64) throws -> StreamMessage? {
+        var message: OpaquePointer?
+        let status = natsSubscription_NextMsg(&message, handle, timeoutMilliseconds)
+        if status == NATS_TIMEOUT { return nil }
+        guard status == NATS_OK, let message else {
+            throw JetStream.Failure(operation: "next message", status: status, jetStreamCode: jsErrCode(0))
+        }
+        defer { natsMsg_Destroy(message) }
+        var result = StreamMessage(
+            subject: String(cString: natsMsg_GetSubject(message)), data: JetStream.payload(of: message), sequence: 0,
+            pending: 0, reply: natsMsg_GetReply(message).map { String(cString: $0) })
+        var metadata: UnsafeMutablePointer<jsMsgMetaData>?
+        if natsMsg_GetMetaData(&metadata, message) == NATS_OK, let metadata {
+            result.sequence = metadata.pointee.Sequence.Stream
+            result.pending = metadata.pointee.NumPending
+            jsMsgMetaData_Destroy(metadata)
+        }
+        return result
+    }
+
+    func close() {
+        natsSubscription_Unsubscribe(handle)
+        natsSubscription_Destroy(handle)
+    }
+}

@@ -1,0 +1,179 @@
+import ContextBusClient
+import Foundation
+@preconcurrency import Glibc
+import TestSupport
+import Testing
+
+@testable import ContextBusSupport
+@testable import fleetsvc
+
+/// The fleet's guarantees (PROTOCOL.md, "Fleet"; docs/fleet.md), each against a real `nats-server -js` on
+/// 127.0.0.1 and real storesvc and fleetsvc processes, all stopped by PID. Serialized: each test runs up to
+/// seven processes on a two-core machine.
+@Suite(.serialized, .enabled(if: natsServerPath != nil, "nats-server is not installed (scripts/setup installs it)"))
+struct FleetReplicationTests {
+    /// Three gateways save at random (devices merged by address across gateways, readings inserted, updated and
+    /// deleted); once they stop, all hold the same data, and none published a transaction it applied.
+    @Test func threeGatewaysConvergeAfterRandomSaves() async throws {
+        let nats = try await TestNATSServer.start()
+        defer { nats.stop() }
+        var gateways: [TestGateway] = []
+        defer { for gateway in gateways { gateway.stop() } }
+        for name in ["a", "b", "c"] { gateways.append(try await TestGateway.start(name, nats: nats)) }
+        var generator = SeededGenerator(seed: 22)
+        let addresses = ["AA:00:00:00:00:01", "AA:00:00:00:00:02", "AA:00:00:00:00:03"]
+        for round in 0..<12 {
+            for gateway in gateways {
+                let address = addresses[Int.random(in: 0..<addresses.count, using: &generator)]
+                switch Int.random(in: 0..<4, using: &generator) {
+                case 0:
+                    try await gateway.save(
+                        .object([
+                            "mergePolicy": .string("objectTrump"),
+                            "insert": .array([
+                                deviceInsert(address, name: "\(gateway.name)\(round)"),
+                                readingInsert("\(gateway.name)-\(round)", device: .string("d")),
+                            ]),
+                        ]))
+                case 1:
+                    if let id = try await gateway.device(address) {
+                        try await gateway.save(
+                            .object([
+                                "update": .array([
+                                    .object(["id": .string(id), "values": .object(["name": .string("n\(round)")])])
+                                ])
+                            ]))
+                    }
+                case 2:
+                    let readings = try await gateway.objects("Reading")
+                    if let victim = readings.randomElement(using: &generator)?["id"] {
+                        try await gateway.save(.object(["delete": .array([.object(["id": victim])])]))
+                    }
+                default:
+                    let readings = try await gateway.objects("Reading")
+                    if let target = readings.randomElement(using: &generator)?["id"] {
+                        try await gateway.save(
+                            .object([
+                                "update": .array([
+                                    .object([
+                                        "id": target, "values": .object(["chain": .string("\(gateway.name)\(round)")]),
+                                    ])
+                                ])
+                            ]))
+                    }
+                }
+            }
+        }
+        let contents = try await waitForConvergence(gateways)
+        expectTrue(contents.contains("Device AA:00:00:00:00:0"))
+        // No echo: each gateway published exactly its own transactions.
+        for gateway in gateways {
+            let status = try await gateway.status()
+            let lastTxn = try await gateway.call("store.stats").objectValue?["lastTxn"]?.intValue ?? 0
+            var applied: Int64 = 0
+            for other in gateways where other.name != gateway.name {
+                applied += Int64(try await transactions(of: gateway, authoredBy: "fleet:\(other.name)"))
+            }
+            expectEqual(status.objectValue?["publications"]?.intValue, lastTxn - applied)
+        }
+    }
+
+    /// A gateway that joins a fleet with data reads the stream from its start and ends with the same data (the
+    /// stream still holds every transaction: snapshots for a stream that no longer does are not built yet).
+    @Test func aGatewayThatJoinsLaterCatchesUpFromTheStream() async throws {
+        let nats = try await TestNATSServer.start()
+        defer { nats.stop() }
+        let a = try await TestGateway.start("a", nats: nats)
+        defer { a.stop() }
+        try await a.save(
+            .object([
+                "insert": .array([
+                    deviceInsert("AA:00:00:00:00:01", name: "one"),
+                    readingInsert("r1", device: .object(["ref": .string("d")])),
+                ])
+            ]))
+        let reading = try #require(try await a.reading("r1"))
+        try await a.save(
+            .object(["update": .array([.object(["id": .string(reading), "values": .object(["chain": .string("x")])])])])
+        )
+        try await waitForConvergence([a])
+        let late = try await TestGateway.start("late", nats: nats)
+        defer { late.stop() }
+        let contents = try await waitForConvergence([a, late])
+        expectTrue(contents.contains("Reading \"r1\" value=\"Wg==\" chain=\"x\""))
+    }
+
+    /// fleetsvc killed (`kill -9`) after JetStream acknowledged a transaction but before it recorded the position:
+    /// after a restart it publishes that transaction again, and the other gateway applies it once.
+    @Test func aBridgeKilledBetweenAckAndRecordingPublishesAgainAndNothingIsAppliedTwice() async throws {
+        let nats = try await TestNATSServer.start()
+        defer { nats.stop() }
+        let a = try await TestGateway.start("a", nats: nats, environment: ["CTXBUS_FLEET_FAULT": "exit-after-ack:3"])
+        defer { a.stop() }
+        let b = try await TestGateway.start("b", nats: nats)
+        defer { b.stop() }
+        try await a.save(.object(["insert": .array([deviceInsert("AA:00:00:00:00:01", name: "one")])]))
+        let device = try #require(try await a.device("AA:00:00:00:00:01"))
+        for i in 0..<5 {
+            try await a.save(.object(["insert": .array([readingInsert("r\(i)", device: .string(device))])]))
+        }
+        let status = await a.fleet!.waitForExit()
+        expectEqual(status, 128 + SIGKILL)
+        try await a.startFleet()
+        try await waitForConvergence([a, b])
+        expectEqual(try await b.objects("Reading").count, 5)
+        expectEqual(try await transactions(of: b, authoredBy: "fleet:a"), 6)
+        let applied = try await b.status().objectValue?["applied"]?.objectValue?["a"]?.intValue
+        expectEqual(applied, 6)
+    }
+
+    /// storesvc killed (`kill -9`) while its gateway applies a burst, then fleetsvc killed just before a save:
+    /// after restarts every transaction is applied once.
+    @Test func killsOfStoreAndBridgeMidApplyLoseNothingAndApplyNothingTwice() async throws {
+        let nats = try await TestNATSServer.start()
+        defer { nats.stop() }
+        let a = try await TestGateway.start("a", nats: nats)
+        defer { a.stop() }
+        let b = try await TestGateway.start(
+            "b", nats: nats, environment: ["CTXBUS_FLEET_FAULT": "exit-before-apply:a:30"])
+        defer { b.stop() }
+        try await a.save(.object(["insert": .array([deviceInsert("AA:00:00:00:00:01", name: "one")])]))
+        let device = try #require(try await a.device("AA:00:00:00:00:01"))
+        for i in 0..<40 {
+            try await a.save(.object(["insert": .array([readingInsert("r\(i)", device: .string(device))])]))
+            if i == 10 { await b.killStore() }
+            if i == 20 { try await b.startStore() }
+        }
+        expectEqual(await b.fleet!.waitForExit(), 128 + SIGKILL)
+        try await b.startFleet()
+        try await waitForConvergence([a, b])
+        expectEqual(try await b.objects("Reading").count, 40)
+        expectEqual(try await transactions(of: b, authoredBy: "fleet:a"), 41)
+    }
+
+    /// The NATS server stopped while both gateways save, then restarted on the same data directory: everything
+    /// saved meanwhile reaches the other gateway, once.
+    @Test func savesDuringANATSOutageArriveOnceItIsBack() async throws {
+        let nats = try await TestNATSServer.start()
+        defer { nats.stop() }
+        let a = try await TestGateway.start("a", nats: nats)
+        defer { a.stop() }
+        let b = try await TestGateway.start("b", nats: nats)
+        defer { b.stop() }
+        try await a.save(.object(["insert": .array([deviceInsert("AA:00:00:00:00:01", name: "one")])]))
+        try await waitForConvergence([a, b])
+        await nats.stopKeepingData()
+        for i in 0..<5 {
+            let deviceA = try #require(try await a.device("AA:00:00:00:00:01"))
+            try await a.save(.object(["insert": .array([readingInsert("a\(i)", device: .string(deviceA))])]))
+            let deviceB = try #require(try await b.device("AA:00:00:00:00:01"))
+            try await b.save(.object(["insert": .array([readingInsert("b\(i)", device: .string(deviceB))])]))
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        try await nats.restart()
+        try await waitForConvergence([a, b])
+        expectEqual(try await a.objects("Reading").count, 10)
+        expectEqual(try await transactions(of: a, authoredBy: "fleet:b"), 5)
+        expectEqual(try await transactions(of: b, authoredBy: "fleet:a"), 6)
+    }
+}
