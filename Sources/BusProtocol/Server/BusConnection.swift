@@ -43,6 +43,8 @@ package final class BusConnection: Sendable, CustomStringConvertible {
         var closeActions: [@Sendable (CloseReason) -> Void] = []
         var writableWaiters: [@Sendable (Bool) -> Void] = []
         var idleWaiters: [@Sendable () -> Void] = []
+        /// Answers taken out of `inFlight` whose frames are being written: the connection is not idle until they are.
+        var answersBeingWritten = 0
         /// Messages refused by the socket after its queue overflowed, for `bus.overflow`'s `dropped`.
         var refusedMessages = 0
         var helloTimer: ScheduledWork?
@@ -206,7 +208,7 @@ package final class BusConnection: Sendable, CustomStringConvertible {
     }
 
     /// Writes the frame `encode` makes for a claimed answer (an internal error if it cannot be encoded, which is
-    /// reported), and retires the request.
+    /// reported), retiring the request first.
     private func send(answerTo request: BusRequest, encode: () throws(MessageEncodingError) -> [UInt8]) {
         let frame: [UInt8]
         do {
@@ -215,15 +217,21 @@ package final class BusConnection: Sendable, CustomStringConvertible {
             core.report(method: request.method, error: BusServerError.unencodableAnswer(error))
             frame = Self.frame(RPCResponse(id: request.id, error: .internalError()))
         }
+        // The request leaves the in-flight table before its answer is written: a client may reuse the id as soon as
+        // it reads the answer, and its next request must not find the id still taken.
+        state.withLock { state in
+            if state.inFlight[request.id] === request { state.inFlight[request.id] = nil }
+            state.answersBeingWritten += 1
+        }
         write(frame)
-        retire(request)
+        answerWritten()
     }
 
-    /// Removes an answered request from the in-flight table, waking idle waiters when it was the last.
-    private func retire(_ request: BusRequest) {
+    /// Counts an answer as written, waking idle waiters when nothing else is in flight or being written.
+    private func answerWritten() {
         let idle = state.withLock { state -> [@Sendable () -> Void] in
-            if state.inFlight[request.id] === request { state.inFlight[request.id] = nil }
-            guard state.inFlight.isEmpty, !state.idleWaiters.isEmpty else { return [] }
+            state.answersBeingWritten -= 1
+            guard state.inFlight.isEmpty, state.answersBeingWritten == 0, !state.idleWaiters.isEmpty else { return [] }
             defer { state.idleWaiters = [] }
             return state.idleWaiters
         }
@@ -254,7 +262,7 @@ package final class BusConnection: Sendable, CustomStringConvertible {
     /// Calls `action` once no request is in flight (at once if none is, or the connection is closed).
     func whenIdle(_ action: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state -> Bool in
-            if state.inFlight.isEmpty || state.closeReason != nil { return true }
+            if state.inFlight.isEmpty && state.answersBeingWritten == 0 || state.closeReason != nil { return true }
             state.idleWaiters.append(action)
             return false
         }

@@ -45,7 +45,8 @@ extension StoreServiceConfiguration {
                 }
                 configuration.retentionInterval = .seconds(interval)
             default:
-                guard try configuration.operations.read(flag, from: &flags) else { throw .unknownFlag(flag) }
+                if try configuration.operations.read(flag, from: &flags) { continue }
+                guard try configuration.testOptions.read(flag, from: &flags) else { throw .unknownFlag(flag) }
             }
         }
         return .run(configuration)

@@ -35,6 +35,8 @@ struct StoreServiceConfiguration: Sendable, Equatable {
     var retentionInterval: Duration = .seconds(60)
     /// Log format, metrics file, test hooks (`OperationsOptions`).
     var operations = OperationsOptions()
+    /// The hidden flags of the power-cut tests.
+    var testOptions = StoreServiceTestOptions()
 
     /// What the command line asks for.
     enum Outcome: Sendable, Equatable {

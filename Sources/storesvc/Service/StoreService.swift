@@ -63,11 +63,24 @@ final class StoreService: Sendable {
         } else {
             model = .deviceReadings
         }
+        if let directory = configuration.testOptions.powerCutDirectory {
+            do {
+                try PowerCutVFS.install(
+                    PowerCutDisk(
+                        directory: directory, databasePath: databaseURL.path,
+                        freezePoint: configuration.testOptions.freezePoint))
+            } catch {
+                throw .database(path: configuration.databasePath, reason: "\(error)")
+            }
+            log.warning("--test-power-cut: the store's files are on a simulated disk (\(directory)); for tests only")
+        }
         do {
-            store = try SQLiteStore(
-                url: databaseURL, model: model,
-                configuration: SQLiteStore.Configuration(
-                    historyRetention: configuration.historyRetention, pageSize: configuration.pageSize))
+            var storeConfiguration = SQLiteStore.Configuration(
+                historyRetention: configuration.historyRetention, pageSize: configuration.pageSize)
+            if let pages = configuration.testOptions.checkpointPages {
+                storeConfiguration.checkpointThresholdPages = pages
+            }
+            store = try SQLiteStore(url: databaseURL, model: model, configuration: storeConfiguration)
         } catch {
             throw .database(path: configuration.databasePath, reason: "\(error)")
         }

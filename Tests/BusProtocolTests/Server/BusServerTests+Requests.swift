@@ -29,6 +29,21 @@ struct BusServerRequestTests {
         expectEqual(peer.readMessage()?["result"]?["value"], .int(5))
     }
 
+    /// Found by the power-cut rounds (issue 28): the answer used to be written before its request left the in-flight
+    /// table, so a client reusing the id at once (as JSON-RPC allows) was now and then refused with `-32600`.
+    @Test func anIDReusedAsSoonAsItsAnswerArrivesIsNeverFoundInFlight() throws {
+        let bus = try TestBus()
+        let peer = try RawBusPeer(path: bus.socketPath)
+        expectTrue(peer.greet())
+        var refusals: [String] = []
+        for value in 1...2_000 {
+            peer.send(#"{"jsonrpc":"2.0","id":7,"method":"test.echo","params":{"value":\#(value)}}"#)
+            let answer = try #require(peer.readMessage())
+            if answer["result"]?["value"] != .int(Int64(value)) { refusals.append("\(answer)") }
+        }
+        expectEqual(refusals, [])
+    }
+
     @Test func cancelAnswers499AtOnceAndTheHandlerSeesTheCancellation() throws {
         let bus = try TestBus()
         let peer = try RawBusPeer(path: bus.socketPath)

@@ -124,16 +124,19 @@ struct SQLiteWriterTests {
     @Test func aDiskSaveDoesNotJoinAGroupCommittingWithoutFsyncNorDoTheSavesBehindIt() throws {
         let late = Locked<(@Sendable () -> [String])?>(nil)
         let sqlite = sqlite
+        // The first memory group syncs (it reserves the txns the next ones hand out without a sync,
+        // `NumberReservations`); the one after it does not.
+        try store.commit(insert("warm-up", durability: .memory))
         sqlite.whenGroupApplied {
             sqlite.whenGroupApplied(nil)
             late.withLock { $0 = Self.queue(on: sqlite, [Self.device("disk", .disk), Self.device("memory", .memory)]) }
         }
         let first = try store.commit(insert("first", durability: .memory))
         let lateAnswers = try #require(late.withLock { $0 })
-        expectEqual(first.txn, 1)
-        expectEqual(lateAnswers(), ["txn 2", "txn 3"])
-        expectEqual(sqlite.statistics.groupSizes, [1: 1, 2: 1])
-        try expectEqual(store.deviceAddresses(), ["first", "disk", "memory"])
+        expectEqual(first.txn, 2)
+        expectEqual(lateAnswers(), ["txn 3", "txn 4"])
+        expectEqual(sqlite.statistics.groupSizes, [1: 2, 2: 1])
+        try expectEqual(store.deviceAddresses(), ["warm-up", "first", "disk", "memory"])
     }
 
     @Test func eachWaiterOfAGroupLearnsItsOwnTxnIDsAndVersions() throws {
@@ -166,39 +169,40 @@ struct SQLiteWriterTests {
     }
 
     @Test func aCommitWritesOneWALFrameForEachPageItChangesAndNoMore() throws {
-        // A new store: every table and index is one page. An insert changes Device's row, its `address` index,
-        // the history and Device's counter (not Z_METADATA, not the counter's key index).
+        // A new store: every table and index is one page. An insert changes Device's row, its `address` index and
+        // the history (not Z_METADATA, and not Device's counter: the IDs and txns it hands out are within what the
+        // store reserved when it opened, `NumberReservations`).
         let inserted = try store.insert("Device", ["address": .string("a")])
-        expectEqual(sqlite.statistics.walFrames, 4)
-        // An update of an attribute without an index: the row and the history; no counter, and not the index
-        // of `address`, which it leaves alone.
+        expectEqual(sqlite.statistics.walFrames, 3)
+        // An update of an attribute without an index: the row and the history; not the index of `address`, which
+        // it leaves alone.
         _ = try store.save(SaveRequest(updates: [.init(id: inserted, version: nil, values: ["name": .string("x")])]))
-        expectEqual(sqlite.statistics.walFrames, 4 + 2)
+        expectEqual(sqlite.statistics.walFrames, 3 + 2)
         // An update of `address`: its index too.
         _ = try store.save(SaveRequest(updates: [.init(id: inserted, version: nil, values: ["address": .string("z")])]))
-        expectEqual(sqlite.statistics.walFrames, 4 + 2 + 3)
-        // Three inserts in one group share the four pages of one.
+        expectEqual(sqlite.statistics.walFrames, 3 + 2 + 3)
+        // Three inserts in one group share the three pages of one.
         let resume = sqlite.suspendWriter()
         let answers = queue([insert("b"), insert("c"), insert("d")])
         resume()
         expectEqual(answers(), ["txn 4", "txn 5", "txn 6"])
         expectEqual(sqlite.statistics.groups, 4)
-        expectEqual(sqlite.statistics.walFrames, 4 + 2 + 3 + 4)
+        expectEqual(sqlite.statistics.walFrames, 3 + 2 + 3 + 3)
         try expectEqual(store.snapshot(inserted)?.values["address"], .string("z"))
         try expectEqual(store.snapshot(inserted)?.values["name"], .string("x"))
         // A reading of an existing device (what devicesvc records): the reading's row, its `characteristic` and
-        // `device` indexes, the history, the counters, and the device's row (its version: its `readings` changed).
+        // `device` indexes, the history, and the device's row (its version: its `readings` changed).
         _ = try store.insert(
             "Reading",
             [
                 "characteristic": .string("2a19"), "value": .binary(Data([1])),
                 "time": .date(Date(timeIntervalSince1970: 0)), "device": .reference(inserted),
             ])
-        expectEqual(sqlite.statistics.walFrames, 4 + 2 + 3 + 4 + 6)
+        expectEqual(sqlite.statistics.walFrames, 3 + 2 + 3 + 3 + 5)
         // Its delete: the reading's row and two index entries, the history, the device's row (its version).
         let readings = try store.all("Reading").map(\.id)
         _ = try store.save(SaveRequest(deletes: readings.map { .init(id: $0, version: nil) }))
-        expectEqual(sqlite.statistics.walFrames, 4 + 2 + 3 + 4 + 6 + 5)
+        expectEqual(sqlite.statistics.walFrames, 3 + 2 + 3 + 3 + 5 + 5)
         try expectEqual(store.sqliteIntegrityCheck(), "ok")
     }
 

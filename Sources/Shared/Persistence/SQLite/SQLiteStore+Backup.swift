@@ -88,6 +88,7 @@ extension SQLiteStore {
                 from: source.handle, to: target, pagesPerStep: pagesPerStep, shouldContinue: shouldContinue)
             result.txn = txn
             try source.execute("COMMIT")
+            try Self.reserveExactly(txn: txn, in: target)
         } catch let error as BackupError {
             sqlite3_close_v2(target)
             throw error
@@ -101,13 +102,44 @@ extension SQLiteStore {
             throw .failed(SQLiteError(code: SQLITE_IOERR, message: "cannot close the copy \(temporary)"))
         }
         do {
-            try FileSystem.rename(temporary, to: destination)
+            try Self.rename(temporary, to: destination)
         } catch {
             throw .destination(path: destination, reason: "\(error)")
         }
         succeeded = true
-        FileSystem.syncDirectory(directory)
+        Self.syncDirectory(directory)
         return result
+    }
+
+    /// Writes into the copy that it reserved transactions up to its last, `txn`, exactly: the live store reserves
+    /// ahead (`NumberReservations`), and a store restored from the copy would otherwise take the numbers between
+    /// for ones a crash may have handed out, and fill them with empty transactions.
+    private static func reserveExactly(txn: Int64, in target: OpaquePointer) throws(BackupError) {
+        let sql =
+            "UPDATE \"\(SQLiteSchemaSetup.metadataTable)\" SET \"Z_VALUE\" = \(txn) "
+            + "WHERE \"Z_KEY\" = '\(SQLiteWriter.reservedTxnKey)'"
+        let code = sqlite3_exec(target, sql, nil, nil, nil)
+        guard code == SQLITE_OK else {
+            throw .failed(SQLiteError(code: code, message: String(cString: sqlite3_errmsg(target))))
+        }
+    }
+
+    /// Renames the copy to its name; through the simulated disk when one is installed (power-cut tests), which
+    /// records the rename so that a cut before the directory's sync can undo it.
+    private static func rename(_ temporary: String, to destination: String) throws {
+        guard let disk = PowerCutVFS.installedDisk else { return try FileSystem.rename(temporary, to: destination) }
+        var failure: (any Error)?
+        let renamed = try disk.rename(from: temporary, to: destination) {
+            do {
+                try FileSystem.rename(temporary, to: destination)
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
+        guard renamed else { throw FileSystemError(operation: "rename to \(destination)", path: temporary, errno: EIO) }
     }
 
     /// `path` if a backup may be written there: absolute, in an existing directory, and not one of the files of
@@ -170,5 +202,12 @@ extension SQLiteStore {
         }
         sqlite3_finalize(statement)
         return BackupResult(txn: 0, pages: pages, pageSize: Int(pageSize), steps: steps)
+    }
+
+    /// Makes a rename in `directory` durable (best effort: a directory that cannot be opened is left as it is).
+    private static func syncDirectory(_ directory: String) {
+        FileSystem.syncDirectory(directory)
+        // Power-cut tests: the simulated disk makes the directory's changes durable only now.
+        try? PowerCutVFS.installedDisk?.syncDirectory(directory)
     }
 }

@@ -41,8 +41,9 @@ public final class SQLiteStore: PersistentStore {
             (512...65_536).contains(size) && size & (size - 1) == 0
         }
 
-        /// WAL pages from which the checkpointer runs a checkpoint; 0 never checkpoints (tests, measurements).
-        var checkpointThresholdPages = SQLiteCheckpointer.defaultThresholdPages
+        /// WAL pages from which the checkpointer runs a checkpoint; 0 never checkpoints (tests, measurements;
+        /// storesvc's hidden `--test-checkpoint-pages`).
+        package var checkpointThresholdPages = SQLiteCheckpointer.defaultThresholdPages
     }
 
     /// Counters of the writer's group commits.

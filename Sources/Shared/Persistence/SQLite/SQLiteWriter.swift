@@ -20,9 +20,11 @@ import Synchronization
 /// Durability: a group that holds at least one `.disk` save commits with `synchronous=FULL`
 /// (the WAL is fsynced before `COMMIT` returns). A group of only `.memory` saves commits with
 /// `synchronous=NORMAL`: no fsync, durable at the next checkpoint or the next FULL commit; a
-/// crash can lose it, a process crash alone cannot (the WAL is written before the answer).
+/// power cut can lose it, a process crash alone cannot (the WAL is written before the answer).
+/// The txns and IDs such a group hands out stay within what a synced commit reserved
+/// (`NumberReservations`), so that a power cut that loses it never lets them be handed out again.
 final class SQLiteWriter: @unchecked Sendable {
-    // @unchecked Sendable: `connection`, `counters`, `dirtyCounters`, `lastTxn`, `oldestHistory`,
+    // @unchecked Sendable: `connection`, `reservations`, `lastTxn`, `oldestHistory`,
     // `isSynchronousFull` and `isClosed` are used only on `queue`; `pending`, `lastCommitted` and
     // `statistics` are a Mutex/Atomic.
     let queue = DispatchQueue(label: "ContextBus.SQLiteStore.writer", qos: .userInitiated)
@@ -41,8 +43,8 @@ final class SQLiteWriter: @unchecked Sendable {
     /// The store's state as a fleet member (`SQLiteWriter+Replica.swift`).
     let replica: SQLiteReplica
 
-    private var counters: [String: Int64] = [:]
-    private var dirtyCounters: Set<String> = []
+    /// The IDs handed out, and the txns and IDs a synced commit reserved.
+    private var reservations: NumberReservations
     private var lastTxn: Int64 = 0
     /// The `lastTxn` last written to `Z_METADATA` (at pruning and at close; the history's newest
     /// row tells the number otherwise: `SQLiteSchemaSetup.lastTransactionSQL`).
@@ -80,19 +82,23 @@ final class SQLiteWriter: @unchecked Sendable {
         self.observers = observers
         self.checkpointer = checkpointer
         replica = try SQLiteReplica(model: model, connection: connection)
+        var reservedIDs: [String: Int64] = [:]
         let counterRows = try connection.statement("SELECT \"Z_ENTITY\", \"Z_MAX\" FROM \"Z_PRIMARYKEY\"")
-        while try counterRows.step() { counters[counterRows.text(at: 0)] = counterRows.int64(at: 1) }
+        while try counterRows.step() { reservedIDs[counterRows.text(at: 0)] = counterRows.int64(at: 1) }
         counterRows.reset()
         lastTxn = try connection.integer(SQLiteSchemaSetup.lastTransactionSQL) ?? 0
+        let reservedTxn = try SQLiteSchemaSetup.metadata(Self.reservedTxnKey, on: connection).flatMap { Int64($0) }
+        reservations = NumberReservations(reservedIDs: reservedIDs, reservedTxn: max(reservedTxn ?? 0, lastTxn))
         recordedLastTxn = lastTxn
-        oldestHistory = try connection.integer("SELECT MIN(\"Z_TXN\") FROM \"Z_HISTORY\"")
-        lastCommitted.store(lastTxn, ordering: .releasing)
         try connection.execute("PRAGMA synchronous=FULL")
         try connection.gatherWALWrites(true)
         connection.timeWALSyncs(into: walSyncLatency)
         // The savepoints' sub-journals (the original of every page a save changes) in memory,
         // not in a temporary file: otherwise every save writes its pages twice.
         try connection.execute("PRAGMA temp_store=MEMORY")
+        try resumeNumbering()
+        oldestHistory = try connection.integer("SELECT MIN(\"Z_TXN\") FROM \"Z_HISTORY\"")
+        lastCommitted.store(lastTxn, ordering: .releasing)
         // `Statistics.walFrames` counts the groups' frames, not the schema set-up's on this connection.
         _ = connection.takePagesWrittenToTheWAL()
         _ = connection.takeWALWrites()
@@ -146,20 +152,30 @@ final class SQLiteWriter: @unchecked Sendable {
         var outcomes: [Result<SaveResult, any Error>]
         var committed: [ChangeSet]
         var retried = false
+        var inSavepoints = false
+        var mustSync = false
         do {
-            switch try attempt(&jobs, inSavepoints: false) {
-            case .finished(let results, let changes):
-                (outcomes, committed) = (results, changes)
-            case .writeFailed(let error) where jobs.count == 1:
-                (outcomes, committed) = ([.failure(error)], [])
-            case .writeFailed:
-                // Once more with each save in a savepoint of its own: the one whose rows cannot be
-                // written is rolled back to its savepoint and fails alone. Nobody has been answered
-                // yet, so the first attempt leaves no trace but the numbers it allocated (a gap).
-                retried = true
-                switch try attempt(&jobs, inSavepoints: true) {
-                case .finished(let results, let changes): (outcomes, committed) = (results, changes)
-                case .writeFailed(let error): (outcomes, committed) = (jobs.map { _ in .failure(error) }, [])
+            attempts: while true {
+                let numbersBefore = reservations
+                switch try attempt(&jobs, inSavepoints: inSavepoints, mustSync: mustSync) {
+                case .finished(let results, let changes):
+                    (outcomes, committed) = (results, changes)
+                    break attempts
+                case .writeFailed(let error) where jobs.count == 1 || inSavepoints:
+                    (outcomes, committed) = (jobs.map { _ in .failure(error) }, [])
+                    break attempts
+                case .writeFailed:
+                    // Once more with each save in a savepoint of its own: the one whose rows cannot be
+                    // written is rolled back to its savepoint and fails alone. Nobody has been answered
+                    // yet, so the first attempt leaves no trace but the numbers it allocated (a gap).
+                    retried = true
+                    inSavepoints = true
+                case .mustSync:
+                    // Once more with a sync, which raises the reservations it ran past. Nobody has been answered and
+                    // nothing else allocates meanwhile (only this queue does), so the numbers the rolled-back attempt
+                    // allocated are handed out again, by the synced one: no gap.
+                    reservations = numbersBefore
+                    mustSync = true
                 }
             }
         } catch {
@@ -207,6 +223,9 @@ final class SQLiteWriter: @unchecked Sendable {
         /// A save outside a savepoint failed while its rows were written: the transaction was
         /// rolled back and nothing of the group is committed.
         case writeFailed(any Error)
+        /// The group, committing without a sync, handed out numbers past what is reserved: the
+        /// transaction was rolled back, and the group must run again with a sync.
+        case mustSync
     }
 
     /// Runs the group's saves in one transaction and commits the ones that succeed.
@@ -217,14 +236,17 @@ final class SQLiteWriter: @unchecked Sendable {
     /// A save that fails while being planned fails alone in either mode: planning writes nothing.
     /// Only writing rows can fail halfway; `inSavepoints` puts each save's writes in a savepoint
     /// that such a failure rolls back to, otherwise the whole transaction is rolled back (the
-    /// caller retries in savepoints). Throws when the transaction itself fails.
-    private func attempt(_ jobs: inout [SaveJob], inSavepoints: Bool) throws -> GroupAttempt {
+    /// caller retries in savepoints). The group syncs when a save asks for `.disk`, when `mustSync`, or when the
+    /// numbers reserved run low (`NumberReservations`). Throws when the transaction itself fails.
+    private func attempt(_ jobs: inout [SaveJob], inSavepoints: Bool, mustSync: Bool) throws -> GroupAttempt {
         var outcomes: [Result<SaveResult, any Error>] = []
         outcomes.reserveCapacity(jobs.count)
         var committed: [ChangeSet] = []
         var txn = lastTxn
         replica.hasUncommittedRows = false
-        try setSynchronous(full: jobs.contains { $0.request.durability == .disk })
+        try setSynchronous(
+            full: mustSync || jobs.contains { $0.request.durability == .disk }
+                || reservations.isRunningLow(lastTxn: lastTxn, groupLimit: Self.largestGroup))
         let began = ContinuousClock.now
         try connection.statement("BEGIN IMMEDIATE").run()
         var next = 0
@@ -248,10 +270,20 @@ final class SQLiteWriter: @unchecked Sendable {
             try rollBack()
             return .finished(outcomes, committed: [])
         }
-        try writeCounters()
+        // The numbers handed out: raised ahead in a commit that syncs; within the reservations in one that does not.
         // No `Z_METADATA.lastTxn` update: the history row just written tells the number.
+        var raise: NumberReservations.Raise?
+        if isSynchronousFull {
+            raise = reservations.raises(
+                txn: txn, groupLimit: Self.largestGroup, raisingTxns: jobs.contains { $0.request.durability != .disk })
+            try write(raise!)
+        } else if reservations.isExceeded(txn: txn) {
+            try rollBack()
+            return .mustSync
+        }
         let pruneTo = try pruneHistory(lastTxn: txn, firstCommitted: committed.first?.txn ?? txn)
         try connection.statement("COMMIT").run()
+        if let raise { reservations.apply(raise) }
         commitLatency.record(ContinuousClock.now - began)
         if let pruneTo {
             oldestHistory = pruneTo + 1
@@ -388,11 +420,17 @@ final class SQLiteWriter: @unchecked Sendable {
         try statement.run()
     }
 
-    private func writeCounters() throws(SQLiteError) {
+    // MARK: - Numbers
+
+    /// The `Z_METADATA` key of `NumberReservations.reservedTxn`.
+    static let reservedTxnKey = "reservedTxn"
+
+    /// Writes reservations (in the transaction under way): `Z_METADATA.reservedTxn` and entities' `Z_MAX`.
+    private func write(_ raise: NumberReservations.Raise) throws(SQLiteError) {
+        if let txn = raise.txn { try SQLiteSchemaSetup.setMetadata(Self.reservedTxnKey, .int(txn), on: connection) }
         // An UPDATE changes only the table's page; `INSERT OR REPLACE` would delete and insert
-        // the row, changing its key's index page too: one more page in every commit's WAL frames.
-        for entity in dirtyCounters.sorted() {
-            let maximum = counters[entity] ?? 0
+        // the row, changing its key's index page too.
+        for (entity, maximum) in raise.ids.sorted(by: { $0.key < $1.key }) {
             try connection.run(
                 "UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENTITY\" = ?", [.int(maximum), .string(entity)])
             guard sqlite3_changes(connection.handle) == 0 else { continue }
@@ -400,7 +438,41 @@ final class SQLiteWriter: @unchecked Sendable {
                 "INSERT INTO \"Z_PRIMARYKEY\" (\"Z_ENTITY\", \"Z_MAX\") VALUES (?, ?)",
                 [.string(entity), .int(maximum)])
         }
-        dirtyCounters.removeAll()
+    }
+
+    /// At open: when the file reserves txns past its last one, the store did not close (a crash, `kill -9`, a power
+    /// cut) and may have handed them out in saves it lost; each gets an empty history row, so that numbering goes on
+    /// after them and every txn has a row. Then raises the reservations, in one synced transaction.
+    private func resumeNumbering() throws {
+        let skipped = reservations.reservedTxn > lastTxn ? (lastTxn + 1)...reservations.reservedTxn : nil
+        // Txns are raised by the first group of memory saves, not here: a store saving only to disk reserves none.
+        let raise = reservations.raises(
+            txn: skipped?.upperBound ?? lastTxn, groupLimit: Self.largestGroup, raisingTxns: false)
+        guard skipped != nil || !raise.isEmpty else { return }
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            if let skipped {
+                let time = Date()
+                let statement = try connection.statement(
+                    "INSERT INTO \"Z_HISTORY\" (\"Z_TXN\", \"Z_TIME\", \"Z_AUTHOR\", \"Z_CHANGES\") VALUES (?, ?, NULL, ?)"
+                )
+                for txn in skipped {
+                    let empty = ChangeSet(txn: txn, time: time, author: nil, inserted: [], updated: [], deleted: [])
+                    statement.reset()
+                    try statement.bind(txn, at: 1)
+                    try statement.bind(time.timeIntervalSinceReferenceDate, at: 2)
+                    try statement.bind(utf8: codec.encode(empty), at: 3)
+                    try statement.run()
+                }
+            }
+            try write(raise)
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+        if let skipped { lastTxn = skipped.upperBound }
+        reservations.apply(raise)
     }
 
     /// Deletes history rows beyond the retention (in chunks, so not on every commit); returns
@@ -461,15 +533,20 @@ final class SQLiteWriter: @unchecked Sendable {
     // MARK: - IDs and closing
 
     /// Reserves `count` IDs of `entity` in a transaction of their own.
+    /// The IDs are handed out at once when a synced commit reserved them already; otherwise a synced transaction
+    /// raises the reservation first.
     func reserve(entity: String, count: Int) throws -> Int64 {
         try queue.sync {
             guard !isClosed else { throw StoreError.unavailable("the store is closed") }
             let first = allocateNumbers(entity: entity, count: count)
+            guard reservations.isExceeded(txn: lastTxn) else { return first }
             try setSynchronous(full: true)
             try connection.execute("BEGIN IMMEDIATE")
             do {
-                try writeCounters()
+                let raise = reservations.raises(txn: lastTxn, groupLimit: Self.largestGroup, raisingTxns: false)
+                try write(raise)
                 try connection.execute("COMMIT")
+                reservations.apply(raise)
             } catch {
                 try? connection.execute("ROLLBACK")
                 throw error
@@ -483,10 +560,20 @@ final class SQLiteWriter: @unchecked Sendable {
         queue.sync {
             guard !isClosed else { return }
             isClosed = true
-            // For older versions of the store, which read the number from `Z_METADATA` only.
-            if lastTxn != recordedLastTxn {
-                try? setSynchronous(full: true)
-                try? connection.run(SQLiteSchemaSetup.setLastTransactionSQL, [.int(lastTxn)])
+            // The numbers handed out, exactly: a store that closed skips none when it opens again. And for older
+            // versions of the store, which read the number from `Z_METADATA` only, the last txn.
+            let exact = reservations.exact(lastTxn: lastTxn)
+            do {
+                try setSynchronous(full: true)
+                try connection.execute("BEGIN IMMEDIATE")
+                try write(exact)
+                if lastTxn != recordedLastTxn {
+                    try connection.run(SQLiteSchemaSetup.setLastTransactionSQL, [.int(lastTxn)])
+                }
+                try connection.execute("COMMIT")
+                reservations.settle(exact)
+            } catch {
+                try? connection.execute("ROLLBACK")
             }
             try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             connection.close()
@@ -510,14 +597,11 @@ extension SQLiteWriter: ChangeSetSource {
     }
 
     func allocateNumbers(entity: String, count: Int) -> Int64 {
-        let first = counters[entity, default: 0] + 1
-        counters[entity, default: 0] += Int64(count)
-        dirtyCounters.insert(entity)
-        return first
+        reservations.allocate(entity: entity, count: count)
     }
 
     func highestAllocatedNumber(entity: String) -> Int64 {
-        counters[entity, default: 0]
+        reservations.highestAllocated(entity: entity)
     }
 
     func objects(of entity: String, matching predicate: ObjectPredicate?) throws -> [ObjectSnapshot] {

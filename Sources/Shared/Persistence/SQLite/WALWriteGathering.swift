@@ -21,6 +21,8 @@ import ContextBusSupport
 enum WALWriteGathering {
     /// The VFS's registered name, for `sqlite3_open_v2`; registered on first use.
     static let vfsName: String = register()
+    /// The name it is registered under (`vfsName` without registering it).
+    static let registeredName = "contextbus-gather-wal"
 
     /// The custom file-control opcode that turns gathering on (a nonzero `Int32` argument) or off (zero, which
     /// also writes what is gathered) for the connection's WAL.
@@ -53,7 +55,7 @@ enum WALWriteGathering {
     // MARK: - Registration
 
     private static func register() -> String {
-        let name = "contextbus-gather-wal"
+        let name = registeredName
         guard let base = sqlite3_vfs_find(nil) else { preconditionFailure("SQLite has no default VFS") }
         baseVFS = base
         let vfs = UnsafeMutablePointer<sqlite3_vfs>.allocate(capacity: 1)
