@@ -1,3 +1,4 @@
+import ContextBusSupport
 import Foundation
 @preconcurrency import Glibc
 import Synchronization
@@ -14,7 +15,7 @@ public final class NotifySocketListener: Sendable {
     /// What to put in `$NOTIFY_SOCKET`.
     public let address: String
     private let descriptor: Int32
-    private let received = Mutex<[Message]>([])
+    private let received = Locked<[Message]>([])
     private let isClosed = Atomic<Bool>(false)
 
     /// Binds `address`: a file path, or `@name` for the abstract namespace.

@@ -15,7 +15,7 @@ import Testing
 @Suite struct StoreServiceBackupTests {
     /// The saves clients had acknowledged: (txn, the inserted ID).
     final class Acknowledged: Sendable {
-        private let saves = Mutex<[(txn: Int64, id: String)]>([])
+        private let saves = Locked<[(txn: Int64, id: String)]>([])
         func add(txn: Int64, id: String) { saves.withLock { $0.append((txn, id)) } }
         var all: [(txn: Int64, id: String)] { saves.withLock { $0 } }
     }

@@ -1,5 +1,4 @@
 import ContextBusSupport
-import Synchronization
 
 /// What `fleet.status` reports (PROTOCOL.md, "Fleet"): shared by the bridge's threads, read by the status
 /// handler.
@@ -26,7 +25,7 @@ final class FleetCounters: Sendable {
         var commandsRefused: Int64 = 0
     }
 
-    private let values = Mutex(Values())
+    private let values = Locked(Values())
 
     func update(_ body: (inout Values) -> Void) { values.withLock { body(&$0) } }
     var current: Values { values.withLock { $0 } }

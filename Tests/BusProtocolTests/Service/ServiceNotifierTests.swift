@@ -1,6 +1,6 @@
+import ContextBusSupport
 import Foundation
 @preconcurrency import Glibc
-import Synchronization
 import TestSupport
 import Testing
 
@@ -76,7 +76,7 @@ struct ServiceNotifierTests {
     }
 
     @Test func aFailedSendIsReportedOnceAndNotThrown() {
-        let errors = Mutex<[String]>([])
+        let errors = Locked<[String]>([])
         let notifier = ServiceNotifier(environment: ["NOTIFY_SOCKET": "/nonexistent/notify"], processID: 1) { message in
             errors.withLock { $0.append(message) }
         }
@@ -99,7 +99,7 @@ struct ServiceWatchdogTests {
     @Test func pingsWhileEveryLoopTurnsAndNotWhileOneIsWedged() throws {
         let loops = try [EventLoop(name: "watchdog-0"), EventLoop(name: "watchdog-1")]
         defer { for loop in loops { loop.shutdown() } }
-        let pings = Mutex<[ContinuousClock.Instant]>([])
+        let pings = Locked<[ContinuousClock.Instant]>([])
         let watchdog = ServiceWatchdog(loops: loops, interval: .milliseconds(150)) {
             pings.withLock { $0.append(.now) }
         }

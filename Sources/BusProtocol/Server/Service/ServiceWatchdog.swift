@@ -23,7 +23,7 @@ package final class ServiceWatchdog: Sendable {
     private let ping: @Sendable () -> Void
     private let beats: [Beat]
     /// Whether `stop()` was called; a ping is sent holding it, so that none follows `stop()`'s return.
-    private let isStopped = Mutex(false)
+    private let isStopped = Locked(false)
     /// The beats the checker saw last time, on the first loop only.
     private let lastSeen: Locked<[Int]>
 

@@ -26,7 +26,7 @@ import Synchronization
 final class SQLiteWriter: @unchecked Sendable {
     // @unchecked Sendable: `connection`, `reservations`, `lastTxn`, `oldestHistory`,
     // `isSynchronousFull` and `isClosed` are used only on `queue`; `pending`, `lastCommitted` and
-    // `statistics` are a Mutex/Atomic.
+    // `statistics` are behind a `Locked` or an `Atomic`.
     let queue = DispatchQueue(label: "ContextBus.SQLiteStore.writer", qos: .userInitiated)
     private let pending = Locked(PendingSaves())
     let connection: SQLiteConnection
