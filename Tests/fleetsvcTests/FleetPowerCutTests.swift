@@ -50,6 +50,7 @@ struct FleetPowerCutTests {
         let ledger = Locked(Ledger())
         var cuts = PowerCut.Outcome()
         var report: [String] = []
+        var writerCounts: [String: Int64] = [:]
 
         for round in 0..<Self.rounds {
             var random = SeededRandom(seed: seed &+ UInt64(round) &* 0x9E37_79B9)
@@ -64,6 +65,12 @@ struct FleetPowerCutTests {
                 Task { await Self.write(on: b, tag: "b-d\(round)", durability: "disk", pause: 10, stop, ledger) },
             ]
             try await Task.sleep(for: .milliseconds(moment))
+            // What a's writer did this round, just before the cut: saves, commits, and the syncs the fleet asked for.
+            if let stats = try? await a.call("store.stats") {
+                for key in ["saves", "commits", "durabilitySyncs"] {
+                    writerCounts[key, default: 0] += stats[key]?.intValue ?? 0
+                }
+            }
             await a.killBoth()
             _ = stop.setOnce()
             for writer in writers { await writer.value }
@@ -108,15 +115,14 @@ struct FleetPowerCutTests {
         if bStatus.objectValue?["published"]?.intValue != bLastTxn {
             violations.append("b published up to \(bStatus) but its last txn is \(bLastTxn ?? -1)")
         }
-        let aStats = try await a.call("store.stats")
         expectEqual(violations, [], "seed \(seed)")
         expectGreaterThan(told.acknowledged.keys.filter { $0.hasPrefix("a-m") }.count, Self.rounds, "too little load")
         print(
             "FleetPowerCutTests: \(told.acknowledged.count) saves acknowledged, \(onA.count) readings on each gateway, "
                 + "\(memoryLost) memory saves of a lost to the cuts; a's last own txn \(aLast), b's \(bLast); unsynced "
-                + "writes \(cuts.writesLost) lost, \(cuts.writesTorn) torn, \(cuts.writesKept) kept; a's store since its "
-                + "last start: \(aStats["commits"]?.intValue ?? -1) commits, \(aStats["durabilitySyncs"]?.intValue ?? -1) "
-                + "syncs asked for by the fleet")
+                + "writes \(cuts.writesLost) lost, \(cuts.writesTorn) torn, \(cuts.writesKept) kept; a's writer before "
+                + "the cuts: \(writerCounts["saves"] ?? 0) saves (b's applied included) in \(writerCounts["commits"] ?? 0) commits, "
+                + "\(writerCounts["durabilitySyncs"] ?? 0) syncs asked for by the fleet")
     }
 
     /// Saves one reading tagged `<tag>-<i>` at a time until `stop` or a failure (the gateway lost power), recording
