@@ -130,7 +130,10 @@ let package = Package(
             ]),
         .testTarget(
             name: "fleetsvcTests",
-            dependencies: ["fleetsvc", "ContextBusSupport", "ContextBusClient", "ContextBusWire", "TestSupport"]),
+            dependencies: [
+                "fleetsvc", "ContextBusSupport", "ContextBusClient", "ContextBusWire", "ContextBusSQLite",
+                "TestSupport",
+            ]),
         .testTarget(
             name: "ctxbusTests",
             dependencies: [

@@ -72,7 +72,15 @@ final class Outbound: Sendable {
             let fleetIDs = page.objectValue?["fleetIDs"]?.objectValue ?? [:]
             if transactions.isEmpty {
                 if recorded < published { recorded = record(published, recorded: recorded) }
-                _ = doorbell.wait(timeout: .now() + .milliseconds(500))
+                // The store gives only what a sync made durable (docs/fleet.md, "Only what a power cut keeps"); the
+                // rest follows its sync, which this call asked for and no commit event announces: look again soon.
+                let isHeldBack =
+                    page.objectValue?["lastTxn"]?.intValue ?? 0 > page.objectValue?["durable"]?.intValue ?? .max
+                if isHeldBack {
+                    CurrentThread.sleep(nanoseconds: Int64(20) * 1_000_000)
+                } else {
+                    _ = doorbell.wait(timeout: .now() + .milliseconds(500))
+                }
                 continue
             }
             var messages: [FleetMessage] = []
