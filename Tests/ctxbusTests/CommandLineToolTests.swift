@@ -64,7 +64,7 @@ struct CommandLineToolTests {
     }
 
     @Test(arguments: [
-        ([], "missing <store|device|fleet>"),
+        ([], "missing <store|device|fleet|model>"),
         (["cache"], "unknown command 'cache'"),
         (["store"], "missing <subcommand> for 'ctxbus store'"),
         (["store", "drop"], "unknown command 'ctxbus store drop'"),
