@@ -114,6 +114,11 @@ let package = Package(
             ],
             path: "Benchmarks/bench"),
 
+        // The example program scripts/run runs on the stack: the seeds' five patterns in Swift (examples/patterns).
+        .executableTarget(
+            name: "patterns", dependencies: ["ContextBus", "ContextBusClient"], path: "examples/patterns",
+            exclude: ["README.md"]),
+
         // Helpers every test module shares (docs/testing.md "Compile time of the tests").
         .target(name: "TestSupport", dependencies: ["ContextBusSupport"], path: "Tests/TestSupport"),
         // The generated types of a model with every attribute type and relationship shape (Tests/EntityFixtures).
