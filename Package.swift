@@ -155,6 +155,8 @@ let package = Package(
             name: "fleetsvcTests",
             dependencies: ["fleetsvc", "ContextBusSupport", "ContextBusClient", "ContextBusWire", "TestSupport"]),
         .testTarget(
+            name: "DocumentationTests", dependencies: ["ContextBus", "ContextBusClient", "TestSupport"]),
+        .testTarget(
             name: "ctxbusTests",
             dependencies: [
                 "ctxbus", "ContextBusSupport", "ContextBusObjectGraph", "ContextBusWire", "ContextBusClient",
