@@ -25,7 +25,7 @@ struct DocumentationSnippetTests {
 
     @Test func everyMarkedSwiftBlockIsCodeOfTheFileItNames() throws {
         var checked = 0
-        for document in ["docs/from-core-data.md"] {
+        for document in ["README.md", "docs/from-core-data.md"] {
             for block in try Self.markedBlocks(in: document) {
                 let file = try Self.read(block.file)
                 let code = Self.normalized(Self.removingComments(file))
@@ -34,7 +34,7 @@ struct DocumentationSnippetTests {
                 checked += 1
             }
         }
-        expectGreaterThanOrEqual(checked, 2)
+        expectGreaterThanOrEqual(checked, 4)
     }
 
     @Test func theInProcessSnippetsRunOnAnInMemoryStack() async throws {
