@@ -10,6 +10,7 @@ import PackagePlugin
 /// .executableTarget(
 ///     name: "garden",
 ///     dependencies: [.product(name: "ContextBus", package: "ContextBus")],
+///     resources: [.copy("Garden.ctxmodel.json")],
 ///     plugins: [.plugin(name: "ContextBusEntities", package: "ContextBus")])
 /// ```
 @main
@@ -30,8 +31,8 @@ struct ContextBusEntities: BuildToolPlugin {
     /// What a model file's name ends with.
     static let suffix = ".ctxmodel.json"
 
-    /// The target's model files (SwiftPM lists a file it has no rule for among the target's source files, as it
-    /// does resources), sorted.
+    /// The target's model files, sorted: SwiftPM lists a target's resources among its files (declare the model a
+    /// resource, as a program loads it at run time); an excluded file is not listed.
     static func modelFiles(in target: SourceModuleTarget) -> [URL] {
         target.sourceFiles.map(\.url).filter { $0.lastPathComponent.hasSuffix(suffix) }.sorted { $0.path < $1.path }
     }
