@@ -70,6 +70,8 @@ public enum EveryShapeFixture {
     /// descriptions mean equal graphs.
     public static func describe(_ sample: Sample) -> [String] {
         func text(_ value: (some Any)?) -> String { value.map { "\($0)" } ?? "nil" }
+        // JSON with its keys sorted: a dictionary's order differs from one instance to another.
+        func json(_ value: JSONValue) -> String { (try? JSONWriter(sortsKeys: true).string(value)) ?? "\(value)" }
         return [
             "text \(sample.text) / \(text(sample.maybeText))",
             "count \(sample.count) / \(text(sample.maybeCount))",
@@ -78,7 +80,7 @@ public enum EveryShapeFixture {
             "moment \(sample.moment.timeIntervalSince1970) / \(text(sample.maybeMoment?.timeIntervalSince1970))",
             "bytes \(Array(sample.bytes)) / \(text(sample.maybeBytes.map(Array.init)))",
             "token \(sample.token) / \(text(sample.maybeToken))",
-            "document \(sample.document) / \(text(sample.maybeDocument))",
+            "document \(json(sample.document)) / \(text(sample.maybeDocument.map(json)))",
             "default \(text(sample.default))",
             "badge \(text(sample.badge?.label)) back \(text(sample.badge?.sample?.text))",
             "folder \(text(sample.folder?.name)) holds \(sample.folder?.samples.map(\.text).sorted() ?? [])",
