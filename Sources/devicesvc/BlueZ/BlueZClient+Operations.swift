@@ -179,19 +179,45 @@ extension BlueZClient {
     // MARK: - GATT
 
     /// `GattCharacteristic1.ReadValue({})`: the characteristic's current value.
+    ///
+    /// The `PropertiesChanged(Value)` BlueZ signals for the read is kept from the observers (`ReadEchoFilter`): a
+    /// watch's `device.value` events are the notifications only.
     func read(
         _ uuid: BluetoothUUID, of address: BluetoothAddress, onAdapter adapter: String, callTimeout: Duration
     ) -> Signal<Data, DeviceError> {
-        gattCall(uuid, of: address, onAdapter: adapter, "ReadValue", [.propertyMap([:])], callTimeout: callTimeout)
-            .attemptMap { (reply) throws(DeviceError) -> Data in
-                guard reply.bodySignature == "ay", let bytes = reply.body.first?.bytesValue else {
-                    throw .bluez(
-                        DBusError(
-                            name: DBusError.invalidArgs,
-                            message: "ReadValue answered \"\(reply.bodySignature)\", expected \"ay\""))
-                }
-                return Data(bytes)
+        Signal { observer, lifetime in
+            let characteristic: GattCharacteristic
+            do throws(DeviceError) {
+                characteristic = try self.characteristic(uuid, of: address, onAdapter: adapter)
+            } catch {
+                return observer.send(error: error)
             }
+            let message = DBusMessage.methodCall(
+                destination: BlueZ.serviceName, path: characteristic.path, interface: BlueZ.characteristicInterface,
+                member: "ReadValue", body: [.propertyMap([:])])
+            let token = self.readStarting(at: characteristic.path)
+            // The completion runs exactly once (reply, error, timeout or cancellation), so the read always ends.
+            let serial = self.connection.call(message, timeout: callTimeout) { result in
+                switch result {
+                case .success(let reply):
+                    guard reply.bodySignature == "ay", let bytes = reply.body.first?.bytesValue else {
+                        self.readEnded(token, answer: nil)
+                        return observer.send(
+                            error: .bluez(
+                                DBusError(
+                                    name: DBusError.invalidArgs,
+                                    message: "ReadValue answered \"\(reply.bodySignature)\", expected \"ay\"")))
+                    }
+                    self.readEnded(token, answer: bytes)
+                    observer.send(value: Data(bytes))
+                    observer.sendCompleted()
+                case .failure(let error):
+                    self.readEnded(token, answer: nil)
+                    observer.send(error: DeviceError(callError: error))
+                }
+            }
+            lifetime.observeEnded { [connection = self.connection] in connection.cancelCall(serial: serial) }
+        }
     }
 
     /// `GattCharacteristic1.WriteValue(value, {"type": "request" | "command"})`.
