@@ -6,6 +6,9 @@ import Dispatch
 /// What changed in BlueZ's object tree, as `BlueZClient` tells its observers (after applying it to the tree).
 enum BlueZEvent: Sendable {
     case propertiesChanged(DBusPropertiesChanged)
+    /// A characteristic's `Value` signal that was the echo of a `ReadValue` of ours (`ReadEchoFilter`): BlueZ's cache
+    /// changed, but it is no notification. Sent just before the read's answer is passed on.
+    case readEcho(DBusPropertiesChanged)
     case interfacesAdded(DBusInterfacesAdded)
     case interfacesRemoved(DBusInterfacesRemoved)
     /// BlueZ is on the bus and the tree was (re)loaded from `GetManagedObjects`.
@@ -168,7 +171,8 @@ final class BlueZClient: Sendable {
     // MARK: - Internals (delivery queue)
 
     /// Applies a signal to the tree, then tells the observers — unless it may be the echo of a read of ours
-    /// (`ReadEchoFilter`), which they get only once the next message shows it was a notification.
+    /// (`ReadEchoFilter`): they get that one once the next message shows what it was, a notification
+    /// (`.propertiesChanged`, before that message) or the read's echo (`.readEcho`).
     private func apply(_ event: BlueZEvent, to update: (inout BlueZObjectTree) -> Void) {
         let (released, isHeld, observers) = state.withLock {
             state -> (BlueZEvent?, Bool, [@Sendable (BlueZEvent) -> Void]) in
@@ -190,7 +194,7 @@ final class BlueZClient: Sendable {
     }
 
     /// The read `token` was answered with `answer` (`nil`: it failed); on the delivery queue, before the answer is
-    /// passed on. A held signal that was no echo of it goes to the observers now.
+    /// passed on. A held signal goes to the observers now: as `.readEcho` when it was this read's echo.
     func readEnded(_ token: UInt64, answer: [UInt8]?) {
         let (released, observers) = state.withLock { state -> (BlueZEvent?, [@Sendable (BlueZEvent) -> Void]) in
             let released = state.readEchoes.readEnded(token, answer: answer)
@@ -199,8 +203,8 @@ final class BlueZClient: Sendable {
         if let released { for observer in observers { observer(released) } }
     }
 
-    /// How many read echoes were kept from the observers (for tests and statistics).
-    var droppedReadEchoes: Int { state.withLock { $0.readEchoes.droppedEchoes } }
+    /// How many read echoes were told apart from notifications (for tests and statistics).
+    var readEchoCount: Int { state.withLock { $0.readEchoes.echoes } }
 
     private func ownerChanged(to owner: String?) {
         let (generation, released, observers) = state.withLock {

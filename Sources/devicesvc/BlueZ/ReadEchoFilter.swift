@@ -6,20 +6,22 @@ import ContextBusDBus
 /// into its cache and emits `PropertiesChanged(Value)`, flushed at once, just before it sends the `ReadValue` reply
 /// (`src/gatt-client.c`; the simulated BlueZ does the same). So while a read of ours of a characteristic is on its
 /// way, the latest `Value` signal of that characteristic is held back from the observers:
-/// - the read's successful reply carrying the same bytes comes next: the held signal was the read's echo, dropped;
+/// - the read's successful reply carrying the same bytes comes next: the held signal was the read's echo, and goes to
+///   the observers as `.readEcho` (a watch and a chain's notify step ignore it; `device.subscribe`, which reports
+///   every `Value` BlueZ broadcasts, does not);
 /// - anything else comes first (another signal, the read failing or answering other bytes): the held signal was a
-///   notification, and goes to the observers before it, in its place in the order.
+///   notification, and goes to the observers as `.propertiesChanged` before it, in its place in the order.
 ///
 /// A notification arriving while a read is on its way therefore reaches the observers at most one BlueZ message
-/// later. Reads by other D-Bus clients cannot be told apart from notifications: their echoes stay values.
+/// later. Reads by other D-Bus clients cannot be told apart from notifications: their echoes stay notifications.
 struct ReadEchoFilter: Sendable {
     /// The reads on their way, by token: the characteristic's object path.
     private(set) var reads: [UInt64: DBusObjectPath] = [:]
     private var nextToken: UInt64 = 1
     /// The `Value` signal held back, with its bytes.
     private var held: (path: DBusObjectPath, bytes: [UInt8], event: BlueZEvent)?
-    /// How many echoes were dropped.
-    private(set) var droppedEchoes = 0
+    /// How many echoes were told apart.
+    private(set) var echoes = 0
 
     /// A read of the characteristic at `path` is about to go out.
     ///
@@ -53,14 +55,14 @@ struct ReadEchoFilter: Sendable {
 
     /// The read `token` was answered: with `answer`, its bytes, or `nil` when it failed.
     ///
-    /// - Returns: the held event when it was no echo of this read, for the observers before the answer.
+    /// - Returns: the held event, for the observers before the answer: `.readEcho` when it was this read's echo.
     mutating func readEnded(_ token: UInt64, answer: [UInt8]?) -> BlueZEvent? {
         guard let path = reads.removeValue(forKey: token), let signal = held else { return nil }
         held = nil
-        if signal.path == path, let answer, answer == signal.bytes {
-            droppedEchoes += 1
-            return nil
-        }
-        return signal.event
+        guard signal.path == path, let answer, answer == signal.bytes,
+            case .propertiesChanged(let change) = signal.event
+        else { return signal.event }
+        echoes += 1
+        return .readEcho(change)
     }
 }
