@@ -6,7 +6,8 @@ extension DeviceBenchmark {
 
     /// One measured phase: a client running `chains` chains on `devices` devices at once.
     struct Phase {
-        /// `devicesvc`, `bleak`, or `bleak, connect() locked` (an `asyncio.Lock` around `connect()`).
+        /// `devicesvc`, `bleak`, `bleak, connect() locked` (an `asyncio.Lock` around `connect()`), or
+        /// `raw dbus-fast`.
         let client: String
         let devices: Int
         let chains: Int
@@ -20,7 +21,7 @@ extension DeviceBenchmark {
         /// Milliseconds of `process`'s CPU per chain.
         func cpuPerChain(_ process: String) -> Double { (cpuSeconds[process] ?? 0) * 1000 / Double(chains) }
 
-        /// The client's processes (devicesvc and the bench's client; or bleak's Python).
+        /// The client's processes (devicesvc and the bench's client; or bleak's or dbus-fast's Python).
         var clientProcesses: [String] { cpuSeconds.keys.filter { !stackProcesses.contains($0) }.sorted() }
 
         /// Milliseconds of CPU per chain over all the client's processes.
@@ -52,7 +53,7 @@ extension DeviceBenchmark {
     }
 
     /// Prints the phases as a Markdown table, then the speed-ups and the devicesvc/bleak comparison.
-    static func printReport(_ phases: [Phase], load: String, bleakRan: Bool) {
+    static func printReport(_ phases: [Phase], hop: Summary?, load: String, bleakRan: Bool) {
         let loadFigures = load.split(separator: " ").prefix(3).joined(separator: " ")
         print(
             "device: \(chains) chains per phase (connect, read 2a19, write with response, disconnect); "
@@ -92,15 +93,28 @@ extension DeviceBenchmark {
             if !bleakRan { print("bleak: not run (scripts/bluez-sim --python failed)") }
             return
         }
-        let theirOverhead = theirs.latency.mean - radioMilliseconds
+        let floor = phases.first { $0.client == dbusFastClient }
         for ours in phases where ours.client.hasPrefix("devicesvc") && ours.devices == 1 {
-            let ourOverhead = ours.latency.mean - radioMilliseconds
-            print(
-                "\(ours.client) vs bleak on one device: overhead \(format(ourOverhead)) vs \(format(theirOverhead)) "
-                    + "ms per chain (\(format(ourOverhead / max(theirOverhead, 0.001)))x), client CPU "
-                    + "\(format(ours.clientCPUPerChain)) vs \(format(theirs.clientCPUPerChain)) ms per chain "
-                    + "(\(format(ours.clientCPUPerChain / max(theirs.clientCPUPerChain, 0.001)))x)")
+            print("\(ours.client) on one device: " + comparison(ours, with: theirs, "bleak"))
+            if let floor { print("\(ours.client) on one device: " + comparison(ours, with: floor, dbusFastClient)) }
         }
+        if let floor { print("bleak on one device: " + comparison(theirs, with: floor, dbusFastClient)) }
+        if let hop {
+            print(
+                "device.sock round trip (\(hopCalls) device.stats calls): mean \(format(hop.mean)) ms, "
+                    + "p50 \(format(hop.p50)), p99 \(format(hop.p99))")
+        }
+        print("goal: devicesvc's overhead below 0.8x bleak's and at most 1.2x raw dbus-fast's")
+    }
+
+    /// `overhead X vs Y ms per chain (Zx), client CPU …` of `ours` against `theirs`.
+    static func comparison(_ ours: Phase, with theirs: Phase, _ name: String) -> String {
+        let ourOverhead = ours.latency.mean - radioMilliseconds
+        let theirOverhead = theirs.latency.mean - radioMilliseconds
+        return "vs \(name): overhead \(format(ourOverhead)) vs \(format(theirOverhead)) ms per chain "
+            + "(\(format(ourOverhead / max(theirOverhead, 0.001)))x), client CPU "
+            + "\(format(ours.clientCPUPerChain)) vs \(format(theirs.clientCPUPerChain)) ms per chain "
+            + "(\(format(ours.clientCPUPerChain / max(theirs.clientCPUPerChain, 0.001)))x)"
     }
 
     static func format(_ value: Double) -> String { String(format: "%.2f", value) }

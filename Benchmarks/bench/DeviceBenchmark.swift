@@ -10,7 +10,8 @@ import Foundation
 ///
 /// Phases of 200 chains each: devicesvc on one device (sequential), devicesvc on four devices at once (50 each),
 /// first with its default of one link set-up at a time on the adapter, then with `--concurrent-connects 4`;
-/// with devicesvc stopped, bleak the same two ways and on four devices with its `connect()` serialised by hand;
+/// with devicesvc stopped, bleak the same two ways and on four devices with its `connect()` serialised by hand, and
+/// raw dbus-fast (bleak's D-Bus library: four method calls per chain, the floor of a library) on one device;
 /// then devicesvc on one device again (the load of a shared machine drifts). Each phase reports chains/s, latency, the
 /// overhead over the 25 ms the simulator spends "on the radio" (connect 10 + resolve 10 + disconnect 5 ms) and
 /// the CPU time of every process involved (utime + stime from /proc/PID/stat): devicesvc and this process's
@@ -31,11 +32,14 @@ enum DeviceBenchmark {
         defer { simulator.stop() }
         let stack = [("simulator", simulator.pid), ("dbus-daemon", simulator.daemonPID)]
 
+        var hop: Summary?
         var phases = try withService(on: simulator, watching: stack) { client, cpu in
-            [
+            let phases = [
                 try measure("devicesvc", devices: 1, cpu: cpu) { try runChains(client, on: [devices[0]]) },
                 try measure("devicesvc", devices: devices.count, cpu: cpu) { try runChains(client, on: devices) },
             ]
+            hop = try measureHop(client)
+            return phases
         }
         // Link set-ups overlapping, as bleak's do: the simulator's adapter takes several at once.
         phases += try withService(on: simulator, watching: stack, arguments: concurrentConnects) { client, cpu in
@@ -48,11 +52,13 @@ enum DeviceBenchmark {
         // bleak runs alone: devicesvc would otherwise receive (and the bus route to it) bleak's signals too.
         let bleak = try runBleak(bus: simulator.busAddress, watching: stack)
         phases += bleak
+        // The floor: the same chain with nothing but bleak's D-Bus library, alone too.
+        phases += try runDBusFast(bus: simulator.busAddress, watching: stack)
         // devicesvc on one device once more, to show how far the machine's load moved the figures meanwhile.
         phases += try withService(on: simulator, watching: stack) { client, cpu in
             [try measure("devicesvc, again", devices: 1, cpu: cpu) { try runChains(client, on: [devices[0]]) }]
         }
-        printReport(phases, load: load, bleakRan: !bleak.isEmpty)
+        printReport(phases, hop: hop, load: load, bleakRan: !bleak.isEmpty)
     }
 
     /// Starts `devicesvc` on the simulator, connects a client, runs five warm-up chains, then `body` with a CPU
@@ -101,6 +107,21 @@ enum DeviceBenchmark {
         guard failed == 0 else { throw BenchmarkError.chainsFailed(failed) }
         return latencies.withLock { $0 }
     }
+
+    /// The round trip over `device.sock` alone: `hopCalls` `device.stats` calls one after the other (answered from
+    /// devicesvc's counters, no BlueZ call), each one request and its answer — what a chain crosses that a library's
+    /// chain does not.
+    static func measureHop(_ client: BusClient) throws -> Summary {
+        var latencies: [Double] = []
+        for _ in 0..<hopCalls {
+            let start = ContinuousClock.now
+            _ = try client.callAndWait(DeviceStats.self, EmptyObject())
+            latencies.append((ContinuousClock.now - start).milliseconds)
+        }
+        return Summary(latencies)
+    }
+
+    static let hopCalls = 200
 
     /// Times one phase and the CPU its processes spent.
     static func measure(

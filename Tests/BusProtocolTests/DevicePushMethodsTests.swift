@@ -58,18 +58,23 @@ struct DevicePushMethodsTests {
         expectEqual(DeviceLinkEvent.method, "device.link")
     }
 
-    @Test func discoverParamsDefaultToAnOpenEndedDiscoveryWithoutDuplicates() throws {
+    @Test func discoverParamsDefaultToAnOpenEndedDiscoveryAtMinus90DBmWithoutDuplicates() throws {
         let params = try DiscoverParams(json: json("{}"))
         expectEqual(params, DiscoverParams())
+        expectEqual(params.seconds, 0)
+        expectEqual(params.rssi, -90)
+        expectTrue(!params.duplicates && !params.record && params.uuids.isEmpty)
+        expectEqual(params.json, json(#"{"seconds":0,"rssi":-90,"duplicates":false,"record":false}"#))
         let full = try DiscoverParams(
-            json: json(#"{"seconds":2.5,"uuids":["fcd2"],"rssi":-90,"duplicates":true,"record":true}"#))
+            json: json(#"{"seconds":2.5,"uuids":["fcd2"],"rssi":-127,"duplicates":true,"record":true}"#))
         expectEqual(full.seconds, 2.5)
         expectEqual(full.uuids, [BluetoothUUID("fcd2")!])
-        expectEqual(full.rssi, -90)
+        expectEqual(full.rssi, -127)
         expectTrue(full.duplicates && full.record)
         expectEqual(try DiscoverParams(json: full.json), full)
         #expect(throws: RPCError.self) { try DiscoverParams(json: json(#"{"seconds":-1}"#)) }
         #expect(throws: RPCError.self) { try DiscoverParams(json: json(#"{"rssi":-300}"#)) }
+        #expect(throws: RPCError.self) { try DiscoverParams(json: json(#"{"rssi":21}"#)) }
     }
 
     @Test func advertisementEventsCarryTheAdvertisedDataByItsProtocolKeys() throws {

@@ -72,8 +72,48 @@ struct DeviceServiceDiscoveryTests {
             expectEqual(counts.skipped, 0)
             try await waitUntil("StopDiscovery") { try await methods(stack.simulator).contains("StopDiscovery") }
             try await expectEqual(methods(stack.simulator), ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"])
+            // The filter BlueZ got: the service-data UUID, the RSSI threshold, LE only (entries sorted by key).
             let filter = try await stack.simulator.callLog().first { $0.method == "SetDiscoveryFilter" }
-            expectNotNil(filter)
+            expectEqual(filter?.arguments, "{RSSI: -90, Transport: le, UUIDs: [\(Self.bthome)]}")
+        }
+    }
+
+    @Test func aDiscoveryWithoutAnRSSIHearsOnlyDevicesAtMinus90DBmOrStronger() async throws {
+        try await withSimulatedStack(simulatorOptions: Self.quickAdvertising) { stack in
+            let heard = Advertisements(stack.client)
+            defer { heard.dispose() }
+            let other = try await stack.service.makeClient(name: "any")
+            defer { other.close() }
+            let heardAny = Advertisements(other)
+            defer { heardAny.dispose() }
+            let discovery = try await stack.client.call(DeviceDiscover.self, DiscoverParams(duplicates: true))
+                .discovery
+            try await waitUntil("Thermo-1 heard") { !heard.of(Self.first).isEmpty }
+            try await waitUntil("the default filter sent") {
+                try await stack.simulator.callLog().contains { $0.method == "SetDiscoveryFilter" }
+            }
+            let sent = try await stack.simulator.callLog().filter { $0.method == "SetDiscoveryFilter" }
+            expectEqual(sent.map(\.arguments), ["{DuplicateData: true, RSSI: -90, Transport: le}"])
+            // A second session asking for any RSSI (-127): BlueZ gets the weaker threshold of the two.
+            _ = try await other.call(DeviceDiscover.self, DiscoverParams(rssi: -127, duplicates: true))
+            try await waitUntil("the merged filter sent") {
+                try await stack.simulator.callLog().filter { $0.method == "SetDiscoveryFilter" }.count == 2
+            }
+            try await expectEqual(
+                stack.simulator.callLog().filter { $0.method == "SetDiscoveryFilter" }.last?.arguments,
+                "{DuplicateData: true, RSSI: -127, Transport: le}")
+            // Thermo-1 heard faintly: only the session at -127 reports it.
+            let before = heardAny.of(Self.first).count
+            try await stack.simulator.setDeviceProperty(Self.first.string, "RSSI", .int16(-95))
+            try await waitUntil("the faint report") {
+                heardAny.of(Self.first).dropFirst(before).contains { $0.rssi == -95 }
+            }
+            // Then a report the first session does hear: everything it was sent before has arrived by then.
+            try await stack.simulator.setDeviceProperty(Self.first.string, "RSSI", .int16(-77))
+            try await waitUntil("the marker report") { heard.of(Self.first).contains { $0.rssi == -77 } }
+            expectTrue(heard.of(Self.first).allSatisfy { $0.rssi >= -90 }, "\(heard.of(Self.first).map(\.rssi))")
+            let counts = try await stack.client.call(DeviceUndiscover.self, DiscoveryReference(discovery: discovery))
+            expectEqual(counts.advertisements, heard.events.withLock { $0 }.count)
         }
     }
 

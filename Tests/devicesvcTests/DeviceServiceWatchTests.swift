@@ -104,10 +104,13 @@ struct DeviceServiceWatchTests {
             try await waitUntil("connected again") { log.states(of: id).last == .connected }
             try await waitUntil("values after the reconnect") { log.values(of: id).count >= before + 10 }
             try await stack.simulator.stopStreams()
-            // Values from before and after the drop, each once, in order (the ones sent while the link was down are lost).
+            // Exactly the values the simulator sent while a link was up, each once, in order: none dropped before the
+            // link was lost or after it came back, none doubled (those sent while it was down reached nobody).
+            let delivered = try await stack.simulator.streamDeliveries(Self.echoOutTarget)
+            try await waitUntil("every value sent") { log.values(of: id).count >= delivered.count }
             let sequences = log.values(of: id).map { Self.sequence($0.value) }
-            expectEqual(sequences, sequences.sorted())
-            expectEqual(Set(sequences).count, sequences.count)
+            expectEqual(sequences, delivered)
+            expectTrue(delivered.count < (delivered.last ?? 0) + 1, "no value was sent while the link was down")
             let links = log.links(of: id)
             expectEqual(links.first?.event.state, .connected)
             expectEqual(links[1].event.state, .disconnected)
@@ -298,6 +301,42 @@ struct DeviceServiceWatchTests {
             try await waitUntil("values after the chains") { log.values(of: id).count >= before + 2 }
             try await expectEqual(
                 calls(stack.simulator), ["Connect", "StartNotify", "Connect", "ReadValue", "Connect", "ReadValue"])
+            expectEqual(log.states(of: id), [.connected])
+        }
+    }
+
+    @Test func aChainsReadOfAWatchedCharacteristicIsNoValueAndEveryNotificationIsOne() async throws {
+        // Reads that take a while, so that notifications arrive while one is on its way.
+        try await withSimulatedStack(simulatorOptions: ["--timing", "gatt_ms=3"]) { stack in
+            let log = WatchEventLog(stack.client)
+            defer { log.dispose() }
+            let id = try await watch(stack.client, [Self.echoOut])
+            try await waitUntil("connected") { log.states(of: id) == [.connected] }
+            let count: UInt32 = 150
+            try await stack.simulator.startStream(Self.echoOutTarget, intervalMs: 4, count: count)
+            try await waitUntil("the stream's first value") { !log.values(of: id).isEmpty }
+            // BlueZ signals each read's value exactly as it signals a notification (PropertiesChanged of Value),
+            // here the last value notified: a watch must not show it again.
+            var reads: [Data] = []
+            for _ in 0..<5 {
+                let result = try await stack.service.run(
+                    RunParams(
+                        address: Self.first,
+                        steps: [.connect(timeoutMs: nil)]
+                            + Array(repeating: .read(characteristic: Self.echoOut, timeoutMs: nil), count: 6))
+                ).get()
+                reads += result.run.results.dropFirst().compactMap(\.value)
+            }
+            try await waitUntil("the stream's end") {
+                try await stack.simulator.streamDeliveries(Self.echoOutTarget).count == Int(count)
+            }
+            try await waitUntil("every value") { log.values(of: id).count >= Int(count) }
+            try await Task.sleep(for: .milliseconds(100))
+            expectEqual(log.values(of: id).map { Self.sequence($0.value) }, Array(0..<count))
+            // The reads did read streamed values while the stream was on.
+            expectEqual(reads.count, 30)
+            expectTrue(reads.allSatisfy { $0.count == 12 }, "\(reads)")
+            try await expectEqual(stack.simulator.countCalls(Self.first.string, "ReadValue"), 30)
             expectEqual(log.states(of: id), [.connected])
         }
     }

@@ -40,6 +40,8 @@ class Control(dbus.service.Object):
         super().__init__(connection, "/")
         self.supervisor = supervisor
         self.streams: list = []
+        # The sequence numbers of the stream values that reached clients, by target as given to StartStream.
+        self.delivered: dict[str, list[int]] = {}
 
     # ---- helpers ------------------------------------------------------------------------------------------
 
@@ -211,6 +213,7 @@ class Control(dbus.service.Object):
         """Back to the start state: no faults, empty call log, default timings, a fresh bluetoothd."""
         RUNTIME.reset_faults()
         self.streams = []
+        self.delivered = {}
         RUNTIME.timings = dict(DEFAULT_TIMINGS)
         RUNTIME.timings.update(self.supervisor.timing_overrides)
         self.supervisor.stop_bluetoothd()
@@ -312,16 +315,24 @@ class Control(dbus.service.Object):
         characteristic = self._characteristic(str(target))
         bluetoothd = self._bluetoothd()
         state = {"sent": 0}
+        delivered = self.delivered.setdefault(str(target), [])
 
         def tick() -> bool:
             if state["sent"] >= int(count):
                 return False
             payload = state["sent"].to_bytes(4, "little") + time.monotonic_ns().to_bytes(8, "little")
-            characteristic.notify(payload)
+            if characteristic.notify(payload):
+                delivered.append(state["sent"])
             state["sent"] += 1
             return state["sent"] < int(count)
 
         self.streams.append(bluetoothd.every(max(1, int(interval_ms)), tick))
+
+    @dbus.service.method(INTERFACE, in_signature="s", out_signature="au")
+    def StreamDeliveries(self, target):
+        """The sequence numbers of the values streams on ADDRESS/UUID (as given to StartStream) sent to clients,
+        in order: those sent while notifying on a live link, the ones a client must have received."""
+        return dbus.Array(self.delivered.get(str(target), []), signature="u")
 
     @dbus.service.method(INTERFACE, in_signature="", out_signature="")
     def StopStreams(self):

@@ -74,15 +74,15 @@ def does_not_exist() -> BluezError:
 
 
 def summarize(args) -> str:
-    """A short, stable text form of D-Bus arguments for the call log: bytes as 0x-hex, dicts as {k: v}."""
+    """A short, stable text form of D-Bus arguments for the call log: bytes as 0x-hex, dicts as {k: v} by key."""
 
     def one(value) -> str:
         if isinstance(value, (bytes, bytearray)):
             return "0x" + bytes(value).hex()
         if isinstance(value, dbus.Boolean):
             return "true" if value else "false"
-        if isinstance(value, dict):
-            return "{" + ", ".join(f"{key}: {one(item)}" for key, item in value.items()) + "}"
+        if isinstance(value, dict):  # by key, so that the text does not depend on the sender's order
+            return "{" + ", ".join(f"{key}: {one(value[key])}" for key in sorted(value, key=str)) + "}"
         if isinstance(value, (list, tuple)):
             if value and all(isinstance(item, dbus.Byte) for item in value):
                 return "0x" + bytes(int(item) for item in value).hex()

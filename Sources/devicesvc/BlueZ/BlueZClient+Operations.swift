@@ -37,15 +37,23 @@ extension BlueZClient {
         return device
     }
 
+    /// Looks a device's object path up in the current tree (no `BlueZDevice` built).
+    func devicePath(_ address: BluetoothAddress, onAdapter adapter: String) throws(DeviceError) -> DBusObjectPath {
+        guard let path = try availableTree().devicePath(address, onAdapter: adapter) else {
+            throw .unknownDevice(address: address.string)
+        }
+        return path
+    }
+
     /// Looks a characteristic up below a device in the current tree.
     func characteristic(
         _ uuid: BluetoothUUID, of address: BluetoothAddress, onAdapter adapter: String
     ) throws(DeviceError) -> GattCharacteristic {
         let tree = try availableTree()
-        guard let device = tree.device(address, onAdapter: adapter) else {
+        guard let devicePath = tree.devicePath(address, onAdapter: adapter) else {
             throw .unknownDevice(address: address.string)
         }
-        guard let characteristic = tree.characteristic(uuid, onDevice: device.path) else {
+        guard let characteristic = tree.characteristic(uuid, onDevice: devicePath) else {
             throw .unknownCharacteristic(address: address.string, uuid: uuid.string)
         }
         return characteristic
@@ -64,9 +72,9 @@ extension BlueZClient {
         _ address: BluetoothAddress, onAdapter adapter: String, resolveTimeout: Duration, callTimeout: Duration
     ) -> Signal<ConnectStage, DeviceError> {
         Signal { observer, lifetime in
-            let device: BlueZDevice
+            let devicePath: DBusObjectPath
             do throws(DeviceError) {
-                device = try self.device(address, onAdapter: adapter)
+                devicePath = try self.devicePath(address, onAdapter: adapter)
             } catch {
                 return observer.send(error: error)
             }
@@ -85,7 +93,7 @@ extension BlueZClient {
             lifetime += self.observe { event in
                 switch event {
                 case .propertiesChanged(let change)
-                where change.path == device.path && change.interface == BlueZ.deviceInterface:
+                where change.path == devicePath && change.interface == BlueZ.deviceInterface:
                     if change.changed["Connected"]?.boolValue == true { linkUp() }
                     if change.changed["ServicesResolved"]?.boolValue == true {
                         let done = progress.withLock { state -> Bool in
@@ -102,7 +110,7 @@ extension BlueZClient {
                         observer.send(error: .linkLost(address: address.string))
                     }
                 case .interfacesRemoved(let removed)
-                where removed.objectPath == device.path && removed.interfaces.contains(BlueZ.deviceInterface):
+                where removed.objectPath == devicePath && removed.interfaces.contains(BlueZ.deviceInterface):
                     observer.send(error: .linkLost(address: address.string))
                 case .vanished:
                     observer.send(error: .unavailable("\(BlueZ.serviceName) left the bus"))
@@ -110,20 +118,21 @@ extension BlueZClient {
                     break
                 }
             }
-            let connecting = self.call(device.path, BlueZ.deviceInterface, "Connect", timeout: callTimeout)
+            let connecting = self.call(devicePath, BlueZ.deviceInterface, "Connect", timeout: callTimeout)
             lifetime += connecting.start { event in
                 switch event {
                 case .value:
                     linkUp()
                     // The reply comes after the signals sent before it: the tree is current for this device.
-                    let resolvedNow = self.tree.device(at: device.path).map { $0.isConnected && $0.servicesResolved }
+                    let resolvedNow = self.tree.device(at: devicePath).map { $0.isConnected && $0.servicesResolved }
                     let done = progress.withLock { state -> Bool in
                         state.hasReply = true
                         return state.isResolved || resolvedNow == true
                     }
                     if done { return finish() }
                     lifetime += self.scheduler.schedule(after: resolveTimeout) {
-                        self.giveUpResolving(device, progress: progress, after: resolveTimeout, observer: observer)
+                        self.giveUpResolving(
+                            devicePath, of: address, progress: progress, after: resolveTimeout, observer: observer)
                     }
                 case .failed(let error):
                     observer.send(error: error)
@@ -136,7 +145,8 @@ extension BlueZClient {
 
     /// Disconnects a connection whose services never resolved, then fails with `.servicesNotResolved`.
     private func giveUpResolving(
-        _ device: BlueZDevice, progress: Locked<ConnectProgress>, after timeout: Duration,
+        _ devicePath: DBusObjectPath, of address: BluetoothAddress, progress: Locked<ConnectProgress>,
+        after timeout: Duration,
         observer: Observer<ConnectStage, DeviceError>
     ) {
         let proceed = progress.withLock { state -> Bool in
@@ -145,8 +155,8 @@ extension BlueZClient {
             return true
         }
         guard proceed else { return }
-        let failure = DeviceError.servicesNotResolved(address: device.address, after: timeout)
-        call(device.path, BlueZ.deviceInterface, "Disconnect", timeout: .seconds(10)).start { event in
+        let failure = DeviceError.servicesNotResolved(address: address.string, after: timeout)
+        call(devicePath, BlueZ.deviceInterface, "Disconnect", timeout: .seconds(10)).start { event in
             if event.isTerminating { observer.send(error: failure) }
         }
     }
@@ -156,15 +166,15 @@ extension BlueZClient {
         _ address: BluetoothAddress, onAdapter adapter: String, callTimeout: Duration
     ) -> Signal<Void, DeviceError> {
         Signal { observer, lifetime in
-            let device: BlueZDevice
+            let devicePath: DBusObjectPath
             do throws(DeviceError) {
-                device = try self.device(address, onAdapter: adapter)
+                devicePath = try self.devicePath(address, onAdapter: adapter)
             } catch .unknownDevice {
                 return observer.sendCompleted()
             } catch {
                 return observer.send(error: error)
             }
-            lifetime += self.call(device.path, BlueZ.deviceInterface, "Disconnect", timeout: callTimeout)
+            lifetime += self.call(devicePath, BlueZ.deviceInterface, "Disconnect", timeout: callTimeout)
                 .start { event in
                     switch event {
                     case .value: observer.send(value: ())
@@ -179,19 +189,45 @@ extension BlueZClient {
     // MARK: - GATT
 
     /// `GattCharacteristic1.ReadValue({})`: the characteristic's current value.
+    ///
+    /// The `PropertiesChanged(Value)` BlueZ signals for the read is kept from the observers (`ReadEchoFilter`): a
+    /// watch's `device.value` events are the notifications only.
     func read(
         _ uuid: BluetoothUUID, of address: BluetoothAddress, onAdapter adapter: String, callTimeout: Duration
     ) -> Signal<Data, DeviceError> {
-        gattCall(uuid, of: address, onAdapter: adapter, "ReadValue", [.propertyMap([:])], callTimeout: callTimeout)
-            .attemptMap { (reply) throws(DeviceError) -> Data in
-                guard reply.bodySignature == "ay", let bytes = reply.body.first?.bytesValue else {
-                    throw .bluez(
-                        DBusError(
-                            name: DBusError.invalidArgs,
-                            message: "ReadValue answered \"\(reply.bodySignature)\", expected \"ay\""))
-                }
-                return Data(bytes)
+        Signal { observer, lifetime in
+            let characteristic: GattCharacteristic
+            do throws(DeviceError) {
+                characteristic = try self.characteristic(uuid, of: address, onAdapter: adapter)
+            } catch {
+                return observer.send(error: error)
             }
+            let message = DBusMessage.methodCall(
+                destination: BlueZ.serviceName, path: characteristic.path, interface: BlueZ.characteristicInterface,
+                member: "ReadValue", body: [.propertyMap([:])])
+            let token = self.readStarting(at: characteristic.path)
+            // The completion runs exactly once (reply, error, timeout or cancellation), so the read always ends.
+            let serial = self.connection.call(message, timeout: callTimeout) { result in
+                switch result {
+                case .success(let reply):
+                    guard reply.bodySignature == "ay", let bytes = reply.body.first?.bytesValue else {
+                        self.readEnded(token, answer: nil)
+                        return observer.send(
+                            error: .bluez(
+                                DBusError(
+                                    name: DBusError.invalidArgs,
+                                    message: "ReadValue answered \"\(reply.bodySignature)\", expected \"ay\"")))
+                    }
+                    self.readEnded(token, answer: bytes)
+                    observer.send(value: Data(bytes))
+                    observer.sendCompleted()
+                case .failure(let error):
+                    self.readEnded(token, answer: nil)
+                    observer.send(error: DeviceError(callError: error))
+                }
+            }
+            lifetime.observeEnded { [connection = self.connection] in connection.cancelCall(serial: serial) }
+        }
     }
 
     /// `GattCharacteristic1.WriteValue(value, {"type": "request" | "command"})`.
@@ -238,15 +274,15 @@ extension BlueZClient {
     /// `.unavailable` when BlueZ leaves the bus; sends nothing otherwise.
     func linkLoss(_ address: BluetoothAddress, onAdapter adapter: String) -> Signal<Never, DeviceError> {
         Signal { observer, lifetime in
-            guard let device = self.tree.device(address, onAdapter: adapter) else { return }
+            guard let devicePath = self.tree.devicePath(address, onAdapter: adapter) else { return }
             lifetime += self.observe { event in
                 switch event {
                 case .propertiesChanged(let change)
-                where change.path == device.path && change.interface == BlueZ.deviceInterface
+                where change.path == devicePath && change.interface == BlueZ.deviceInterface
                     && change.changed["Connected"]?.boolValue == false:
                     observer.send(error: .linkLost(address: address.string))
                 case .interfacesRemoved(let removed)
-                where removed.objectPath == device.path && removed.interfaces.contains(BlueZ.deviceInterface):
+                where removed.objectPath == devicePath && removed.interfaces.contains(BlueZ.deviceInterface):
                     observer.send(error: .linkLost(address: address.string))
                 case .vanished:
                     observer.send(error: .unavailable("\(BlueZ.serviceName) left the bus"))

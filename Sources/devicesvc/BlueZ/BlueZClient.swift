@@ -6,6 +6,9 @@ import Dispatch
 /// What changed in BlueZ's object tree, as `BlueZClient` tells its observers (after applying it to the tree).
 enum BlueZEvent: Sendable {
     case propertiesChanged(DBusPropertiesChanged)
+    /// A characteristic's `Value` signal that was the echo of a `ReadValue` of ours (`ReadEchoFilter`): BlueZ's cache
+    /// changed, but it is no notification. Sent just before the read's answer is passed on.
+    case readEcho(DBusPropertiesChanged)
     case interfacesAdded(DBusInterfacesAdded)
     case interfacesRemoved(DBusInterfacesRemoved)
     /// BlueZ is on the bus and the tree was (re)loaded from `GetManagedObjects`.
@@ -49,6 +52,7 @@ final class BlueZClient: Sendable {
         var watcher: NameWatcher?
         var discovery = DiscoveryState()
         var notifySessions = NotifySessionTable()
+        var readEchoes = ReadEchoFilter()
     }
 
     private init(connection: DBusConnection, scheduler: any Scheduler) {
@@ -166,17 +170,45 @@ final class BlueZClient: Sendable {
 
     // MARK: - Internals (delivery queue)
 
+    /// Applies a signal to the tree, then tells the observers — unless it may be the echo of a read of ours
+    /// (`ReadEchoFilter`): they get that one once the next message shows what it was, a notification
+    /// (`.propertiesChanged`, before that message) or the read's echo (`.readEcho`).
     private func apply(_ event: BlueZEvent, to update: (inout BlueZObjectTree) -> Void) {
-        let observers = state.withLock { state -> [@Sendable (BlueZEvent) -> Void] in
-            guard state.isLoaded else { return [] }
+        let (released, isHeld, observers) = state.withLock {
+            state -> (BlueZEvent?, Bool, [@Sendable (BlueZEvent) -> Void]) in
+            guard state.isLoaded else { return (nil, false, []) }
             update(&state.tree)
-            return state.observers.sorted { $0.key < $1.key }.map(\.value)
+            let released = state.readEchoes.release()
+            let isHeld = state.readEchoes.hold(event)
+            return (released, isHeld, state.observers.sorted { $0.key < $1.key }.map(\.value))
         }
-        for observer in observers { observer(event) }
+        if let released { for observer in observers { observer(released) } }
+        if !isHeld { for observer in observers { observer(event) } }
     }
 
+    /// A `ReadValue` of the characteristic at `path` is about to go out (call on any thread).
+    ///
+    /// - Returns: the token for `readEnded`.
+    func readStarting(at path: DBusObjectPath) -> UInt64 {
+        state.withLock { $0.readEchoes.readStarting(at: path) }
+    }
+
+    /// The read `token` was answered with `answer` (`nil`: it failed); on the delivery queue, before the answer is
+    /// passed on. A held signal goes to the observers now: as `.readEcho` when it was this read's echo.
+    func readEnded(_ token: UInt64, answer: [UInt8]?) {
+        let (released, observers) = state.withLock { state -> (BlueZEvent?, [@Sendable (BlueZEvent) -> Void]) in
+            let released = state.readEchoes.readEnded(token, answer: answer)
+            return (released, released == nil ? [] : state.observers.sorted { $0.key < $1.key }.map(\.value))
+        }
+        if let released { for observer in observers { observer(released) } }
+    }
+
+    /// How many read echoes were told apart from notifications (for tests and statistics).
+    var readEchoCount: Int { state.withLock { $0.readEchoes.echoes } }
+
     private func ownerChanged(to owner: String?) {
-        let (generation, observers) = state.withLock { state -> (UInt64, [@Sendable (BlueZEvent) -> Void]) in
+        let (generation, released, observers) = state.withLock {
+            state -> (UInt64, BlueZEvent?, [@Sendable (BlueZEvent) -> Void]) in
             let wasLoaded = state.isLoaded
             state.generation += 1
             state.owner = owner
@@ -184,8 +216,12 @@ final class BlueZClient: Sendable {
             state.isLoaded = false
             state.discovery = DiscoveryState()
             state.notifySessions.sessions = [:]
-            return (state.generation, wasLoaded ? state.observers.sorted { $0.key < $1.key }.map(\.value) : [])
+            // A signal held back as a possible read echo was the old owner's last word: a notification.
+            let released = state.readEchoes.release()
+            let observers = wasLoaded ? state.observers.sorted { $0.key < $1.key }.map(\.value) : []
+            return (state.generation, released, observers)
         }
+        if let released { for observer in observers { observer(released) } }
         for observer in observers { observer(.vanished) }
         if owner != nil { reload(generation: generation) }
     }

@@ -87,15 +87,22 @@ struct BlueZObjectTree: Sendable, Hashable {
 
     /// The device with `address` on the adapter named `adapter`.
     func device(_ address: BluetoothAddress, onAdapter adapter: String) -> BlueZDevice? {
+        devicePath(address, onAdapter: adapter).flatMap(device(at:))
+    }
+
+    /// The path of the device with `address` on the adapter named `adapter`: what most lookups need (every step's),
+    /// found without building a `BlueZDevice`.
+    func devicePath(_ address: BluetoothAddress, onAdapter adapter: String) -> DBusObjectPath? {
         // BlueZ names device objects after the address; look there first, then search (a device object
         // whose path does not follow the convention is still found by its Address property).
-        let element = String(address.string.map { $0 == ":" ? "_" : $0 })
+        let element = String(
+            decoding: address.string.utf8.map { $0 == UInt8(ascii: ":") ? UInt8(ascii: "_") : $0 }, as: UTF8.self)
         if let path = try? DBusObjectPath("/org/bluez/\(adapter)/dev_" + element),
-            let device = device(at: path)
+            properties(of: BlueZ.deviceInterface, at: path)?["Address"]?.stringValue != nil
         {
-            return device
+            return path
         }
-        return devices(onAdapter: adapter).first { $0.address == address.string }
+        return devices(onAdapter: adapter).first { $0.address == address.string }?.path
     }
 
     /// The characteristics below the device at `devicePath`, by path order.
@@ -110,10 +117,11 @@ struct BlueZObjectTree: Sendable, Hashable {
     func characteristic(_ uuid: BluetoothUUID, onDevice devicePath: DBusObjectPath) -> GattCharacteristic? {
         let canonical = uuid.canonical
         var best: (path: DBusObjectPath, properties: DBusPropertyMap)?
-        for (path, interfaces) in objects {
+        // Cheapest test first: most objects are other devices'.
+        for (path, interfaces) in objects where path.isInNamespace(devicePath) && path != devicePath {
             guard let properties = interfaces[BlueZ.characteristicInterface],
-                properties["UUID"]?.stringValue?.lowercased() == canonical, path != devicePath,
-                path.isInNamespace(devicePath), best.map({ path < $0.path }) ?? true
+                let text = properties["UUID"]?.stringValue, text.inCase(upper: false) == canonical,
+                best.map({ path < $0.path }) ?? true
             else { continue }
             best = (path, properties)
         }

@@ -91,12 +91,12 @@ extension BlueZDevice {
         let rssi = properties["RSSI"]?.int16Value.map(Int.init)
         self.init(
             path: path, adapterPath: properties["Adapter"]?.objectPathValue ?? path.parent,
-            address: address.uppercased(),
+            address: address.inCase(upper: true),
             name: properties["Name"]?.stringValue ?? properties["Alias"]?.stringValue, rssi: rssi,
             isConnected: properties["Connected"]?.boolValue ?? false,
             isPaired: properties["Paired"]?.boolValue ?? false,
             servicesResolved: properties["ServicesResolved"]?.boolValue ?? false,
-            uuids: (properties["UUIDs"]?.stringArrayValue ?? []).map { $0.lowercased() })
+            uuids: (properties["UUIDs"]?.stringArrayValue ?? []).map { $0.inCase(upper: false) })
     }
 
     /// The device as `device.list` reports it.
@@ -112,8 +112,19 @@ extension GattCharacteristic {
     init?(path: DBusObjectPath, properties: DBusPropertyMap) {
         guard let uuid = properties["UUID"]?.stringValue else { return nil }
         self.init(
-            path: path, servicePath: properties["Service"]?.objectPathValue, uuid: uuid.lowercased(),
+            path: path, servicePath: properties["Service"]?.objectPathValue, uuid: uuid.inCase(upper: false),
             flags: properties["Flags"]?.stringArrayValue ?? [], value: properties["Value"]?.bytesValue.map { Data($0) })
+    }
+}
+
+extension String {
+    /// The text in upper or lower case; itself, not a copy, when it is in that case already, as BlueZ's addresses
+    /// (upper) and UUIDs (lower) are: the tree's typed views are built for every lookup.
+    func inCase(upper: Bool) -> String {
+        let wrong: ClosedRange<UInt8> =
+            upper ? UInt8(ascii: "a")...UInt8(ascii: "z") : UInt8(ascii: "A")...UInt8(ascii: "Z")
+        guard utf8.contains(where: { wrong.contains($0) || $0 >= 0x80 }) else { return self }
+        return upper ? uppercased() : lowercased()
     }
 }
 

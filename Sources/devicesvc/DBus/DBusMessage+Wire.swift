@@ -122,18 +122,17 @@ extension DBusMessage {
         }
     }
 
-    /// Reads the header field array into this message and returns the body signature.
+    /// Reads the header field array (`ARRAY of STRUCT(BYTE, VARIANT)`) into this message and returns the body
+    /// signature. Field by field, without building the array's values: every message's header is read here.
     private mutating func readHeaderFields(from decoder: inout DBusDecoder) throws(DBusWireError) -> DBusSignature {
-        guard case .array(_, let entries) = try decoder.read(.array(DBusMessage.headerFieldType)) else {
-            throw .invalidHeader("header fields are not an array")
-        }
-        var seen = Set<UInt8>()
+        var seen: UInt32 = 0
         var signature = DBusSignature.empty
-        for entry in entries {
-            guard case .structure(let pair) = entry, case .byte(let code) = pair[0], case .variant(let value) = pair[1]
-            else { throw .invalidHeader("malformed header field") }
-            guard let field = HeaderField(rawValue: code) else { continue }  // "unknown fields must be ignored"
-            guard seen.insert(code).inserted else { throw .invalidHeader("header field \(code) appears twice") }
+        try decoder.readArrayOfStructures { decoder throws(DBusWireError) in
+            let code = try decoder.readByte()
+            let value = try decoder.readVariantContent()
+            guard let field = HeaderField(rawValue: code) else { return }  // "unknown fields must be ignored"
+            guard seen & (1 << UInt32(code)) == 0 else { throw .invalidHeader("header field \(code) appears twice") }
+            seen |= 1 << UInt32(code)
             switch (field, value) {
             case (.path, .objectPath(let path)): self.path = path
             case (.interface, .string(let text)): interface = text

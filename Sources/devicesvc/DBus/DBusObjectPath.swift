@@ -24,7 +24,7 @@ package struct DBusObjectPath: Sendable, Hashable, Comparable {
 
     /// Whether `text` is a valid object path.
     package static func isValid(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
+        let bytes = text.utf8
         guard bytes.first == UInt8(ascii: "/") else { return false }
         if bytes.count == 1 { return true }
         var previousWasSlash = true
@@ -43,7 +43,23 @@ package struct DBusObjectPath: Sendable, Hashable, Comparable {
 
     /// Whether this path is `namespace` itself or lies below it, as the `path_namespace` match key defines.
     package func isInNamespace(_ namespace: DBusObjectPath) -> Bool {
-        if namespace.rawValue == "/" || namespace == self { return true }
+        // Lengths first, then byte by byte in place from the end, where sibling paths differ (the tree's lookups ask
+        // this of every object): no `namespace + "/"` to allocate, no `starts(with:)` walking the UTF-8 views.
+        let count = namespace.rawValue.utf8.count
+        let ownCount = rawValue.utf8.count
+        if count == 1 { return true }  // "/", the only path of one byte
+        if ownCount == count { return self == namespace }
+        guard ownCount > count else { return false }
+        let inPlace = rawValue.utf8.withContiguousStorageIfAvailable { path in
+            namespace.rawValue.utf8.withContiguousStorageIfAvailable { prefix in
+                guard path[count] == UInt8(ascii: "/") else { return false }
+                for index in stride(from: count - 1, through: 0, by: -1) where path[index] != prefix[index] {
+                    return false
+                }
+                return true
+            }
+        }
+        if let inPlace = inPlace ?? nil { return inPlace }
         return rawValue.hasPrefix(namespace.rawValue + "/")
     }
 
@@ -81,39 +97,56 @@ package enum DBusNames {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
     }
 
+    // The checks run on the names of every message read (`validateHeader`): one pass over the UTF-8, no copies.
+
     /// Whether `name` is a valid interface name (also the rule for error names): two or more dot-separated
     /// elements of `[A-Za-z0-9_]`, none empty and none starting with a digit.
     package static func isValidInterface(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard !bytes.isEmpty, bytes.count <= maximumNameLength else { return false }
-        let elements = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard elements.count >= 2 else { return false }
-        return elements.allSatisfy { element in
-            guard let first = element.first, !isDigit(first) else { return false }
-            return element.allSatisfy(isElementCharacter)
-        }
+        isValidDottedName(name.utf8, allowsHyphen: false, allowsLeadingDigit: false)
     }
 
     /// Whether `name` is a valid member (method or signal) name: `[A-Za-z0-9_]`, not empty, not starting with a digit.
     package static func isValidMember(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard let first = bytes.first, bytes.count <= maximumNameLength, !isDigit(first) else { return false }
-        return bytes.allSatisfy(isElementCharacter)
+        var count = 0
+        for byte in name.utf8 {
+            if count == 0 && isDigit(byte) { return false }
+            guard isElementCharacter(byte) else { return false }
+            count += 1
+        }
+        return count > 0 && count <= maximumNameLength
     }
 
     /// Whether `name` is a valid bus name: a unique name (`:1.42`) or a well-known name (`org.bluez`).
     package static func isValidBusName(_ name: String) -> Bool {
-        var bytes = Array(name.utf8)
-        guard !bytes.isEmpty, bytes.count <= maximumNameLength else { return false }
-        let isUnique = bytes[0] == UInt8(ascii: ":")
-        if isUnique { bytes.removeFirst() }
-        let elements = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard elements.count >= 2 else { return false }
-        return elements.allSatisfy { element in
-            guard let first = element.first else { return false }
-            if !isUnique && isDigit(first) { return false }
-            return element.allSatisfy { isElementCharacter($0) || $0 == UInt8(ascii: "-") }
+        let bytes = name.utf8
+        guard bytes.first == UInt8(ascii: ":") else {
+            return isValidDottedName(bytes, allowsHyphen: true, allowsLeadingDigit: false)
         }
+        return bytes.count <= maximumNameLength
+            && isValidDottedName(bytes.dropFirst(), allowsHyphen: true, allowsLeadingDigit: true)
+    }
+
+    /// Two or more dot-separated elements of `[A-Za-z0-9_]` (and `-` when `allowsHyphen`), none empty, none starting
+    /// with a digit unless `allowsLeadingDigit`, at most `maximumNameLength` bytes in all.
+    private static func isValidDottedName(
+        _ name: some Collection<UInt8>, allowsHyphen: Bool, allowsLeadingDigit: Bool
+    ) -> Bool {
+        var count = 0
+        var elements = 1
+        var elementLength = 0
+        for byte in name {
+            count += 1
+            if byte == UInt8(ascii: ".") {
+                guard elementLength > 0 else { return false }
+                elements += 1
+                elementLength = 0
+                continue
+            }
+            if elementLength == 0 && !allowsLeadingDigit && isDigit(byte) { return false }
+            guard isElementCharacter(byte) || (allowsHyphen && byte == UInt8(ascii: "-")) else { return false }
+            elementLength += 1
+        }
+        return count > 0 && count <= maximumNameLength && elements >= 2 && elementLength > 0
     }
 
     /// Throws unless `name` is a valid interface name.

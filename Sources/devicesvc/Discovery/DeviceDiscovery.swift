@@ -127,7 +127,7 @@ final class DeviceDiscovery: Sendable {
             let properties = tree.properties(of: BlueZ.deviceInterface, at: path)
         else { return }
         let data = AdvertisedData(properties: properties)
-        guard let rssi = data.rssi, data.matches(params.uuids), params.rssi.map({ rssi >= $0 }) ?? true else { return }
+        guard let rssi = data.rssi, data.matches(params.uuids), rssi >= params.rssi else { return }
         var decoded: [DecodedValue] = []
         var skipped = data.malformed
         var bthome: Data?

@@ -184,8 +184,13 @@ extension DeviceService {
         let bluez = bluez
         responder.succeed(DeviceSubscribeResult(subscription: id))
         connection.lifetime += bluez.observe { event in
-            guard case .propertiesChanged(let change) = event,
-                let deviceEvent = DeviceService.deviceEvent(for: change, in: bluez.tree, subscription: id),
+            // Every `Value` BlueZ broadcasts, our own reads' too (docs/protocol.md, "device.subscribe").
+            let change: DBusPropertiesChanged
+            switch event {
+            case .propertiesChanged(let changed), .readEcho(let changed): change = changed
+            default: return
+            }
+            guard let deviceEvent = DeviceService.deviceEvent(for: change, in: bluez.tree, subscription: id),
                 params.address == nil || params.address == deviceEvent.address
             else { return }
             connection.send(deviceEvent)

@@ -123,6 +123,13 @@ final class BlueZSimulator: Sendable {
 
     func stopStreams() async throws { try await callControl("StopStreams") }
 
+    /// The sequence numbers of the stream values on `target` the simulator sent to clients (notifying on a live link),
+    /// in order: what a client holding the link throughout must have received.
+    func streamDeliveries(_ target: String) async throws -> [UInt32] {
+        (try await callControl("StreamDeliveries", [.string(target)]).body.first?.arrayValue ?? []).compactMap(
+            \.uint32Value)
+    }
+
     /// How many logged calls of `method` went to `target`.
     func countCalls(_ target: String, _ method: String) async throws -> Int {
         Int(try await callControl("CountCalls", [.string(target), .string(method)]).body.first?.uint32Value ?? 0)
@@ -150,6 +157,8 @@ final class BlueZSimulator: Sendable {
     struct Call: Sendable, Hashable, CustomStringConvertible {
         var path: String
         var method: String
+        /// The simulator's summary of the arguments (`0x01, {type: request}`; a dictionary's entries by key).
+        var arguments: String
         var outcome: String
 
         /// The device the call was for (`AA:BB:CC:DD:EE:01`), from its path.
@@ -166,9 +175,10 @@ final class BlueZSimulator: Sendable {
         let reply = try await callControl("GetCallLog")
         return (reply.body.first?.arrayValue ?? []).compactMap { entry in
             guard let fields = entry.structureValue, fields.count == 7, let path = fields[2].stringValue,
-                let method = fields[4].stringValue, let outcome = fields[6].stringValue
+                let method = fields[4].stringValue, let arguments = fields[5].stringValue,
+                let outcome = fields[6].stringValue
             else { return nil }
-            return Call(path: path, method: method, outcome: outcome)
+            return Call(path: path, method: method, arguments: arguments, outcome: outcome)
         }
     }
 }

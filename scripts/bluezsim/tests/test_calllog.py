@@ -56,3 +56,13 @@ def test_reset_empties_the_log_and_restores_the_start_state(sim):
     assert list(sim.ctl("ListFaults")) == []
     assert sim.ctl("GetTimings")["connect_ms"] == 10
     assert not sim.get(DEV1, DEVICE, "Connected")
+
+
+def test_a_dictionary_argument_is_logged_by_key_whatever_order_it_was_sent_in(sim):
+    filter_ = dbus.Dictionary(
+        [("UUIDs", dbus.Array(["fcd2"], signature="s")), ("RSSI", dbus.Int16(-90)), ("Transport", "le")],
+        signature="sv",
+    )
+    sim.call("/org/bluez/hci0", "org.bluez.Adapter1", "SetDiscoveryFilter", "a{sv}", filter_)
+    entry = [e for e in log(sim) if e[4] == "SetDiscoveryFilter"][0]
+    assert entry[5] == "{RSSI: -90, Transport: le, UUIDs: [fcd2]}"

@@ -136,3 +136,18 @@ def test_notify_many_and_streams_send_to_notifying_clients(sim):
     assert [int.from_bytes(v[:4], "little") for v in values] == list(range(10))
     sent = [int.from_bytes(v[4:12], "little") for v in values]
     assert sent == sorted(sent) and 0 < time.monotonic_ns() - sent[-1] < 5_000_000_000
+
+
+def test_a_stream_counts_the_values_it_sent_to_clients_and_not_those_it_sent_while_nobody_was_notified(sim):
+    sim.connect()
+    echo_out = sim.gatt_path(ADDR1, ECHO_OUT)
+    target = ADDR1 + "/" + ECHO_OUT
+    sim.ctl("StartStream", "suu", target, dbus.UInt32(5), dbus.UInt32(10))  # nobody notified: none delivered
+    time.sleep(0.2)
+    assert list(sim.ctl("StreamDeliveries", "s", target)) == []
+    sim.call(echo_out, CHAR, "StartNotify")
+    sim.clear()
+    sim.ctl("StartStream", "suu", target, dbus.UInt32(5), dbus.UInt32(10))
+    assert sim.wait_for(lambda: len(sim.values(echo_out)) == 10)
+    assert list(sim.ctl("StreamDeliveries", "s", target)) == list(range(10))
+    assert list(sim.ctl("StreamDeliveries", "s", ADDR1 + "/2a19")) == []

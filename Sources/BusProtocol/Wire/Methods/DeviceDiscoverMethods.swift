@@ -25,8 +25,9 @@ public struct DiscoverParams: JSONConvertible, Hashable {
     public var seconds: Double
     /// Only devices advertising one of these services (empty: any).
     public var uuids: [BluetoothUUID]
-    /// Only devices heard at this RSSI (dBm) or stronger.
-    public var rssi: Int?
+    /// Only devices heard at this RSSI (dBm) or stronger: -90 unless given (PROTOCOL.md); -127, the weakest BlueZ
+    /// reports, for any device.
+    public var rssi: Int
     /// Whether every advertisement BlueZ reports is an event (true), or only those whose data changed (false).
     public var duplicates: Bool
     /// Whether each decoded value is saved as a `Reading`.
@@ -34,8 +35,11 @@ public struct DiscoverParams: JSONConvertible, Hashable {
     /// The adapter to use (`hci0`); `nil` for the service's.
     public var adapter: String?
 
+    /// The RSSI threshold when `rssi` is not given.
+    public static let defaultRSSI = -90
+
     public init(
-        seconds: Double = 0, uuids: [BluetoothUUID] = [], rssi: Int? = nil, duplicates: Bool = false,
+        seconds: Double = 0, uuids: [BluetoothUUID] = [], rssi: Int = defaultRSSI, duplicates: Bool = false,
         record: Bool = false, adapter: String? = nil
     ) {
         self.seconds = seconds
@@ -51,8 +55,8 @@ public struct DiscoverParams: JSONConvertible, Hashable {
         seconds = try fields.optionalDouble("seconds") ?? 0
         guard seconds >= 0, seconds <= 86_400 else { throw fields.error("seconds", "must be from 0 to 86400") }
         uuids = try BluetoothUUID.readList(fields, "uuids")
-        rssi = try fields.optionalInt("rssi")
-        if let rssi, !(-127...20).contains(rssi) { throw fields.error("rssi", "must be from -127 to 20 (dBm)") }
+        rssi = try fields.optionalInt("rssi") ?? Self.defaultRSSI
+        guard (-127...20).contains(rssi) else { throw fields.error("rssi", "must be from -127 to 20 (dBm)") }
         duplicates = try fields.optionalBool("duplicates") ?? false
         record = try fields.optionalBool("record") ?? false
         adapter = try readAdapter(fields)
@@ -61,10 +65,9 @@ public struct DiscoverParams: JSONConvertible, Hashable {
     public var json: JSONValue {
         var members: [String: JSONValue] = [
             "seconds": seconds == seconds.rounded() ? .int(Int64(seconds)) : .double(seconds),
-            "duplicates": .bool(duplicates), "record": .bool(record),
+            "rssi": .int(Int64(rssi)), "duplicates": .bool(duplicates), "record": .bool(record),
         ]
         if !uuids.isEmpty { members["uuids"] = .array(uuids.map { .string($0.string) }) }
-        if let rssi { members["rssi"] = .int(Int64(rssi)) }
         if let adapter { members["adapter"] = .string(adapter) }
         return .object(members)
     }

@@ -17,7 +17,7 @@ struct DeviceDiscoverCommand: Command {
         options: [
             .value("seconds", valueName: "s", help: "How long to discover (default 0: until Ctrl-C)."),
             .repeating("uuid", valueName: "uuid", help: "Only devices advertising this service or service data."),
-            .value("rssi", valueName: "dbm", help: "Only devices heard at this RSSI or stronger, e.g. -90."),
+            .value("rssi", valueName: "dbm", help: "Only devices heard at least this strong (default -90; -127: any)."),
             .flag("duplicates", help: "Print every advertisement, not only changed ones."),
             .flag("record", help: "Save the decoded values to the store (record: true)."),
             .value("adapter", valueName: "name", help: "The adapter (default: the service's)."),
@@ -35,7 +35,7 @@ struct DeviceDiscoverCommand: Command {
             }
             uuids.append(uuid)
         }
-        var rssi: Int?
+        var rssi = DiscoverParams.defaultRSSI
         if let text = arguments.value("rssi") {
             guard let value = Int(text) else { throw .invalidValue(text, for: "rssi", expected: "an integer") }
             rssi = value

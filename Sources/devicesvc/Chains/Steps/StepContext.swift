@@ -30,10 +30,9 @@ struct StepContext: Sendable {
 extension StepContext {
     /// The ATT MTU of the device's link, as BlueZ reports it (on its characteristics) now.
     var mtu: Int? {
-        guard let tree = try? backend.availableTree(), let device = tree.device(address, onAdapter: adapter) else {
-            return nil
-        }
-        return tree.mtu(onDevice: device.path)
+        guard let tree = try? backend.availableTree(), let devicePath = tree.devicePath(address, onAdapter: adapter)
+        else { return nil }
+        return tree.mtu(onDevice: devicePath)
     }
 }
 
