@@ -120,4 +120,33 @@ struct StoreBatchTests {
             expectNil(context.registeredObject(for: books[4]))
         }
     }
+
+    /// A batch is not invisible (docs/protocol.md, "store.batch"): another context that merges the store's changes
+    /// takes a batch's new values and lets its deleted objects go, as after any save.
+    @Test(arguments: StoreFactory.all)
+    func anotherContextMergesABatchLikeAnySave(factory: StoreFactory) throws {
+        let (store, _, books) = try library(factory)
+        let reader = ObjectContext(store: store, name: "reader")
+        reader.automaticallyMergesChanges = true
+        let thick = try reader.performAndWait {
+            _ = try reader.existingObject(with: books[4])
+            return try reader.existingObject(with: books[3])
+        }
+        let cleaner = ObjectContext(store: store, name: "cleaner")
+        try cleaner.performAndWait {
+            try cleaner.execute(
+                BatchRequest(entity: "Book", where: try pages(over: 3), action: .set(["inPrint": .bool(false)])))
+            try cleaner.execute(BatchRequest(entity: "Book", where: try pages(over: 4), action: .delete))
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        func merged() -> Bool {
+            reader.performAndWait { reader.registeredObject(for: books[4]) == nil && thick.bool("inPrint") == false }
+        }
+        while !merged() && ContinuousClock.now < deadline { usleep(1_000) }
+        reader.performAndWait {
+            expectEqual(thick.bool("inPrint"), false)
+            expectEqual(thick.version, 2)
+            expectNil(reader.registeredObject(for: books[4]))
+        }
+    }
 }
