@@ -149,4 +149,79 @@ struct StoreBatchTests {
             expectNil(reader.registeredObject(for: books[4]))
         }
     }
+
+    /// Items point at an owner (whose `items` is to-many) and at a badge (one-to-one); neither rule reaches further
+    /// than the other side, so a batch delete of items is planned as one set and written with one `DELETE … WHERE`.
+    static let itemModel: Model = try! Model(entities: [
+        EntityDescription(
+            name: "Item",
+            attributes: [
+                AttributeDescription("size", .int), AttributeDescription("label", .string, optional: true),
+                AttributeDescription("seen", .date, optional: true),
+            ],
+            relationships: [
+                RelationshipDescription("owner", destination: "Owner", inverse: "items"),
+                RelationshipDescription("badge", destination: "Badge", inverse: "item"),
+            ]),
+        EntityDescription(
+            name: "Owner", attributes: [AttributeDescription("name", .string)],
+            relationships: [RelationshipDescription("items", destination: "Item", toMany: true, inverse: "owner")]),
+        EntityDescription(
+            name: "Badge", attributes: [AttributeDescription("code", .string)],
+            relationships: [RelationshipDescription("item", destination: "Item", inverse: "badge")]),
+    ])
+
+    /// A batch delete is exactly the save of its objects' deletes: the same change set (deleted snapshots, the
+    /// owners and badges updated with the same keys, versions and previous values), the same history and the same
+    /// objects left, in every store, on random data.
+    @Test(arguments: StoreFactory.all)
+    func aBatchDeleteIsExactlyTheSaveOfItsObjectsDeletes(factory: StoreFactory) throws {
+        var random = SeededRandom(seed: 0xB47C)
+        for round in 0..<6 {
+            let batched = try factory.make(Self.itemModel)
+            let saved = try factory.make(Self.itemModel)
+            for store in [batched, saved] {
+                var generator = SeededRandom(seed: UInt64(round) + 1)
+                let owners = try (0..<3).map { try store.insert("Owner", ["name": .string("o\($0)")]) }
+                for n in 0..<40 {
+                    var values: [String: PropertyValue] = [
+                        "size": .int(Int64(generator.int(10))),
+                        "label": generator.coin() ? .string("l\(generator.int(3))") : .null,
+                    ]
+                    if generator.int(4) > 0 { values["owner"] = .reference(owners[generator.int(3)]) }
+                    if generator.coin() { values["seen"] = .date(Date(timeIntervalSince1970: Double(n))) }
+                    let item = try store.insert("Item", values)
+                    if generator.int(3) == 0 {
+                        try store.insert("Badge", ["code": .string("b\(n)"), "item": .reference(item)])
+                    }
+                }
+            }
+            let format = [
+                "size < 4", "label == 'l1' OR owner == nil", "owner.name == 'o2' AND size > 2", "TRUEPREDICATE",
+            ][
+                random.int(4)]
+            let predicate = try ObjectPredicate(format: format)
+            let before = batched.lastTransaction
+            let result = try batched.batch(BatchRequest(entity: "Item", where: predicate, action: .delete))
+            guard
+                case .ids(let ids) = try saved.fetch(
+                    FetchRequest(entity: "Item", predicate: predicate, resultType: .ids)
+                ).content
+            else { continue }
+            expectEqual(result.count, ids.count, "round \(round): \(format)")
+            guard !ids.isEmpty else { continue }
+            let plain = try saved.commit(SaveRequest(deletes: ids.map { .init(id: $0, version: nil) }))
+            var batchChanges = try #require(result.changes)
+            let saveChanges = try #require(plain.changes)
+            batchChanges.time = saveChanges.time
+            expectEqual(batchChanges, saveChanges, "round \(round): \(format)")
+            var batchHistory = try batched.history(since: before, limit: 10)
+            let saveHistory = try saved.history(since: before, limit: 10)
+            for i in batchHistory.indices where i < saveHistory.count { batchHistory[i].time = saveHistory[i].time }
+            expectEqual(batchHistory, saveHistory, "round \(round): \(format)")
+            for entity in ["Item", "Owner", "Badge"] {
+                expectEqual(try batched.all(entity), try saved.all(entity), "round \(round): \(entity)")
+            }
+        }
+    }
 }

@@ -381,7 +381,7 @@ final class SQLiteWriter: @unchecked Sendable {
         let changes = plan.changeSet(txn: txn + 1, time: time, author: request.author)
         if inSavepoint { try connection.statement("SAVEPOINT \"save\"").run() }
         do {
-            try write(changes, toManyDeltas: plan.toManyDeltas)
+            try write(changes, toManyDeltas: plan.toManyDeltas, bulkDelete: plan.bulkDelete)
             try replica.record(changes, ids: plan.ids, resolved: resolved, origin: asked.origin, on: connection)
         } catch {
             guard inSavepoint else { throw UnsavedWriteFailure(error: error) }
@@ -397,7 +397,12 @@ final class SQLiteWriter: @unchecked Sendable {
         return .success(result)
     }
 
-    private func write(_ changes: ChangeSet, toManyDeltas: [ObjectID: [String: ToManyDelta]]) throws {
+    /// Writes a planned change set's rows and its history row. The deleted objects of a batch planned as one set
+    /// (`bulkDelete`) go with one `DELETE … WHERE` of the batch's predicate, in the transaction whose read found
+    /// exactly them (it must delete as many rows).
+    private func write(
+        _ changes: ChangeSet, toManyDeltas: [ObjectID: [String: ToManyDelta]], bulkDelete: SavePlan.BulkDelete? = nil
+    ) throws {
         var start = changes.inserted.startIndex
         while start < changes.inserted.endIndex {
             // Runs of inserts of one entity share one prepared statement.
@@ -410,7 +415,11 @@ final class SQLiteWriter: @unchecked Sendable {
             try tables[update.snapshot.id.entity]!.update(
                 update, toManyDeltas: toManyDeltas[update.snapshot.id], on: connection)
         }
-        for snapshot in changes.deleted { try tables[snapshot.id.entity]!.delete(snapshot, on: connection) }
+        if let bulkDelete {
+            try deleteAll(bulkDelete, expecting: changes.deleted.count)
+        } else {
+            for snapshot in changes.deleted { try tables[snapshot.id.entity]!.delete(snapshot, on: connection) }
+        }
         let statement = try connection.statement(
             "INSERT INTO \"Z_HISTORY\" (\"Z_TXN\", \"Z_TIME\", \"Z_AUTHOR\", \"Z_CHANGES\") VALUES (?, ?, ?, ?)")
         try statement.bind(changes.txn, at: 1)
@@ -418,6 +427,28 @@ final class SQLiteWriter: @unchecked Sendable {
         try statement.bind(changes.author.map(PropertyValue.string) ?? .null, at: 3)
         try statement.bind(utf8: codec.encode(changes), at: 4)
         try statement.run()
+    }
+
+    /// `DELETE FROM <table> WHERE <predicate>` of a batch planned as one set.
+    ///
+    /// - Throws: `StoreError.unavailable` when it deletes another number of rows than the read found (the two run in
+    ///   one transaction on this connection, so they cannot differ; the check keeps a difference from committing).
+    private func deleteAll(_ batch: SavePlan.BulkDelete, expecting count: Int) throws {
+        var sql = "DELETE FROM \(SQLSchema.quote(schema.table(for: batch.entity))) AS \"t\""
+        var bindings: [PropertyValue] = []
+        if let predicate = batch.predicate {
+            let compiled = try StorePredicates.sql(predicate, entity: batch.entity, schema: schema, alias: "t")
+            sql += " WHERE \(compiled.sql)"
+            bindings = compiled.bindings
+        }
+        let statement = try connection.uncachedStatement(sql)
+        for (i, value) in bindings.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
+        try statement.run()
+        let deleted = Int(sqlite3_changes64(connection.handle))
+        guard deleted == count else {
+            throw StoreError.unavailable(
+                "a batch delete of \(batch.entity) deleted \(deleted) rows, its read found \(count)")
+        }
     }
 
     // MARK: - Numbers

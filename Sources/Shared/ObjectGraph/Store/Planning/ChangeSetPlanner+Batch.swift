@@ -39,3 +39,50 @@ extension ChangeSetPlanner {
         return (resolved, ids.count)
     }
 }
+
+// MARK: - Batch deletes as one set
+
+extension ChangeSetPlanner {
+    /// The plan of a batch delete whose objects' delete rules reach no further than the other side of their to-one
+    /// relationships (an entity without to-many relationships, every to-one `nullify`, none pointing at the entity
+    /// itself), as `plan(_:)` would make it, without a working object per deleted object: the matching objects'
+    /// snapshots are the deleted ones, and only the objects they point at are loaded, to lose them from their
+    /// inverse sets (`detach`) and be updated. The plan names the batch (`SavePlan.bulkDelete`) so that a SQL store
+    /// deletes the rows with one `DELETE … WHERE`. `nil` for any other batch, which `resolving(_:in:)` turns into a
+    /// save's deletes or updates.
+    ///
+    /// - Throws: `.invalidRequest` naming `entity` or `where`; `.validation` for an object pointed at that cannot be
+    ///   updated (`checkJSONForms`).
+    mutating func bulkDeletePlan(_ batch: BatchRequest, in request: SaveRequest) throws -> SavePlan? {
+        guard case .delete = batch.action, request.origin == nil, request.inserts.isEmpty, request.updates.isEmpty,
+            request.deletes.isEmpty,
+            let entity = model.entity(named: batch.entity),
+            entity.relationships.allSatisfy({
+                !$0.isToMany && $0.deleteRule == .nullify && $0.destination != entity.name
+            })
+        else { return nil }
+        let predicate = try batch.predicate.map { (predicate) throws(StoreError) in
+            try StorePredicates.prepare(predicate, arguments: batch.arguments, entity: entity.name, model: model)
+        }
+        let matched = try source.objects(of: entity.name, matching: predicate)
+        // As `delete(_:)` applies `nullify` to each object in turn: the objects pointed at are loaded in that order.
+        for object in matched {
+            for relationship in entity.relationships {
+                guard case .reference(let target)? = object.values[relationship.name], try load(target) else {
+                    continue
+                }
+                detach(object.id, from: target, via: inverse(of: relationship))
+            }
+        }
+        checkDenials()
+        checkRequiredAttributes()
+        checkJSONForms()
+        guard failures.isEmpty else { throw StoreError.validation(failures) }
+        var plan = try makePlan(SaveRequest())
+        plan.deleted = matched
+        plan.matched = matched.count
+        plan.bulkDelete = SavePlan.BulkDelete(entity: entity.name, predicate: predicate)
+        try checkUniqueness(of: plan)
+        return plan
+    }
+}

@@ -45,6 +45,16 @@ package struct SavePlan: Sendable {
 
     /// For a batch: how many objects it matched.
     package var matched: Int?
+    /// For a batch delete planned without a working object per deleted object (`ChangeSetPlanner+Batch.swift`):
+    /// the entity and predicate whose matching objects `deleted` holds, so that a SQL store deletes them with one
+    /// `DELETE … WHERE` in the transaction that read them.
+    package var bulkDelete: BulkDelete?
+
+    /// The objects of `entity` matching `predicate` (bound and checked; every object without one).
+    package struct BulkDelete: Sendable {
+        package let entity: String
+        package let predicate: ObjectPredicate?
+    }
 
     /// Whether committing the plan would change nothing.
     package var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
