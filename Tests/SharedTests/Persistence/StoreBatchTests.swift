@@ -171,6 +171,51 @@ struct StoreBatchTests {
             relationships: [RelationshipDescription("item", destination: "Item", inverse: "badge")]),
     ])
 
+    /// Two stores with the same 3 owners and 40 items (some with a badge), from `seed`.
+    private func twoItemStores(_ factory: StoreFactory, seed: UInt64) throws -> (TestStore, TestStore) {
+        let stores = (try factory.make(Self.itemModel), try factory.make(Self.itemModel))
+        for store in [stores.0, stores.1] {
+            var generator = SeededRandom(seed: seed)
+            let owners = try (0..<3).map { try store.insert("Owner", ["name": .string("o\($0)")]) }
+            for n in 0..<40 {
+                var values: [String: PropertyValue] = [
+                    "size": .int(Int64(generator.int(10))),
+                    "label": generator.coin() ? .string("l\(generator.int(3))") : .null,
+                ]
+                if generator.int(4) > 0 { values["owner"] = .reference(owners[generator.int(3)]) }
+                if generator.coin() { values["seen"] = .date(Date(timeIntervalSince1970: Double(n))) }
+                let item = try store.insert("Item", values)
+                if generator.int(3) == 0 {
+                    try store.insert("Badge", ["code": .string("b\(n)"), "item": .reference(item)])
+                }
+            }
+        }
+        return stores
+    }
+
+    private static let itemPredicates = [
+        "size < 4", "label == 'l1' OR owner == nil", "owner.name == 'o2' AND size > 2", "TRUEPREDICATE",
+    ]
+
+    /// The two stores hold the same objects, and their change sets and history after `before` are the same but for
+    /// the commit times.
+    private func expectSameOutcome(
+        _ batched: TestStore, _ batchChanges: ChangeSet?, _ saved: TestStore, _ saveChanges: ChangeSet?,
+        after before: Int64, _ comment: String
+    ) throws {
+        var changes = try #require(batchChanges, "\(comment)")
+        let expected = try #require(saveChanges, "\(comment)")
+        changes.time = expected.time
+        expectEqual(changes, expected, "\(comment)")
+        var history = try batched.history(since: before, limit: 10)
+        let expectedHistory = try saved.history(since: before, limit: 10)
+        for i in history.indices where i < expectedHistory.count { history[i].time = expectedHistory[i].time }
+        expectEqual(history, expectedHistory, "\(comment)")
+        for entity in ["Item", "Owner", "Badge"] {
+            expectEqual(try batched.all(entity), try saved.all(entity), "\(comment): \(entity)")
+        }
+    }
+
     /// A batch delete is exactly the save of its objects' deletes: the same change set (deleted snapshots, the
     /// owners and badges updated with the same keys, versions and previous values), the same history and the same
     /// objects left, in every store, on random data.
@@ -178,50 +223,57 @@ struct StoreBatchTests {
     func aBatchDeleteIsExactlyTheSaveOfItsObjectsDeletes(factory: StoreFactory) throws {
         var random = SeededRandom(seed: 0xB47C)
         for round in 0..<6 {
-            let batched = try factory.make(Self.itemModel)
-            let saved = try factory.make(Self.itemModel)
-            for store in [batched, saved] {
-                var generator = SeededRandom(seed: UInt64(round) + 1)
-                let owners = try (0..<3).map { try store.insert("Owner", ["name": .string("o\($0)")]) }
-                for n in 0..<40 {
-                    var values: [String: PropertyValue] = [
-                        "size": .int(Int64(generator.int(10))),
-                        "label": generator.coin() ? .string("l\(generator.int(3))") : .null,
-                    ]
-                    if generator.int(4) > 0 { values["owner"] = .reference(owners[generator.int(3)]) }
-                    if generator.coin() { values["seen"] = .date(Date(timeIntervalSince1970: Double(n))) }
-                    let item = try store.insert("Item", values)
-                    if generator.int(3) == 0 {
-                        try store.insert("Badge", ["code": .string("b\(n)"), "item": .reference(item)])
-                    }
-                }
-            }
-            let format = [
-                "size < 4", "label == 'l1' OR owner == nil", "owner.name == 'o2' AND size > 2", "TRUEPREDICATE",
-            ][
-                random.int(4)]
+            let (batched, saved) = try twoItemStores(factory, seed: UInt64(round) + 1)
+            let format = Self.itemPredicates[random.int(Self.itemPredicates.count)]
             let predicate = try ObjectPredicate(format: format)
             let before = batched.lastTransaction
             let result = try batched.batch(BatchRequest(entity: "Item", where: predicate, action: .delete))
             guard
                 case .ids(let ids) = try saved.fetch(
                     FetchRequest(entity: "Item", predicate: predicate, resultType: .ids)
-                ).content
+                )
+                .content
             else { continue }
             expectEqual(result.count, ids.count, "round \(round): \(format)")
             guard !ids.isEmpty else { continue }
             let plain = try saved.commit(SaveRequest(deletes: ids.map { .init(id: $0, version: nil) }))
-            var batchChanges = try #require(result.changes)
-            let saveChanges = try #require(plain.changes)
-            batchChanges.time = saveChanges.time
-            expectEqual(batchChanges, saveChanges, "round \(round): \(format)")
-            var batchHistory = try batched.history(since: before, limit: 10)
-            let saveHistory = try saved.history(since: before, limit: 10)
-            for i in batchHistory.indices where i < saveHistory.count { batchHistory[i].time = saveHistory[i].time }
-            expectEqual(batchHistory, saveHistory, "round \(round): \(format)")
-            for entity in ["Item", "Owner", "Badge"] {
-                expectEqual(try batched.all(entity), try saved.all(entity), "round \(round): \(entity)")
+            try expectSameOutcome(
+                batched, result.changes, saved, plain.changes, after: before, "round \(round): \(format)")
+        }
+    }
+
+    /// A batch `set` is exactly the save of its objects' updates: objects it leaves as they were are not updated,
+    /// the others get the same versions, changed keys and previous values, in every store, on random data.
+    @Test(arguments: StoreFactory.all)
+    func aBatchSetIsExactlyTheSaveOfItsObjectsUpdates(factory: StoreFactory) throws {
+        var random = SeededRandom(seed: 0x5E7)
+        for round in 0..<8 {
+            let (batched, saved) = try twoItemStores(factory, seed: UInt64(round) + 11)
+            let format = Self.itemPredicates[random.int(Self.itemPredicates.count)]
+            let predicate = try ObjectPredicate(format: format)
+            var values: [String: PropertyValue] = [:]
+            if random.coin() { values["size"] = random.coin() ? .int(Int64(random.int(10))) : .int(3) }
+            if random.coin() { values["label"] = random.coin() ? .string("l\(random.int(3))") : .null }
+            if random.coin() || values.isEmpty {
+                values["seen"] = random.coin() ? .date(Date(timeIntervalSince1970: Double(random.int(40)))) : .null
             }
+            let before = batched.lastTransaction
+            let result = try batched.batch(BatchRequest(entity: "Item", where: predicate, action: .set(values)))
+            guard
+                case .ids(let ids) = try saved.fetch(
+                    FetchRequest(entity: "Item", predicate: predicate, resultType: .ids)
+                )
+                .content
+            else { continue }
+            expectEqual(result.count, ids.count, "round \(round): \(format)")
+            let plain = try saved.commit(SaveRequest(updates: ids.map { .init(id: $0, version: nil, values: values) }))
+            let comment = "round \(round): \(format) set \(values)"
+            if plain.changes?.isEmpty ?? true {
+                expectEqual(batched.lastTransaction, before, "\(comment)")
+                expectTrue(result.changes?.isEmpty ?? true, "\(comment)")
+                continue
+            }
+            try expectSameOutcome(batched, result.changes, saved, plain.changes, after: before, comment)
         }
     }
 }

@@ -381,7 +381,8 @@ final class SQLiteWriter: @unchecked Sendable {
         let changes = plan.changeSet(txn: txn + 1, time: time, author: request.author)
         if inSavepoint { try connection.statement("SAVEPOINT \"save\"").run() }
         do {
-            try write(changes, toManyDeltas: plan.toManyDeltas, bulkDelete: plan.bulkDelete)
+            try write(
+                changes, toManyDeltas: plan.toManyDeltas, bulkDelete: plan.bulkDelete, bulkUpdate: plan.bulkUpdate)
             try replica.record(changes, ids: plan.ids, resolved: resolved, origin: asked.origin, on: connection)
         } catch {
             guard inSavepoint else { throw UnsavedWriteFailure(error: error) }
@@ -399,9 +400,11 @@ final class SQLiteWriter: @unchecked Sendable {
 
     /// Writes a planned change set's rows and its history row. The deleted objects of a batch planned as one set
     /// (`bulkDelete`) go with one `DELETE … WHERE` of the batch's predicate, in the transaction whose read found
-    /// exactly them (it must delete as many rows).
+    /// exactly them (it must delete as many rows); the updated objects of such a `set` (`bulkUpdate`) with one
+    /// `UPDATE` of those rows.
     private func write(
-        _ changes: ChangeSet, toManyDeltas: [ObjectID: [String: ToManyDelta]], bulkDelete: SavePlan.BulkDelete? = nil
+        _ changes: ChangeSet, toManyDeltas: [ObjectID: [String: ToManyDelta]], bulkDelete: SavePlan.BulkDelete? = nil,
+        bulkUpdate: SavePlan.BulkUpdate? = nil
     ) throws {
         var start = changes.inserted.startIndex
         while start < changes.inserted.endIndex {
@@ -411,9 +414,13 @@ final class SQLiteWriter: @unchecked Sendable {
             try tables[entity]!.insert(changes.inserted[start..<end], on: connection)
             start = end
         }
-        for update in changes.updated {
-            try tables[update.snapshot.id.entity]!.update(
-                update, toManyDeltas: toManyDeltas[update.snapshot.id], on: connection)
+        if let bulkUpdate {
+            try updateAll(bulkUpdate, changes.updated)
+        } else {
+            for update in changes.updated {
+                try tables[update.snapshot.id.entity]!.update(
+                    update, toManyDeltas: toManyDeltas[update.snapshot.id], on: connection)
+            }
         }
         if let bulkDelete {
             try deleteAll(bulkDelete, expecting: changes.deleted.count)
@@ -448,6 +455,33 @@ final class SQLiteWriter: @unchecked Sendable {
         guard deleted == count else {
             throw StoreError.unavailable(
                 "a batch delete of \(batch.entity) deleted \(deleted) rows, its read found \(count)")
+        }
+    }
+
+    /// `UPDATE <table> SET "Z_VERSION" = "Z_VERSION" + 1, <key> = ?… WHERE "Z_PK" IN (…)` of a batch `set` planned as
+    /// one set: the rows of `updated`, named in one JSON array.
+    ///
+    /// - Throws: `StoreError.unavailable` when it changes another number of rows (see `deleteAll`).
+    private func updateAll(_ batch: SavePlan.BulkUpdate, _ updated: [ChangeSet.Update]) throws {
+        guard !updated.isEmpty else { return }
+        let q = SQLSchema.quote
+        let assignments = batch.values.map { ", \(q(schema.column(for: $0.key))) = ?" }.joined()
+        let statement = try connection.uncachedStatement(
+            "UPDATE \(q(schema.table(for: batch.entity))) SET \"Z_VERSION\" = \"Z_VERSION\" + 1\(assignments)"
+                + " WHERE \"Z_PK\" IN (SELECT \"value\" FROM json_each(?))")
+        for (i, assignment) in batch.values.enumerated() { try statement.bind(assignment.value, at: Int32(i + 1)) }
+        var numbers: [UInt8] = [JSONByte.openBracket]
+        for (i, update) in updated.enumerated() {
+            if i > 0 { numbers.append(JSONByte.comma) }
+            JSONWriter.appendInteger(update.snapshot.id.number!, into: &numbers)
+        }
+        numbers.append(JSONByte.closeBracket)
+        try statement.bind(utf8: numbers, at: Int32(batch.values.count + 1))
+        try statement.run()
+        let changed = Int(sqlite3_changes64(connection.handle))
+        guard changed == updated.count else {
+            throw StoreError.unavailable(
+                "a batch set of \(batch.entity) changed \(changed) rows, its plan \(updated.count)")
         }
     }
 

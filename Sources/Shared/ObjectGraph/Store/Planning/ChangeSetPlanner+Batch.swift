@@ -86,3 +86,64 @@ extension ChangeSetPlanner {
         return plan
     }
 }
+
+// MARK: - Batch sets as one set
+
+extension ChangeSetPlanner {
+    /// The plan of a batch `set` of attributes outside every unique key, as `plan(_:)` would make it, without a
+    /// working object per object: each matching object whose values the set changes is updated (its version raised
+    /// by one, the changed keys with their previous values); one it leaves as it was is not. The plan carries the
+    /// values (`SavePlan.bulkUpdate`) so that a SQL store writes them with one `UPDATE`. `nil` for any other batch,
+    /// and for one whose values or objects `plan(_:)` refuses (a value of the wrong type, a `null` for a required
+    /// attribute, an object holding NaN from an earlier version): the save's path then names every failure.
+    ///
+    /// - Throws: `.invalidRequest` naming `entity` or `where`.
+    mutating func bulkUpdatePlan(_ batch: BatchRequest, in request: SaveRequest) throws -> SavePlan? {
+        guard case .set(let values) = batch.action, request.origin == nil, request.inserts.isEmpty,
+            request.updates.isEmpty, request.deletes.isEmpty, let entity = model.entity(named: batch.entity)
+        else { return nil }
+        let uniqueKeys = Set(entity.uniqueBy.joined())
+        var checkedValues: [(key: String, value: PropertyValue)] = []
+        for key in values.keys.sorted() {
+            guard let attribute = entity.attribute(named: key), !uniqueKeys.contains(key) else { return nil }
+            let failuresBefore = failures.count
+            guard let value = checked(values[key]!, for: attribute, of: ObjectID(entity: entity.name, number: 0)),
+                failures.count == failuresBefore, !(value.isNull && !attribute.isOptional)
+            else {
+                failures.removeAll()
+                return nil
+            }
+            checkedValues.append((key, value))
+        }
+        let predicate = try batch.predicate.map { (predicate) throws(StoreError) in
+            try StorePredicates.prepare(predicate, arguments: batch.arguments, entity: entity.name, model: model)
+        }
+        let matched = try source.objects(of: entity.name, matching: predicate)
+        // `checkJSONForms`: an object that still holds NaN or an infinity fails the batch, changed or not.
+        func hasJSONForms(_ object: ObjectSnapshot) -> Bool {
+            entity.attributes.allSatisfy { object.values[$0.name]?.hasJSONForm ?? true }
+        }
+        guard matched.allSatisfy(hasJSONForms) else { return nil }
+        var plan = SavePlan()
+        plan.updated.reserveCapacity(matched.count)
+        for before in matched {
+            var after = before
+            var changedKeys: Set<String> = []
+            var previousValues: [String: PropertyValue] = [:]
+            for (key, value) in checkedValues {
+                let old = before.values[key] ?? .null
+                guard old != value else { continue }
+                changedKeys.insert(key)
+                previousValues[key] = old
+                after.values[key] = value
+            }
+            guard !changedKeys.isEmpty else { continue }
+            after.version += 1
+            plan.updated.append(.init(snapshot: after, changedKeys: changedKeys, previousValues: previousValues))
+        }
+        plan.matched = matched.count
+        plan.bulkUpdate = SavePlan.BulkUpdate(entity: entity.name, values: checkedValues)
+        try checkUniqueness(of: plan)
+        return plan
+    }
+}

@@ -78,7 +78,7 @@ package struct ChangeSetPlanner {
         var matched: Int?
         var asked = saved
         if let batch = saved.batch {
-            if let plan = try bulkDeletePlan(batch, in: saved) { return plan }
+            if let plan = try bulkDeletePlan(batch, in: saved) ?? bulkUpdatePlan(batch, in: saved) { return plan }
             (asked, matched) = try resolving(batch, in: saved)
         }
         insertPositions = try SaveRequestChecker(model: model).check(asked)
@@ -247,7 +247,7 @@ package struct ChangeSetPlanner {
     }
 
     /// `value` as `attribute` stores it, or `nil` after recording why it does not fit.
-    private mutating func checked(
+    mutating func checked(
         _ value: PropertyValue, for attribute: AttributeDescription, of id: ObjectID
     ) -> PropertyValue? {
         switch value {
