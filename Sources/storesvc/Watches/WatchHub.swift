@@ -246,13 +246,14 @@ final class WatchHub: Sendable {
                 }
                 if toManyChanges == nil { toManyChanges = changes.toManyChanges(model: store.model) }
                 for key in faults {
-                    var members = listed.values[key]?.referencedIDs ?? []
-                    if let change = toManyChanges?[snapshot.id]?[key] {
-                        let removed = Set(change.removed)
-                        members.removeAll { removed.contains($0) }
-                        members = Array(Set(members).union(change.added)).sorted()
+                    let members = listed.values[key]?.referencedIDs ?? []
+                    guard let change = toManyChanges?[snapshot.id]?[key] else {
+                        snapshot.values[key] = .references(members)
+                        continue
                     }
-                    snapshot.values[key] = .references(members)
+                    // A binary search per member that joined: not a sort of the device's every reading.
+                    let delta = ToManyDelta(added: Set(change.added), removed: Set(change.removed))
+                    snapshot.values[key] = .references(delta.applied(to: members))
                 }
             }
             snapshots[snapshot.id] = snapshot
