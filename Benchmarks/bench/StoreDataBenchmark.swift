@@ -1,14 +1,18 @@
 import CContextBusSQLite
 import ContextBusObjectGraph
 import ContextBusSQLite
+import ContextBusSupport
+import Dispatch
 import Foundation
 
 /// `scripts/bench storedata`: the store's batch delete, aggregate and upsert next to the same work done by SQLite
 /// alone, in the same run, on copies of one file (issue 23's benchmarks).
 ///
 /// - batch delete of 100,000 of 1,000,000 readings (`store.batch`'s path: one transaction, the history row listing
-///   every deleted object with its values) against `DELETE … WHERE` plus one history row built by SQLite's JSON
-///   functions from the same rows;
+///   every deleted object with its values, until the change set has reached a subscriber of the store) against
+///   `DELETE … WHERE` plus one history row built by SQLite's JSON functions from the same rows;
+/// - a batch `set` of the same 100,000 (`number` = -1; not one of the issue's goals) against `UPDATE … WHERE` plus
+///   a history row of the rows' values and previous numbers;
 /// - the average number per device per hour over the 1,000,000 readings (`SQLiteStore.aggregate`) against the same
 ///   `GROUP BY` query;
 /// - an upsert of 1,000 devices, half of them existing, in one save (merge policy `objectTrump`) against
@@ -55,6 +59,15 @@ enum StoreDataBenchmark {
         let storeDelete = try timedOnCopy(of: seeded, in: directory, name: "store-delete") { url in
             let store = try SQLiteStore(url: url, model: model, configuration: .init(historyRetention: 1_000))
             defer { store.close() }
+            // A subscriber: the clock stops once the delete's change set has been delivered to it (what storesvc's
+            // subscription hub turns into `store.changed` events).
+            let delivered = DispatchSemaphore(value: 0)
+            let deletedSeen = Locked(0)
+            let observation = store.observeChanges { changes in
+                deletedSeen.withLock { $0 = changes.deleted.count }
+                delivered.signal()
+            }
+            defer { observation.cancel() }
             return try timed {
                 let result = try store.batch(
                     BatchRequest(
@@ -62,6 +75,8 @@ enum StoreDataBenchmark {
                         arguments: ["cutoff": .date(Date(timeIntervalSince1970: Double(readings / 10)))],
                         action: .delete))
                 precondition(result.count == readings / 10, "deleted \(result.count)")
+                delivered.wait()
+                precondition(deletedSeen.withLock { $0 } == readings / 10, "delivered \(deletedSeen.withLock { $0 })")
             }
         }
         let rawDelete = try timedOnCopy(of: seeded, in: directory, name: "raw-delete") { url in
@@ -83,6 +98,43 @@ enum StoreDataBenchmark {
         table.add(
             "batch delete of 100,000 of 1,000,000 readings: /s", 1 / storeDelete, "DELETE … WHERE + history/s",
             1 / rawDelete)
+
+        let storeSet = try timedOnCopy(of: seeded, in: directory, name: "store-set") { url in
+            let store = try SQLiteStore(url: url, model: model, configuration: .init(historyRetention: 1_000))
+            defer { store.close() }
+            let delivered = DispatchSemaphore(value: 0)
+            let observation = store.observeChanges { _ in delivered.signal() }
+            defer { observation.cancel() }
+            return try timed {
+                let result = try store.batch(
+                    BatchRequest(
+                        entity: "Reading", where: try ObjectPredicate(format: "time < $cutoff"),
+                        arguments: ["cutoff": .date(Date(timeIntervalSince1970: Double(readings / 10)))],
+                        action: .set(["number": .double(-1)])))
+                precondition(result.changes?.updated.count == readings / 10, "set \(result.count)")
+                delivered.wait()
+            }
+        }
+        let rawSet = try timedOnCopy(of: seeded, in: directory, name: "raw-set") { url in
+            let raw = try RawSQLite(path: url.path, schema: "")
+            return try timed {
+                try raw.exec("BEGIN IMMEDIATE")
+                try raw.exec(
+                    """
+                    INSERT INTO "Z_HISTORY" ("Z_TXN", "Z_TIME", "Z_AUTHOR", "Z_CHANGES")
+                    SELECT (SELECT MAX("Z_TXN") FROM "Z_HISTORY") + 1, 0, NULL, json_object('u', json_group_array(
+                        json_array(json_object('i', "Z_PK", 'v', "Z_VERSION" + 1, 'c', "characteristic", 't', "time",
+                            'n', -1, 'd', "device"), json_array('number'), json_object('number', "number"))))
+                    FROM "Reading" WHERE "time" < \(readings / 10)
+                    """)
+                try raw.exec(
+                    #"UPDATE "Reading" SET "number" = -1, "Z_VERSION" = "Z_VERSION" + 1 WHERE "time" < \#(readings / 10)"#
+                )
+                try raw.exec("COMMIT")
+            }
+        }
+        table.add(
+            "batch set of 100,000 of 1,000,000 readings: /s", 1 / storeSet, "UPDATE … WHERE + history/s", 1 / rawSet)
 
         let store = try SQLiteStore(url: seeded, model: model, configuration: .init(historyRetention: 1_000))
         let request = AggregateRequest(
@@ -149,6 +201,11 @@ enum StoreDataBenchmark {
         table.add(
             "upsert of 1,000 devices, half existing: saves/s", 1 / storeUpsert, "INSERT … ON CONFLICT/s", 1 / rawUpsert)
         table.print()
+        func ms(_ seconds: Double) -> String { String(format: "%.0f ms", seconds * 1000) }
+        print(
+            "times, store / raw: batch delete \(ms(storeDelete)) / \(ms(rawDelete)), batch set \(ms(storeSet)) / "
+                + "\(ms(rawSet)), aggregate \(ms(storeAggregate)) / "
+                + "\(ms(rawAggregate)), upsert \(ms(storeUpsert)) / \(ms(rawUpsert))")
         print(
             "(\(groups) groups; each figure the time of one run on a fresh copy of the seeded file, the aggregate the best of 3)"
         )

@@ -76,4 +76,73 @@ struct ModelTests {
         expectTrue(ModelError.duplicateEntity("a").description.contains("ignoring case"))
         expectTrue(ModelError.invalidName(entity: "Z_A", key: nil).description.contains("Z_"))
     }
+
+    /// A device model with `uniqueBy`, as `storesvc --model` reads it.
+    private func devices(uniqueBy: [[String]]) -> String {
+        let sets = uniqueBy.map { "[" + $0.map { #""\#($0)""# }.joined(separator: ",") + "]" }.joined(separator: ",")
+        return #"""
+            {"entities":[{"name":"Device","attributes":[{"name":"address","type":"string"},{"name":"name","type":"string","optional":true}],
+              "relationships":[{"name":"readings","destination":"Reading","toMany":true,"inverse":"device"},
+                               {"name":"owner","destination":"Owner","inverse":"devices"}],
+              "uniqueBy":[\#(sets)]},
+             {"name":"Reading","relationships":[{"name":"device","destination":"Device","inverse":"readings"}]},
+             {"name":"Owner","relationships":[{"name":"devices","destination":"Device","toMany":true,"inverse":"owner"}]}]}
+            """#
+    }
+
+    /// The same model through the Swift API.
+    private func deviceEntities(uniqueBy: [[String]]) -> [EntityDescription] {
+        [
+            EntityDescription(
+                name: "Device",
+                attributes: [
+                    AttributeDescription("address", .string), AttributeDescription("name", .string, optional: true),
+                ],
+                relationships: [
+                    RelationshipDescription("readings", destination: "Reading", toMany: true, inverse: "device"),
+                    RelationshipDescription("owner", destination: "Owner", inverse: "devices"),
+                ],
+                uniqueBy: uniqueBy),
+            EntityDescription(
+                name: "Reading",
+                relationships: [RelationshipDescription("device", destination: "Device", inverse: "readings")]),
+            EntityDescription(
+                name: "Owner",
+                relationships: [
+                    RelationshipDescription("devices", destination: "Device", toMany: true, inverse: "owner")
+                ]),
+        ]
+    }
+
+    /// The issue's first bad input: a `uniqueBy` set must name attributes or to-one relationships, each once.
+    @Test(arguments: [
+        ([[]], ModelError.invalidUniqueKey(entity: "Device", key: nil)),
+        ([["colour"]], .invalidUniqueKey(entity: "Device", key: "colour")),
+        ([["address"], ["readings"]], .invalidUniqueKey(entity: "Device", key: "readings")),
+        ([["name", "address", "address"]], .invalidUniqueKey(entity: "Device", key: "address")),
+    ])
+    func aUniqueBySetOfUnknownToManyRepeatedOrNoKeysIsRefusedNamingIt(uniqueBy: [[String]], expected: ModelError) {
+        expectEqual(load(devices(uniqueBy: uniqueBy)), .failure(expected))
+        #expect(throws: expected) { try Model(entities: deviceEntities(uniqueBy: uniqueBy)) }
+        if case .invalidUniqueKey(_, let key?) = expected {
+            expectTrue(expected.description.contains("Device.uniqueBy names '\(key)'"), "\(expected)")
+        } else {
+            expectTrue(expected.description.contains("empty set"), "\(expected)")
+        }
+    }
+
+    @Test func aUniqueBySetReadFromJSONIsKeptWrittenBackAndChangesTheVersion() throws {
+        let model = try load(devices(uniqueBy: [["address"], ["name", "owner"]])).get()
+        expectEqual(model.entity(named: "Device")?.uniqueBy, [["address"], ["name", "owner"]])
+        expectEqual(try Model(entities: deviceEntities(uniqueBy: [["address"], ["name", "owner"]])), model)
+        let written = model.jsonValue
+        let device = written["entities"]?.arrayValue?.first { $0["name"] == .string("Device") }
+        expectEqual(
+            device?["uniqueBy"],
+            .array([.array([.string("address")]), .array([.string("name"), .string("owner")])]))
+        expectEqual(try Model(json: written), model)
+        let without = try load(devices(uniqueBy: [])).get()
+        expectNil(without.jsonValue["entities"]?.arrayValue?.first?["uniqueBy"])
+        expectTrue(without.versionHash != model.versionHash, "uniqueBy is part of the version")
+    }
 }

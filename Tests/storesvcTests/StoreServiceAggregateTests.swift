@@ -35,6 +35,24 @@ struct StoreServiceAggregateTests {
         expectEqual(groups[1]["values"]?["n"], .int(1))
     }
 
+    /// `sum` and `avg` over a date (PROTOCOL.md, "Aggregates"): the sum a date (past year 9999 here: it reads back),
+    /// the mean a double of seconds since the Unix epoch.
+    @Test func aDatesSumIsADateAndItsAverageADoubleOnTheWire() throws {
+        let service = try StoreServiceProcess.start()
+        defer { service.destroy() }
+        let connection = try RawBusConnection(path: service.socketPath)
+        try connection.hello()
+        try seed(connection)
+        let answer = try connection.call(
+            2, "store.aggregate", #"{"entity":"Reading","values":{"total":"sum:time","mean":"avg:time"}}"#)
+        let values = try #require(answer["result"]?["groups"]?.arrayValue?.first?["values"], "\(answer)")
+        // 10:10, 10:50 and 11:20 on 2024-05-01 (1,714,557,600 is 10:00).
+        let seconds = [600.0, 3000, 4800].map { 1_714_557_600 + $0 }
+        expectEqual(values["mean"], .double(seconds.reduce(0, +) / 3))
+        let total = try #require(values["total"]?.stringValue)
+        expectEqual(Date(rfc3339: total)?.timeIntervalSince1970, seconds.reduce(0, +))
+    }
+
     @Test(arguments: [
         (#"{"entity":"Reading","groupBy":["colour"],"values":{"n":"count"}}"#, "groupBy[0]"),
         (#"{"entity":"Reading","values":{"n":"median:time"}}"#, "values.n"),
@@ -65,7 +83,7 @@ struct StoreServiceAggregateTests {
         defer { store.close() }
         let request = AggregateRequest(
             entity: "Reading", groupBy: ["device"], bucket: .init(key: "time", seconds: 3600),
-            values: ["n": .count, "first": .minimum("time")])
+            values: ["n": .count, "first": .minimum("time"), "total": .sum("time"), "mean": .average("time")])
         let result = try await onThread { try store.aggregate(request) }
         let device = ObjectID(entity: "Device", number: 1)
         let ten = Date(timeIntervalSince1970: 1_714_557_600)  // 2024-05-01T10:00:00Z
@@ -73,6 +91,10 @@ struct StoreServiceAggregateTests {
             result.groups.first,
             AggregateResult.Group(
                 key: ["device": .reference(device), "time": .date(ten)],
-                values: ["n": .int(2), "first": .date(ten.addingTimeInterval(600))]))
+                values: [
+                    "n": .int(2), "first": .date(ten.addingTimeInterval(600)),
+                    "total": .date(Date(timeIntervalSince1970: 2 * ten.timeIntervalSince1970 + 600 + 3000)),
+                    "mean": .double(ten.timeIntervalSince1970 + 1800),
+                ]))
     }
 }

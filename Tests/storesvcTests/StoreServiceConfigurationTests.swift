@@ -102,6 +102,19 @@ struct StoreServiceConfigurationTests {
             ["--page-size", "256"],
             .invalidValue(flag: "--page-size", value: "256", expected: "a power of two from 512 to 65536")
         ),
+        (
+            ["--retain-interval", "soon"],
+            .invalidValue(flag: "--retain-interval", value: "soon", expected: "an interval like 60s, 15m or 1h")
+        ),
+        (
+            ["--retain-interval", "0s"],
+            .invalidValue(flag: "--retain-interval", value: "0s", expected: "an interval like 60s, 15m or 1h")
+        ),
+        (
+            ["--retain-interval", "60"],
+            .invalidValue(flag: "--retain-interval", value: "60", expected: "an interval like 60s, 15m or 1h")
+        ),
+        (["--retain-interval"], .missingValue(flag: "--retain-interval")),
         (["stray"], .unexpectedArgument("stray")),
         (["--database="], .invalidValue(flag: "--database", value: "", expected: "a path")),
     ])

@@ -27,6 +27,16 @@ struct StoreServiceRetentionTests {
         expectTrue(output.standardError.contains("--retain '\(text)'"), "\(output.standardError)")
     }
 
+    @Test(arguments: ["soon", "0s", "-5m", "60", "1w"])
+    func aRetainIntervalThatDoesNotParseIsAUsageError(text: String) throws {
+        let output = try runProduct(
+            "storesvc",
+            arguments: ["--retain", "Reading:time:30d", "--retain-interval", text, "--socket", "/nonexistent/s.sock"])
+        expectEqual(output.status, 64)
+        expectTrue(output.standardError.contains("--retain-interval '\(text)'"), "\(output.standardError)")
+        expectTrue(output.standardError.contains("an interval like 60s, 15m or 1h"), "\(output.standardError)")
+    }
+
     @Test(arguments: [
         ("Gadget:time:1d", "the model has no entity 'Gadget'"),
         ("Reading:characteristic:1d", "'characteristic' is not a date attribute of Reading"),

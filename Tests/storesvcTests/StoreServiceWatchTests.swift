@@ -123,6 +123,99 @@ struct StoreServiceWatchTests {
         expectEqual(try watcher.call(500, "bus.ping")["result"], .object([:]))
     }
 
+    /// Saves sent without waiting for their answers commit in groups, faster than the hub can fetch: each
+    /// transaction that changes the list still gets its own event, at its own txn, that brings the list to what a
+    /// fetch after that transaction returns. The truth comes from a second service that runs the same saves one at a
+    /// time and is fetched after each. Lists told from a fetch at a later transaction (an offset, key paths through
+    /// relationships, a window an object leaves) and lists edited in place (Device, with its to-many `readings`).
+    @Test(arguments: [
+        #"{"entity":"Reading","where":"chain == 'keep'","sort":[{"key":"time"}],"offset":1,"limit":3}"#,
+        #"{"entity":"Reading","where":"device.name == 'on'","sort":[{"key":"time","ascending":false}]}"#,
+        #"{"entity":"Reading","sort":[{"key":"time"}],"limit":3}"#,
+        #"{"entity":"Device","sort":[{"key":"name"}]}"#,
+        #"{"entity":"Device","where":"readings.@count > 2","sort":[{"key":"address"}]}"#,
+        #"{"entity":"Reading","sort":[{"key":"device.name"},{"key":"time"}],"limit":4}"#,
+        #"{"entity":"Device","where":"ANY readings.chain == 'keep'","sort":[{"key":"address"}]}"#,
+    ])
+    func underLoadEachTransactionGetsItsOwnEventAtItsTransaction(watchParams: String) throws {
+        let seed =
+            #"{"insert":[{"entity":"Device","values":{"address":"AA:01","name":"on"}},{"entity":"Device","values":{"address":"AA:02","name":"off"}},{"entity":"Device","values":{"address":"AA:03"}}]}"#
+        // The truth: the saves one at a time, each followed by a fetch.
+        let serial = try StoreServiceProcess.start()
+        defer { serial.destroy() }
+        let reference = try RawBusConnection(path: serial.socketPath)
+        try reference.hello()
+        let seeded = try #require(reference.call(1, "store.save", seed)["result"]?["txn"]?.intValue)
+        var truths = [(txn: seeded, list: try fetch(reference, watchParams).list)]
+        var random = SeededRandom(seed: 23)
+        var saves: [String] = []
+        var readings: [String] = []
+        for step in 0..<60 {
+            let device = "Device/\(random.int(3) + 1)"
+            let time = "2024-05-01T10:\(String(format: "%02d", random.int(60))):00.000Z"
+            let chain = random.coin() ? "keep" : "drop"
+            var save: String
+            switch random.int(6) {
+            case 0, 1:
+                save =
+                    #"{"insert":[{"entity":"Reading","values":{"characteristic":"2a19","value":"AQ==","time":"\#(time)","chain":"\#(chain)","device":"\#(device)"}}]}"#
+            case 2 where !readings.isEmpty:
+                let id = readings[random.int(readings.count)]
+                let values = [#""chain":"\#(chain)""#, #""time":"\#(time)""#, #""device":"\#(device)""#]
+                save = #"{"update":[{"id":"\#(id)","values":{\#(values[random.int(3)])}}]}"#
+            case 3 where !readings.isEmpty:
+                save = #"{"delete":[{"id":"\#(readings.remove(at: random.int(readings.count)))"}]}"#
+            case 4:
+                save = #"{"update":[{"id":"\#(device)","values":{"name":"\#(random.coin() ? "on" : "off")"}}]}"#
+            default:
+                save = #"{"update":[{"id":"\#(device)","values":{"connected":\#(random.coin())}}]}"#
+            }
+            let answer = try reference.call(10 + step, "store.save", save)
+            let txn = try #require(answer["result"]?["txn"]?.intValue, "\(save): \(answer)")
+            for (_, id) in answer["result"]?["ids"]?.objectValue ?? [:] { readings.append(id.stringValue!) }
+            saves.append(save)
+            truths.append((txn, try fetch(reference, watchParams).list))
+        }
+
+        // The same saves, sent at once to a service with a watch.
+        let service = try StoreServiceProcess.start()
+        defer { service.destroy() }
+        let writer = try RawBusConnection(path: service.socketPath)
+        try writer.hello()
+        expectEqual(try writer.call(1, "store.save", seed)["result"]?["txn"]?.intValue, seeded)
+        let watcher = try RawBusConnection(path: service.socketPath)
+        try watcher.hello()
+        let watched = try watcher.call(1, "store.watch", watchParams)
+        var list = ClientList(objects: watched["result"]?["objects"]?.arrayValue ?? [])
+        expectEqual(watched["result"]?["txn"]?.intValue, seeded)
+        expectEqual(list, truths[0].list)
+        for (step, save) in saves.enumerated() {
+            try writer.writeFrame(#"{"jsonrpc":"2.0","id":\#(10 + step),"method":"store.save","params":\#(save)}"#)
+        }
+        var txns: [Int64] = []
+        for _ in saves {
+            let answer = try #require(try writer.readMessage())
+            txns.append(answer["result"]?["txn"]?.intValue ?? -1)
+        }
+        expectEqual(txns, truths.dropFirst().map(\.txn), "the same saves commit as the same transactions")
+        let changing = zip(truths, truths.dropFirst()).filter { $0.list != $1.list }.map(\.1)
+        // Every event, up to the last changing transaction's (pings in between, until it has come).
+        var events: [JSONValue] = []
+        for ping in 0..<100 where events.last?["txn"]?.intValue != changing.last?.txn && !changing.isEmpty {
+            try watcher.writeFrame(#"{"jsonrpc":"2.0","id":\#(1000 + ping),"method":"bus.ping","params":{}}"#)
+            while let message = try watcher.readMessage(), message["method"] != nil {
+                events.append(message["params"] ?? .null)
+            }
+            if events.last?["txn"]?.intValue != changing.last?.txn { usleep(50_000) }
+        }
+        expectEqual(events.map { $0["txn"]?.intValue ?? -1 }, changing.map(\.txn), "one event per changing txn")
+        for (event, truth) in zip(events, changing) {
+            list.apply(event)
+            expectEqual(list, truth.list, "txn \(truth.txn)")
+        }
+        expectEqual(try watcher.call(2000, "bus.ping")["result"], .object([:]))
+    }
+
     @Test func aBadWatchIsInvalidParamsAndUnwatchStopsTheEvents() throws {
         let service = try StoreServiceProcess.start()
         defer { service.destroy() }

@@ -52,19 +52,33 @@ extension Date {
     ///
     /// Fractional seconds are rounded to the millisecond, the precision `rfc3339String` writes, so that a date read
     /// and written back reads back equal (`"…00.7777Z"` is `…00.778`; the rpc fuzz target found the difference).
+    /// Years outside 0…9999 are read as `rfc3339String` writes them (more digits, or a minus sign: ISO 8601's
+    /// expanded years), so that such a date reads back too: a `sum` over a date attribute can be one
+    /// (docs/protocol.md, "store.aggregate").
     public init?(rfc3339 string: String) {
         let utf8 = Array(string.utf8)
+        // The year: four digits, or more, or a minus sign and at least three (`String(format: "%04d")`'s forms). The
+        // offsets below are those of a four-digit year, moved by `shift`.
+        let negative = utf8.first == 45
+        var yearEnd = negative ? 1 : 0
+        while yearEnd < utf8.count, utf8[yearEnd] >= 48, utf8[yearEnd] <= 57 { yearEnd += 1 }
+        let yearDigits = yearEnd - (negative ? 1 : 0)
+        guard yearDigits >= (negative ? 3 : 4), yearDigits <= 9 else { return nil }
+        var year = 0
+        for byte in utf8[(negative ? 1 : 0)..<yearEnd] { year = year * 10 + Int(byte - 48) }
+        if negative { year = -year }
+        let shift = yearEnd - 4
         func number(_ start: Int, _ count: Int) -> Int? {
-            guard start + count <= utf8.count else { return nil }
+            guard start + shift + count <= utf8.count else { return nil }
             var value = 0
-            for byte in utf8[start..<start + count] {
+            for byte in utf8[start + shift..<start + shift + count] {
                 guard byte >= 48, byte <= 57 else { return nil }
                 value = value * 10 + Int(byte - 48)
             }
             return value
         }
-        func byte(_ i: Int) -> UInt8? { i < utf8.count ? utf8[i] : nil }
-        guard let year = number(0, 4), byte(4) == 45, let month = number(5, 2), byte(7) == 45,
+        func byte(_ i: Int) -> UInt8? { i + shift < utf8.count ? utf8[i + shift] : nil }
+        guard byte(4) == 45, let month = number(5, 2), byte(7) == 45,
             let day = number(8, 2), byte(10) == 84 || byte(10) == 116 || byte(10) == 32,
             let hour = number(11, 2), byte(13) == 58, let minute = number(14, 2), byte(16) == 58,
             let second = number(17, 2), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60,
@@ -96,7 +110,7 @@ extension Date {
         default:
             return nil
         }
-        guard index == utf8.count else { return nil }
+        guard index + shift == utf8.count else { return nil }
         var parts = tm()
         parts.tm_year = Int32(year - 1900)
         parts.tm_mon = Int32(month - 1)

@@ -225,6 +225,11 @@ enum PropertyKind {
 package struct ToManyDelta: Hashable, Sendable {
     package var added: Set<ObjectID> = []
     package var removed: Set<ObjectID> = []
+
+    package init(added: Set<ObjectID> = [], removed: Set<ObjectID> = []) {
+        self.added = added
+        self.removed = removed
+    }
     package var isEmpty: Bool { added.isEmpty && removed.isEmpty }
 }
 

@@ -91,7 +91,9 @@ public struct Model: Sendable, Hashable {
             }
             for keys in entity.uniqueBy {
                 guard !keys.isEmpty else { throw .invalidUniqueKey(entity: entity.name, key: nil) }
-                guard Set(keys).count == keys.count else { throw .invalidUniqueKey(entity: entity.name, key: keys[0]) }
+                if let twice = keys.enumerated().first(where: { keys[..<$0.offset].contains($0.element) })?.element {
+                    throw .invalidUniqueKey(entity: entity.name, key: twice)
+                }
                 for key in keys
                 where entity.attribute(named: key) == nil
                     && entity.relationship(named: key).map({ $0.isToMany }) != false

@@ -5,24 +5,23 @@ import ContextBusWire
 import Dispatch
 
 /// The live queries of `store.watch`: each watch's ordered list, kept current from the committed change sets, and
-/// one `store.results` event per transaction that changes it (docs/protocol.md, "Live queries on the wire").
+/// one `store.results` event per transaction that changes it, at that transaction (docs/protocol.md, "Live queries
+/// on the wire").
 ///
-/// A watch's list is computed from each change set in memory when it can be (no limit or offset, sort keys and
-/// predicate on the entity's own attributes, an entity without to-many relationships: the change set then holds
-/// every value that decides membership and order), by editing it in place (`WatchedList`: a binary search per
-/// changed object); otherwise the list is fetched again and compared with the last (`WatchDiff`), and an event describes
-/// the list as of the fetch's transaction (under load that may be a later transaction than the change set's,
-/// whose own change then arrives in that event: the list is never wrong, and events stay in `txn` order). Change
-/// sets are handled on one serial queue, in `txn` order; a watch registered while its first fetch runs keeps the
-/// change sets that arrive meanwhile and applies those after the fetch's transaction.
+/// A watch whose list the watched objects' own values decide (no offset, `where` and `sort` on the entity's own
+/// keys) is edited in place by each change set (`WatchedList`: a binary search per changed object), its objects'
+/// to-many values kept by the change set's to-many changes; a window while no object leaves it. Any other list, and
+/// a window an object leaves, is the list as of the change set's transaction (`WatchQuery.list(asOf:)`): fetched
+/// now, with the transactions committed since undone from the history, so that a list fetched under load, at a
+/// later transaction, still gives each transaction its own event. Fetches are kept per request and serve the next
+/// transactions up to theirs. Change sets are handled on one serial queue, in `txn` order; a watch registered while
+/// its first fetch runs keeps the change sets that arrive meanwhile and applies those after the fetch's transaction.
 final class WatchHub: Sendable {
     private struct Watch {
         let connection: any SubscriberConnection
-        let request: FetchRequest
-        /// Whether change sets can be applied in memory (see the type's notes).
-        let isComputedInMemory: Bool
-        /// The request's predicate, bound, for the in-memory path (`nil` without a predicate).
-        let evaluator: PredicateEvaluator?
+        let query: WatchQuery
+        /// Whether change sets are applied to the list in memory (see the type's notes).
+        let isEditedInPlace: Bool
         /// The entities whose changes can alter the list.
         let relevantEntities: Set<String>
         var list: WatchedList
@@ -34,6 +33,8 @@ final class WatchHub: Sendable {
     private struct State {
         var watches: [Int64: Watch] = [:]
         var nextID: Int64 = 0
+        /// The last list fetched for each request, while it can serve later transactions (used on `queue`).
+        var fetched: [FetchRequest: FetchedWatchList] = [:]
     }
 
     private let store: any PersistentStore
@@ -69,17 +70,19 @@ final class WatchHub: Sendable {
         guard let entity = model.entity(named: request.entity) else {
             throw .invalidParams(field: "entity", message: "unknown entity '\(request.entity)'")
         }
-        let ownKeysOnly = request.sortDescriptors.allSatisfy { $0.keyPath.count == 1 }
-        let evaluator = try? request.predicate.map { (predicate) throws(ObjectPredicateError) in
-            try PredicateEvaluator(predicate.binding(request.arguments), entity: request.entity, in: model)
+        let query: WatchQuery
+        do {
+            query = try WatchQuery(request, entity: entity, model: model)
+        } catch {
+            // The store's fetch names what does not fit.
+            do { _ = try store.fetch(request) } catch { throw StoreErrorMapping.rpcError(for: error, log: log) }
+            throw .invalidParams(field: "where", message: "\(error)")
         }
-        let inMemory =
-            request.fetchOffset == 0 && ownKeysOnly
-            && entity.relationships.allSatisfy { !$0.isToMany } && (request.predicate == nil || evaluator != nil)
         let id = state.withLock { state -> Int64 in
             state.nextID += 1
             state.watches[state.nextID] = Watch(
-                connection: connection, request: request, isComputedInMemory: inMemory, evaluator: evaluator,
+                connection: connection, query: query,
+                isEditedInPlace: request.fetchOffset == 0 && query.readsOwnKeysOnly,
                 relevantEntities: request.entitiesAffectingResult(in: model),
                 list: WatchedList(objects: [], sortDescriptors: request.sortDescriptors, limit: request.fetchLimit))
             return state.nextID
@@ -109,10 +112,7 @@ final class WatchHub: Sendable {
                 defer { state.watches[result.watch]?.pending = [] }
                 return state.watches[result.watch]?.pending ?? []
             }
-            for changes in pending {
-                var fetches = FetchesOfOneTransaction()
-                process(changes, watch: result.watch, fetches: &fetches)
-            }
+            for changes in pending { process(changes, watch: result.watch) }
         }
     }
 
@@ -147,19 +147,15 @@ final class WatchHub: Sendable {
                     active.append(id)
                 }
             }
+            // A fetch older than this transaction serves no later one.
+            state.fetched = state.fetched.filter { $0.value.txn >= changes.txn }
             return active.sorted()
         }
-        var fetches = FetchesOfOneTransaction()
-        for id in ids { process(changes, watch: id, fetches: &fetches) }
-    }
-
-    /// The lists fetched while one change set is handled: watches of the same request share one fetch.
-    private struct FetchesOfOneTransaction {
-        var results: [FetchRequest: StoreFetchResult] = [:]
+        for id in ids { process(changes, watch: id) }
     }
 
     /// Brings one watch up to date with `changes` and sends the event, if the list changed. On `queue`.
-    private func process(_ changes: ChangeSet, watch id: Int64, fetches: inout FetchesOfOneTransaction) {
+    private func process(_ changes: ChangeSet, watch id: Int64) {
         // The list leaves the state while it is edited, so that the edit does not copy it.
         guard
             var watch = state.withLock({ state -> Watch? in
@@ -176,38 +172,47 @@ final class WatchHub: Sendable {
             changes.inserted.contains { watch.relevantEntities.contains($0.id.entity) }
             || changes.updated.contains { watch.relevantEntities.contains($0.snapshot.id.entity) }
             || changes.deleted.contains { watch.relevantEntities.contains($0.id.entity) }
-        guard touches else {
-            state.withLock { $0.watches[id]?.txn = changes.txn }
-            return
+        state.withLock { $0.watches[id]?.txn = changes.txn }
+        guard touches else { return }
+        var edit: WatchedList.Edit?
+        if watch.isEditedInPlace, list.isInOrder {
+            do {
+                if let touched = try touched(by: changes, in: watch, list: list) { edit = list.apply(touched) }
+            } catch {
+                log.error("store.watch \(id): txn \(changes.txn): \(error)")
+            }
         }
         let event: ResultsEvent?
-        if watch.isComputedInMemory, list.isInOrder, let touched = Self.touched(by: changes, in: watch),
-            let edit = list.apply(touched)
-        {
-            state.withLock { $0.watches[id]?.txn = changes.txn }
+        if let edit {
             event =
                 edit.isEmpty
                 ? nil
                 : ResultsEvent(
                     watch: id, txn: changes.txn, removed: edit.removed, inserted: edit.inserted, updated: edit.updated)
         } else {
-            let result: StoreFetchResult
-            if let shared = fetches.results[watch.request] {
-                result = shared
-            } else {
+            let request = watch.query.request
+            var fetched = state.withLock { $0.fetched.removeValue(forKey: request) }
+            var objects: [ObjectSnapshot]
+            var eventTxn = changes.txn
+            do {
+                objects = try watch.query.list(asOf: changes.txn, store: store, fetched: &fetched)
+                state.withLock { $0.fetched[request] = fetched }
+            } catch {
+                // The history no longer reaches back to the transaction (`--history`), or a read failed: the list as
+                // it is now stands for the transactions up to its own, the best the watch can do.
+                log.error("store.watch \(id): the list as of txn \(changes.txn): \(error)")
                 do {
-                    result = try store.fetch(watch.request)
+                    let result = try store.fetch(request)
+                    guard case .objects(let current) = result.content else { return }
+                    (objects, eventTxn) = (current, result.txn)
                 } catch {
                     log.error("store.watch \(id): \(error)")
                     return
                 }
-                fetches.results[watch.request] = result
+                state.withLock { $0.watches[id]?.txn = eventTxn }
             }
-            guard case .objects(let objects) = result.content else { return }
-            event = WatchDiff.event(watch: id, txn: result.txn, from: list.objects, to: objects)
-            list = WatchedList(
-                objects: objects, sortDescriptors: watch.request.sortDescriptors, limit: watch.request.fetchLimit)
-            state.withLock { $0.watches[id]?.txn = result.txn }
+            event = WatchDiff.event(watch: id, txn: eventTxn, from: list.objects, to: objects)
+            list = WatchedList(objects: objects, sortDescriptors: request.sortDescriptors, limit: request.fetchLimit)
         }
         guard let event else { return }
         if !watch.connection.send(RPCEvent(event)) {
@@ -216,38 +221,73 @@ final class WatchHub: Sendable {
         }
     }
 
-    /// What `changes` did to the watched entity's objects, each with its snapshot after the transaction when it
-    /// matches the predicate (`nil` when deleted or not matching); `nil` when the predicate looks through a
-    /// relationship (the list is then fetched).
-    private static func touched(by changes: ChangeSet, in watch: Watch) -> [(id: ObjectID, snapshot: ObjectSnapshot?)]?
-    {
-        let entity = watch.request.entity
+    /// What `changes` did to the watched entity's objects, each with its snapshot after the transaction, with every
+    /// to-many value, when it matches the predicate (`nil` when deleted or not matching); `nil` when the predicate
+    /// looked through a relationship after all (the list is then told as of the transaction).
+    ///
+    /// An updated snapshot leaves out the to-many sets the transaction changed from the other side (faults): a listed
+    /// object's are its listed members with the transaction's to-many changes applied; any other object's are read
+    /// as of the transaction (`PastSnapshots`).
+    private func touched(
+        by changes: ChangeSet, in watch: Watch, list: WatchedList
+    ) throws -> [(id: ObjectID, snapshot: ObjectSnapshot?)]? {
+        let entity = watch.query.entity
+        let toManyKeys = entity.relationships.filter(\.isToMany).map(\.name)
+        var toManyChanges: [ObjectID: [String: ToManyChange]]?
+        var unlisted: [ObjectID] = []
+        var snapshots: [ObjectID: ObjectSnapshot] = [:]
+        for update in changes.updated where update.snapshot.id.entity == entity.name {
+            var snapshot = update.snapshot
+            let faults = toManyKeys.filter { snapshot.values[$0] == nil }
+            if !faults.isEmpty {
+                guard let listed = list.member(snapshot.id) else {
+                    unlisted.append(snapshot.id)
+                    continue
+                }
+                if toManyChanges == nil { toManyChanges = changes.toManyChanges(model: store.model) }
+                for key in faults {
+                    let members = listed.values[key]?.referencedIDs ?? []
+                    guard let change = toManyChanges?[snapshot.id]?[key] else {
+                        snapshot.values[key] = .references(members)
+                        continue
+                    }
+                    // A binary search per member that joined: not a sort of the device's every reading.
+                    let delta = ToManyDelta(added: Set(change.added), removed: Set(change.removed))
+                    snapshot.values[key] = .references(delta.applied(to: members))
+                }
+            }
+            snapshots[snapshot.id] = snapshot
+        }
+        for snapshot in changes.inserted
+        where snapshot.id.entity == entity.name && toManyKeys.contains(where: { snapshot.values[$0] == nil }) {
+            unlisted.append(snapshot.id)
+        }
+        if !unlisted.isEmpty {
+            var past = PastSnapshots(store: store, after: changes.txn)
+            for (id, snapshot) in try past.snapshots(of: unlisted, asOf: changes.txn) { snapshots[id] = snapshot }
+        }
         var lookedThrough = false
-        let lookup: (ObjectID) -> [String: PropertyValue]? = { _ in
+        func lookup(_: ObjectID) -> [String: PropertyValue]? {
             lookedThrough = true
             return nil
         }
         var touched: [(id: ObjectID, snapshot: ObjectSnapshot?)] = []
         var seen: [ObjectID: Int] = [:]
         func note(_ id: ObjectID, _ snapshot: ObjectSnapshot?) {
+            let matching = snapshot.flatMap { watch.query.matches($0.values, lookup: lookup) ? $0 : nil }
             if let position = seen[id] {
-                touched[position].snapshot = snapshot
+                touched[position].snapshot = matching
             } else {
                 seen[id] = touched.count
-                touched.append((id, snapshot))
+                touched.append((id, matching))
             }
         }
-        for snapshot in changes.deleted where snapshot.id.entity == entity { note(snapshot.id, nil) }
-        for snapshot in changes.inserted where snapshot.id.entity == entity {
-            note(
-                snapshot.id, watch.evaluator?.evaluate(values: snapshot.values, lookup: lookup) ?? true ? snapshot : nil
-            )
+        for snapshot in changes.deleted where snapshot.id.entity == entity.name { note(snapshot.id, nil) }
+        for snapshot in changes.inserted where snapshot.id.entity == entity.name {
+            note(snapshot.id, snapshots[snapshot.id] ?? snapshot)
         }
-        for change in changes.updated where change.snapshot.id.entity == entity {
-            let snapshot = change.snapshot
-            note(
-                snapshot.id, watch.evaluator?.evaluate(values: snapshot.values, lookup: lookup) ?? true ? snapshot : nil
-            )
+        for update in changes.updated where update.snapshot.id.entity == entity.name {
+            note(update.snapshot.id, snapshots[update.snapshot.id])
         }
         return lookedThrough ? nil : touched
     }

@@ -37,6 +37,9 @@ struct WatchedList {
         isInOrder = zip(objects, objects.dropFirst()).allSatisfy { precedes($0, $1) }
     }
 
+    /// The listed snapshot of `id`, if the list holds it.
+    func member(_ id: ObjectID) -> ObjectSnapshot? { members[id] }
+
     /// The parts of one `store.results` event.
     struct Edit: Equatable {
         /// Indexes into the list before, highest first.

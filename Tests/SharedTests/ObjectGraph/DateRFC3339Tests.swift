@@ -71,4 +71,20 @@ struct DateRFC3339Tests {
             expectEqual(parsed.map { abs($0.timeIntervalSince1970 - seconds) < 0.0006 }, true, "\(seconds)")
         }
     }
+
+    /// A `sum` over a date attribute can pass year 9999 (docs/protocol.md, "store.aggregate"): such a date, written
+    /// with more digits or a minus sign, reads back.
+    @Test func yearsBeyondFourDigitsReadBack() throws {
+        for seconds in [253_402_300_800.5, 1.7e15 + 0.25, -62_167_219_201, -1e12] {
+            let date = Date(timeIntervalSince1970: seconds)
+            let parsed = try #require(Date(rfc3339: date.rfc3339String), "\(date.rfc3339String)")
+            expectTrue(abs(parsed.timeIntervalSince1970 - seconds) < 0.0006, "\(seconds): \(date.rfc3339String)")
+        }
+        expectEqual(Date(rfc3339: "10000-01-01T00:00:00Z")?.timeIntervalSince1970, 253_402_300_800)
+        for bad in [
+            "999-01-01T00:00:00Z", "-01-01-01T00:00:00Z", "1234567890-01-01T00:00:00Z", "+2024-01-01T00:00:00Z",
+        ] {
+            expectNil(Date(rfc3339: bad), "\(bad)")
+        }
+    }
 }

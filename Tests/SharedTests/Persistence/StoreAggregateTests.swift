@@ -100,6 +100,34 @@ struct StoreAggregateTests {
             ])
     }
 
+    /// PROTOCOL.md, "Aggregates": `sum` and `avg` over date attributes too; `avg` is a double (the mean's seconds since
+    /// the Unix epoch), `sum` keeps the attribute's type (the date whose seconds since the epoch are the sum of theirs).
+    @Test(arguments: StoreFactory.all)
+    func sumsAndAveragesOfADateAreItsSecondsSinceTheEpoch(factory: StoreFactory) throws {
+        let (store, devices) = try readings(factory)
+        let result = try store.aggregate(
+            AggregateRequest(
+                entity: "Reading", where: try ObjectPredicate(format: "device == $d"),
+                arguments: ["d": .reference(devices[0])], values: ["total": .sum("time"), "mean": .average("time")]))
+        // 10:10, 10:50 and 11:20 on 1970-01-01.
+        let seconds = [10 * Self.hour + 600, 10 * Self.hour + 3000, 11 * Self.hour + 1200]
+        expectEqual(
+            result.groups,
+            [
+                .init(
+                    key: [:],
+                    values: [
+                        "total": .date(Date(timeIntervalSince1970: seconds.reduce(0, +))),
+                        "mean": .double(seconds.reduce(0, +) / 3),
+                    ])
+            ])
+        let none = try store.aggregate(
+            AggregateRequest(
+                entity: "Reading", where: try ObjectPredicate(format: "kind == 'nothing'"),
+                values: ["total": .sum("time"), "mean": .average("time")]))
+        expectEqual(none.groups, [.init(key: [:], values: ["total": .null, "mean": .null])])
+    }
+
     @Test(
         arguments: [
             (AggregateRequest(entity: "Nope", values: ["n": .count]), "entity"),
@@ -113,7 +141,7 @@ struct StoreAggregateTests {
                 "bucket.seconds"
             ),
             (AggregateRequest(entity: "Reading", values: ["m": .average("kind")]), "values.m"),
-            (AggregateRequest(entity: "Reading", values: ["m": .sum("time")]), "values.m"),
+            (AggregateRequest(entity: "Reading", values: ["m": .sum("kind")]), "values.m"),
             (AggregateRequest(entity: "Reading", values: ["m": .maximum("nothing")]), "values.m"),
             (AggregateRequest(entity: "Reading", values: [:]), "values"),
         ], StoreFactory.all)
@@ -130,7 +158,7 @@ struct StoreAggregateTests {
     }
 
     /// SQLite's SQL and the in-memory evaluator give the same groups on random data (doubles to within rounding:
-    /// the sums may add in another order).
+    /// the sums may add in another order; date sums too).
     @Test func sqlAgreesWithTheInMemoryEvaluatorOnRandomData() throws {
         var random = SeededRandom(seed: 0xA66)
         for round in 0..<8 {
@@ -155,7 +183,10 @@ struct StoreAggregateTests {
                 AggregateRequest(
                     entity: "Reading", where: try ObjectPredicate(format: "count > 0 OR number == nil"),
                     groupBy: ["device"],
-                    values: ["n": .countOf("number"), "s": .sum("number"), "lo": .minimum("count")]),
+                    values: [
+                        "n": .countOf("number"), "s": .sum("number"), "lo": .minimum("count"), "ts": .sum("time"),
+                        "ta": .average("time"),
+                    ]),
                 AggregateRequest(entity: "Reading", bucket: .init(key: "time", seconds: 86_400), values: ["n": .count]),
             ]
             for request in requests {
@@ -171,6 +202,9 @@ struct StoreAggregateTests {
                     for (name, value) in a.values {
                         if case .double(let x) = value, case .double(let y)? = b.values[name] {
                             expectTrue(abs(x - y) <= 1e-9 * max(1, abs(y)), "round \(round): \(name) \(x) vs \(y)")
+                        } else if case .date(let x) = value, case .date(let y)? = b.values[name] {
+                            let (a, b) = (x.timeIntervalSince1970, y.timeIntervalSince1970)
+                            expectTrue(abs(a - b) <= 1e-9 * max(1, abs(b)), "round \(round): \(name) \(a) vs \(b)")
                         } else {
                             expectEqual(value, b.values[name], "round \(round): \(name)")
                         }

@@ -120,4 +120,160 @@ struct StoreBatchTests {
             expectNil(context.registeredObject(for: books[4]))
         }
     }
+
+    /// A batch is not invisible (docs/protocol.md, "store.batch"): another context that merges the store's changes
+    /// takes a batch's new values and lets its deleted objects go, as after any save.
+    @Test(arguments: StoreFactory.all)
+    func anotherContextMergesABatchLikeAnySave(factory: StoreFactory) throws {
+        let (store, _, books) = try library(factory)
+        let reader = ObjectContext(store: store, name: "reader")
+        reader.automaticallyMergesChanges = true
+        let thick = try reader.performAndWait {
+            _ = try reader.existingObject(with: books[4])
+            return try reader.existingObject(with: books[3])
+        }
+        let cleaner = ObjectContext(store: store, name: "cleaner")
+        try cleaner.performAndWait {
+            try cleaner.execute(
+                BatchRequest(entity: "Book", where: try pages(over: 3), action: .set(["inPrint": .bool(false)])))
+            try cleaner.execute(BatchRequest(entity: "Book", where: try pages(over: 4), action: .delete))
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        func merged() -> Bool {
+            reader.performAndWait { reader.registeredObject(for: books[4]) == nil && thick.bool("inPrint") == false }
+        }
+        while !merged() && ContinuousClock.now < deadline { usleep(1_000) }
+        reader.performAndWait {
+            expectEqual(thick.bool("inPrint"), false)
+            expectEqual(thick.version, 2)
+            expectNil(reader.registeredObject(for: books[4]))
+        }
+    }
+
+    /// Items point at an owner (whose `items` is to-many) and at a badge (one-to-one); neither rule reaches further
+    /// than the other side, so a batch delete of items is planned as one set and written with one `DELETE … WHERE`.
+    static let itemModel: Model = try! Model(entities: [
+        EntityDescription(
+            name: "Item",
+            attributes: [
+                AttributeDescription("size", .int), AttributeDescription("label", .string, optional: true),
+                AttributeDescription("seen", .date, optional: true),
+            ],
+            relationships: [
+                RelationshipDescription("owner", destination: "Owner", inverse: "items"),
+                RelationshipDescription("badge", destination: "Badge", inverse: "item"),
+            ]),
+        EntityDescription(
+            name: "Owner", attributes: [AttributeDescription("name", .string)],
+            relationships: [RelationshipDescription("items", destination: "Item", toMany: true, inverse: "owner")]),
+        EntityDescription(
+            name: "Badge", attributes: [AttributeDescription("code", .string)],
+            relationships: [RelationshipDescription("item", destination: "Item", inverse: "badge")]),
+    ])
+
+    /// Two stores with the same 3 owners and 40 items (some with a badge), from `seed`.
+    private func twoItemStores(_ factory: StoreFactory, seed: UInt64) throws -> (TestStore, TestStore) {
+        let stores = (try factory.make(Self.itemModel), try factory.make(Self.itemModel))
+        for store in [stores.0, stores.1] {
+            var generator = SeededRandom(seed: seed)
+            let owners = try (0..<3).map { try store.insert("Owner", ["name": .string("o\($0)")]) }
+            for n in 0..<40 {
+                var values: [String: PropertyValue] = [
+                    "size": .int(Int64(generator.int(10))),
+                    "label": generator.coin() ? .string("l\(generator.int(3))") : .null,
+                ]
+                if generator.int(4) > 0 { values["owner"] = .reference(owners[generator.int(3)]) }
+                if generator.coin() { values["seen"] = .date(Date(timeIntervalSince1970: Double(n))) }
+                let item = try store.insert("Item", values)
+                if generator.int(3) == 0 {
+                    try store.insert("Badge", ["code": .string("b\(n)"), "item": .reference(item)])
+                }
+            }
+        }
+        return stores
+    }
+
+    private static let itemPredicates = [
+        "size < 4", "label == 'l1' OR owner == nil", "owner.name == 'o2' AND size > 2", "TRUEPREDICATE",
+    ]
+
+    /// The two stores hold the same objects, and their change sets and history after `before` are the same but for
+    /// the commit times.
+    private func expectSameOutcome(
+        _ batched: TestStore, _ batchChanges: ChangeSet?, _ saved: TestStore, _ saveChanges: ChangeSet?,
+        after before: Int64, _ comment: String
+    ) throws {
+        var changes = try #require(batchChanges, "\(comment)")
+        let expected = try #require(saveChanges, "\(comment)")
+        changes.time = expected.time
+        expectEqual(changes, expected, "\(comment)")
+        var history = try batched.history(since: before, limit: 10)
+        let expectedHistory = try saved.history(since: before, limit: 10)
+        for i in history.indices where i < expectedHistory.count { history[i].time = expectedHistory[i].time }
+        expectEqual(history, expectedHistory, "\(comment)")
+        for entity in ["Item", "Owner", "Badge"] {
+            expectEqual(try batched.all(entity), try saved.all(entity), "\(comment): \(entity)")
+        }
+    }
+
+    /// A batch delete is exactly the save of its objects' deletes: the same change set (deleted snapshots, the
+    /// owners and badges updated with the same keys, versions and previous values), the same history and the same
+    /// objects left, in every store, on random data.
+    @Test(arguments: StoreFactory.all)
+    func aBatchDeleteIsExactlyTheSaveOfItsObjectsDeletes(factory: StoreFactory) throws {
+        var random = SeededRandom(seed: 0xB47C)
+        for round in 0..<6 {
+            let (batched, saved) = try twoItemStores(factory, seed: UInt64(round) + 1)
+            let format = Self.itemPredicates[random.int(Self.itemPredicates.count)]
+            let predicate = try ObjectPredicate(format: format)
+            let before = batched.lastTransaction
+            let result = try batched.batch(BatchRequest(entity: "Item", where: predicate, action: .delete))
+            guard
+                case .ids(let ids) = try saved.fetch(
+                    FetchRequest(entity: "Item", predicate: predicate, resultType: .ids)
+                )
+                .content
+            else { continue }
+            expectEqual(result.count, ids.count, "round \(round): \(format)")
+            guard !ids.isEmpty else { continue }
+            let plain = try saved.commit(SaveRequest(deletes: ids.map { .init(id: $0, version: nil) }))
+            try expectSameOutcome(
+                batched, result.changes, saved, plain.changes, after: before, "round \(round): \(format)")
+        }
+    }
+
+    /// A batch `set` is exactly the save of its objects' updates: objects it leaves as they were are not updated,
+    /// the others get the same versions, changed keys and previous values, in every store, on random data.
+    @Test(arguments: StoreFactory.all)
+    func aBatchSetIsExactlyTheSaveOfItsObjectsUpdates(factory: StoreFactory) throws {
+        var random = SeededRandom(seed: 0x5E7)
+        for round in 0..<8 {
+            let (batched, saved) = try twoItemStores(factory, seed: UInt64(round) + 11)
+            let format = Self.itemPredicates[random.int(Self.itemPredicates.count)]
+            let predicate = try ObjectPredicate(format: format)
+            var values: [String: PropertyValue] = [:]
+            if random.coin() { values["size"] = random.coin() ? .int(Int64(random.int(10))) : .int(3) }
+            if random.coin() { values["label"] = random.coin() ? .string("l\(random.int(3))") : .null }
+            if random.coin() || values.isEmpty {
+                values["seen"] = random.coin() ? .date(Date(timeIntervalSince1970: Double(random.int(40)))) : .null
+            }
+            let before = batched.lastTransaction
+            let result = try batched.batch(BatchRequest(entity: "Item", where: predicate, action: .set(values)))
+            guard
+                case .ids(let ids) = try saved.fetch(
+                    FetchRequest(entity: "Item", predicate: predicate, resultType: .ids)
+                )
+                .content
+            else { continue }
+            expectEqual(result.count, ids.count, "round \(round): \(format)")
+            let plain = try saved.commit(SaveRequest(updates: ids.map { .init(id: $0, version: nil, values: values) }))
+            let comment = "round \(round): \(format) set \(values)"
+            if plain.changes?.isEmpty ?? true {
+                expectEqual(batched.lastTransaction, before, "\(comment)")
+                expectTrue(result.changes?.isEmpty ?? true, "\(comment)")
+                continue
+            }
+            try expectSameOutcome(batched, result.changes, saved, plain.changes, after: before, comment)
+        }
+    }
 }

@@ -4,6 +4,7 @@ import Testing
 
 @testable import ContextBusObjectGraph
 @testable import ContextBusSQLite
+@testable import ContextBusSupport
 
 /// Unique keys (`uniqueBy`) and the insert policies of docs/protocol.md ("Unique constraints and upsert"), against
 /// every store.
@@ -136,6 +137,59 @@ struct StoreUniqueKeyTests {
         }
         expectEqual(error, .conflict([.init(id: two, uniqueKey: ["serial": .string("S1")], conflictsWith: one)]))
         expectEqual(try store.snapshot(two)?.values["serial"], .string("S2"))
+    }
+
+    /// PROTOCOL.md: "An update or `store.batch` `set` that would give two live objects the same key fails with `409`".
+    @Test(arguments: StoreFactory.all)
+    func aBatchSetThatWouldGiveTwoObjectsOneKeyFailsAndChangesNothing(factory: StoreFactory) throws {
+        let store = try factory.make(Self.model)
+        let one = try sensor(store, serial: "S1")
+        let two = try sensor(store, serial: "S2")
+        let before = store.lastTransaction
+        let error = storeError {
+            try store.batch(BatchRequest(entity: "Sensor", action: .set(["serial": .string("S9")])))
+        }
+        expectEqual(error, .conflict([.init(id: two, uniqueKey: ["serial": .string("S9")], conflictsWith: one)]))
+        expectEqual(try store.all("Sensor").map { $0.values["serial"] }, [.string("S1"), .string("S2")])
+        expectEqual(store.lastTransaction, before)
+        // The same key for one object is no conflict.
+        let result = try store.batch(
+            BatchRequest(
+                entity: "Sensor", where: try ObjectPredicate(format: "serial == 'S2'"),
+                action: .set(["serial": .string("S9")])))
+        expectEqual(result.count, 1)
+        expectEqual(try store.snapshot(two)?.values["serial"], .string("S9"))
+    }
+
+    /// PROTOCOL.md: an upserted object is reported "as `updated` (with the keys that changed) or not at all when
+    /// nothing changed".
+    @Test(arguments: [MergePolicy.objectTrump, .overwrite, .storeTrump], StoreFactory.all)
+    func anUpsertThatChangesNothingIsNotReportedAsAChange(policy: MergePolicy, factory: StoreFactory) throws {
+        let store = try factory.make(Self.model)
+        let existing = try sensor(store, serial: "S1")
+        let before = store.lastTransaction
+        let observed = Locked<[ChangeSet]>([])
+        let observation = store.observeChanges { changes in observed.withLock { $0.append(changes) } }
+        defer { observation.cancel() }
+        let result = try store.commit(
+            SaveRequest(
+                inserts: [
+                    .init(
+                        id: tmp("Sensor", "s"),
+                        values: ["serial": .string("S1"), "label": .string("first"), "count": .int(1)])
+                ],
+                mergePolicy: policy))
+        expectEqual(result.ids[tmp("Sensor", "s")], existing)
+        expectEmpty(result.changes?.updated ?? [])
+        expectEmpty(result.changes?.inserted ?? [])
+        expectEqual(try store.snapshot(existing)?.version, 1)
+        expectEqual(store.lastTransaction, before)
+        expectEmpty(try store.history(since: before, limit: 10))
+        // Observers see change sets in `txn` order: the first one they see is the next save's.
+        let next = try sensor(store, serial: "S2")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while observed.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline { usleep(1_000) }
+        expectEqual(observed.withLock { $0.first?.inserted.map(\.id) }, [next])
     }
 
     @Test(arguments: StoreFactory.all)

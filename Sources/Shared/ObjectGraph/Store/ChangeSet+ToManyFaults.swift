@@ -62,7 +62,7 @@ extension ChangeSet {
 extension ToManyDelta {
     /// `members` (sorted) with this delta applied, still sorted: O(changes × log n) searches
     /// plus the array moves, no hashing of the members.
-    func applied(to members: [ObjectID]) -> [ObjectID] {
+    package func applied(to members: [ObjectID]) -> [ObjectID] {
         var members = members
         if !removed.isEmpty { members.removeAll { removed.contains($0) } }
         for member in added.sorted() {

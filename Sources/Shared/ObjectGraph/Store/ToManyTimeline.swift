@@ -65,7 +65,7 @@ public struct ToManyTimeline: Sendable {
     /// Records the transaction after `end`.
     ///
     /// - Throws: `ToManyTimelineError.notRecordedInOrder` when `changes` is not the transaction after `end`.
-    mutating func record(_ changes: ChangeSet) throws(ToManyTimelineError) {
+    package mutating func record(_ changes: ChangeSet) throws(ToManyTimelineError) {
         guard changes.txn == end + 1 else { throw .notRecordedInOrder(end: end, txn: changes.txn) }
         end = changes.txn
         var objects: [ObjectID] = []
@@ -118,7 +118,7 @@ public struct ToManyTimeline: Sendable {
     ///
     /// - Throws: `ToManyTimelineError.notRecorded` when the timeline does not hold every transaction after `txn` up
     ///   to `currentTxn`; `.membersUnknown` when the object is gone and no recorded deletion tells its members.
-    func members(
+    package func members(
         of id: ObjectID, key: String, asOf txn: Int64, from current: [ObjectID]?, after currentTxn: Int64
     ) throws(ToManyTimelineError) -> [ObjectID] {
         guard txn >= start, currentTxn <= end, txn <= currentTxn else {

@@ -392,7 +392,8 @@ final class SQLiteWriter: @unchecked Sendable {
         let changes = plan.changeSet(txn: txn + 1, time: time, author: request.author)
         if inSavepoint { try connection.statement("SAVEPOINT \"save\"").run() }
         do {
-            try write(changes, toManyDeltas: plan.toManyDeltas)
+            try write(
+                changes, toManyDeltas: plan.toManyDeltas, bulkDelete: plan.bulkDelete, bulkUpdate: plan.bulkUpdate)
             try replica.record(changes, ids: plan.ids, resolved: resolved, origin: asked.origin, on: connection)
         } catch {
             guard inSavepoint else { throw UnsavedWriteFailure(error: error) }
@@ -408,7 +409,14 @@ final class SQLiteWriter: @unchecked Sendable {
         return .success(result)
     }
 
-    private func write(_ changes: ChangeSet, toManyDeltas: [ObjectID: [String: ToManyDelta]]) throws {
+    /// Writes a planned change set's rows and its history row. The deleted objects of a batch planned as one set
+    /// (`bulkDelete`) go with one `DELETE … WHERE` of the batch's predicate, in the transaction whose read found
+    /// exactly them (it must delete as many rows); the updated objects of such a `set` (`bulkUpdate`) with one
+    /// `UPDATE` of those rows.
+    private func write(
+        _ changes: ChangeSet, toManyDeltas: [ObjectID: [String: ToManyDelta]], bulkDelete: SavePlan.BulkDelete? = nil,
+        bulkUpdate: SavePlan.BulkUpdate? = nil
+    ) throws {
         var start = changes.inserted.startIndex
         while start < changes.inserted.endIndex {
             // Runs of inserts of one entity share one prepared statement.
@@ -417,11 +425,19 @@ final class SQLiteWriter: @unchecked Sendable {
             try tables[entity]!.insert(changes.inserted[start..<end], on: connection)
             start = end
         }
-        for update in changes.updated {
-            try tables[update.snapshot.id.entity]!.update(
-                update, toManyDeltas: toManyDeltas[update.snapshot.id], on: connection)
+        if let bulkUpdate {
+            try updateAll(bulkUpdate, changes.updated)
+        } else {
+            for update in changes.updated {
+                try tables[update.snapshot.id.entity]!.update(
+                    update, toManyDeltas: toManyDeltas[update.snapshot.id], on: connection)
+            }
         }
-        for snapshot in changes.deleted { try tables[snapshot.id.entity]!.delete(snapshot, on: connection) }
+        if let bulkDelete {
+            try deleteAll(bulkDelete, expecting: changes.deleted.count)
+        } else {
+            for snapshot in changes.deleted { try tables[snapshot.id.entity]!.delete(snapshot, on: connection) }
+        }
         let statement = try connection.statement(
             "INSERT INTO \"Z_HISTORY\" (\"Z_TXN\", \"Z_TIME\", \"Z_AUTHOR\", \"Z_CHANGES\") VALUES (?, ?, ?, ?)")
         try statement.bind(changes.txn, at: 1)
@@ -429,6 +445,55 @@ final class SQLiteWriter: @unchecked Sendable {
         try statement.bind(changes.author.map(PropertyValue.string) ?? .null, at: 3)
         try statement.bind(utf8: codec.encode(changes), at: 4)
         try statement.run()
+    }
+
+    /// `DELETE FROM <table> WHERE <predicate>` of a batch planned as one set.
+    ///
+    /// - Throws: `StoreError.unavailable` when it deletes another number of rows than the read found (the two run in
+    ///   one transaction on this connection, so they cannot differ; the check keeps a difference from committing).
+    private func deleteAll(_ batch: SavePlan.BulkDelete, expecting count: Int) throws {
+        var sql = "DELETE FROM \(SQLSchema.quote(schema.table(for: batch.entity))) AS \"t\""
+        var bindings: [PropertyValue] = []
+        if let predicate = batch.predicate {
+            let compiled = try StorePredicates.sql(predicate, entity: batch.entity, schema: schema, alias: "t")
+            sql += " WHERE \(compiled.sql)"
+            bindings = compiled.bindings
+        }
+        let statement = try connection.uncachedStatement(sql)
+        for (i, value) in bindings.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
+        try statement.run()
+        let deleted = Int(sqlite3_changes64(connection.handle))
+        guard deleted == count else {
+            throw StoreError.unavailable(
+                "a batch delete of \(batch.entity) deleted \(deleted) rows, its read found \(count)")
+        }
+    }
+
+    /// `UPDATE <table> SET "Z_VERSION" = "Z_VERSION" + 1, <key> = ?… WHERE "Z_PK" IN (…)` of a batch `set` planned as
+    /// one set: the rows of `updated`, named in one JSON array.
+    ///
+    /// - Throws: `StoreError.unavailable` when it changes another number of rows (see `deleteAll`).
+    private func updateAll(_ batch: SavePlan.BulkUpdate, _ updated: [ChangeSet.Update]) throws {
+        guard !updated.isEmpty else { return }
+        let q = SQLSchema.quote
+        let assignments = batch.values.map { ", \(q(schema.column(for: $0.key))) = ?" }.joined()
+        let statement = try connection.uncachedStatement(
+            "UPDATE \(q(schema.table(for: batch.entity))) SET \"Z_VERSION\" = \"Z_VERSION\" + 1\(assignments)"
+                + " WHERE \"Z_PK\" IN (SELECT \"value\" FROM json_each(?))")
+        for (i, assignment) in batch.values.enumerated() { try statement.bind(assignment.value, at: Int32(i + 1)) }
+        var numbers: [UInt8] = [JSONByte.openBracket]
+        for (i, update) in updated.enumerated() {
+            if i > 0 { numbers.append(JSONByte.comma) }
+            JSONWriter.appendInteger(update.snapshot.id.number!, into: &numbers)
+        }
+        numbers.append(JSONByte.closeBracket)
+        try statement.bind(utf8: numbers, at: Int32(batch.values.count + 1))
+        try statement.run()
+        let changed = Int(sqlite3_changes64(connection.handle))
+        guard changed == updated.count else {
+            throw StoreError.unavailable(
+                "a batch set of \(batch.entity) changed \(changed) rows, its plan \(updated.count)")
+        }
     }
 
     // MARK: - Numbers

@@ -57,10 +57,13 @@ package struct AggregateEvaluator {
             return .int(Int64(present.count))
         case .sum:
             guard !present.isEmpty else { return .null }
-            if aggregate.type(of: key) == .int {
-                return .int(present.reduce(Int64(0)) { $0 &+ ($1.intValue ?? 0) })
+            let total = present.reduce(0.0) { $0 + (Self.number($1) ?? 0) }
+            switch aggregate.type(of: key) {
+            case .int?: return .int(present.reduce(Int64(0)) { $0 &+ ($1.intValue ?? 0) })
+            // `sum` keeps the attribute's type: a date's seconds since the Unix epoch, added, as a date.
+            case .date?: return .date(Date(timeIntervalSince1970: total))
+            default: return .double(total)
             }
-            return .double(present.reduce(0.0) { $0 + (Self.number($1) ?? 0) })
         case .average:
             guard !present.isEmpty else { return .null }
             return .double(present.reduce(0.0) { $0 + (Self.number($1) ?? 0) } / Double(present.count))
@@ -71,10 +74,12 @@ package struct AggregateEvaluator {
         }
     }
 
+    /// A summed or averaged value as a number: a date as its seconds since the Unix epoch (as SQLite stores it).
     private static func number(_ value: PropertyValue) -> Double? {
         switch value {
         case .int(let i): return Double(i)
         case .double(let d): return d
+        case .date(let d): return d.timeIntervalSince1970
         default: return nil
         }
     }

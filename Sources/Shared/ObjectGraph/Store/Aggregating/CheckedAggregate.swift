@@ -68,9 +68,11 @@ package struct CheckedAggregate {
         guard let type = entity.attribute(named: key)?.type else {
             throw .invalidRequest(field: field, message: "'\(key)' is not an attribute of \(entity.name)")
         }
+        // PROTOCOL.md, "Aggregates": `sum`, `avg`, `min`, `max` over int, double and date attributes, `min`/`max` also
+        // over strings.
         let allowed: Set<AttributeType>
         switch function {
-        case .sum, .average: allowed = [.int, .double]
+        case .sum, .average: allowed = [.int, .double, .date]
         default: allowed = [.int, .double, .date, .string]
         }
         guard allowed.contains(type) else {

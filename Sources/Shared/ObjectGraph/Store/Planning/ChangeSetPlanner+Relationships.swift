@@ -124,7 +124,7 @@ extension ChangeSetPlanner {
         return target
     }
 
-    private func inverse(of relationship: RelationshipDescription) -> RelationshipDescription {
+    func inverse(of relationship: RelationshipDescription) -> RelationshipDescription {
         model.entity(named: relationship.destination)!.relationship(named: relationship.inverse)!
     }
 
@@ -175,7 +175,7 @@ extension ChangeSetPlanner {
     }
 
     /// Removes `member` from `object`'s `relationship`.
-    private mutating func detach(_ member: ObjectID, from object: ObjectID, via relationship: RelationshipDescription) {
+    mutating func detach(_ member: ObjectID, from object: ObjectID, via relationship: RelationshipDescription) {
         let slot = loadedSlot(object)
         if relationship.isToMany {
             objects[slot].removeMember(member, from: relationship.name)

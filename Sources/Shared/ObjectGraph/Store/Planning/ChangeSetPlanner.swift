@@ -77,7 +77,10 @@ package struct ChangeSetPlanner {
     package mutating func plan(_ saved: SaveRequest) throws -> SavePlan {
         var matched: Int?
         var asked = saved
-        if let batch = saved.batch { (asked, matched) = try resolving(batch, in: saved) }
+        if let batch = saved.batch {
+            if let plan = try bulkDeletePlan(batch, in: saved) ?? bulkUpdatePlan(batch, in: saved) { return plan }
+            (asked, matched) = try resolving(batch, in: saved)
+        }
         insertPositions = try SaveRequestChecker(model: model).check(asked)
         let (request, aliases) = try resolvingUniqueKeys(of: asked)
         if !aliases.isEmpty { insertPositions = try SaveRequestChecker(model: model).check(request) }
@@ -244,7 +247,7 @@ package struct ChangeSetPlanner {
     }
 
     /// `value` as `attribute` stores it, or `nil` after recording why it does not fit.
-    private mutating func checked(
+    mutating func checked(
         _ value: PropertyValue, for attribute: AttributeDescription, of id: ObjectID
     ) -> PropertyValue? {
         switch value {
@@ -287,7 +290,7 @@ package struct ChangeSetPlanner {
 
     // MARK: - Final checks and the plan
 
-    private mutating func checkDenials() {
+    mutating func checkDenials() {
         for denial in denials {
             let remaining = denial.targets.filter { target in slot(of: target).map { objects[$0].isDeleted } != true }
             if !remaining.isEmpty {
@@ -298,7 +301,7 @@ package struct ChangeSetPlanner {
         }
     }
 
-    private mutating func checkRequiredAttributes() {
+    mutating func checkRequiredAttributes() {
         for slot in [Array(insertSlots), touchOrder].joined() where !objects[slot].isDeleted {
             let entity = entities[objects[slot].entityIndex]
             for (position, attribute) in entity.attributes.enumerated() where !attribute.isOptional {
@@ -314,7 +317,7 @@ package struct ChangeSetPlanner {
     /// Fails every updated object that still holds NaN or an infinity: `checked` refuses them, so only a database
     /// written by an earlier version holds one, and JSON has no form for it (the object's `json` column, its
     /// history and the wire could not carry it). Replacing the value with a finite one or null is the way out.
-    private mutating func checkJSONForms() {
+    mutating func checkJSONForms() {
         for slot in touchOrder where !objects[slot].isDeleted && objects[slot].before != nil {
             let entity = entities[objects[slot].entityIndex]
             for (position, attribute) in entity.attributes.enumerated()
@@ -332,7 +335,7 @@ package struct ChangeSetPlanner {
         failures.append(.init(id: slot(of: id).map { requestID(ofSlot: $0) } ?? id, key: key, reason: reason))
     }
 
-    private mutating func makePlan(_ request: SaveRequest) throws -> SavePlan {
+    mutating func makePlan(_ request: SaveRequest) throws -> SavePlan {
         var plan = SavePlan()
         plan.ids = insertPositions.mapValues { objects[firstInsertSlot + $0].id }
         plan.inserted.reserveCapacity(request.inserts.count)

@@ -45,6 +45,26 @@ package struct SavePlan: Sendable {
 
     /// For a batch: how many objects it matched.
     package var matched: Int?
+    /// For a batch delete planned without a working object per deleted object (`ChangeSetPlanner+Batch.swift`):
+    /// the entity and predicate whose matching objects `deleted` holds, so that a SQL store deletes them with one
+    /// `DELETE … WHERE` in the transaction that read them.
+    package var bulkDelete: BulkDelete?
+
+    /// For a batch `set` planned as one set: the values (checked) written to every object of `updated`, so that a
+    /// SQL store writes them with one `UPDATE`.
+    package var bulkUpdate: BulkUpdate?
+
+    /// The objects of `entity` matching `predicate` (bound and checked; every object without one).
+    package struct BulkDelete: Sendable {
+        package let entity: String
+        package let predicate: ObjectPredicate?
+    }
+
+    /// `values` (attributes) set on the objects of `entity` in `updated`, each one's version raised by one.
+    package struct BulkUpdate: Sendable {
+        package let entity: String
+        package let values: [(key: String, value: PropertyValue)]
+    }
 
     /// Whether committing the plan would change nothing.
     package var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
