@@ -9,6 +9,7 @@ enum BenchmarkSuites {
         "device": DeviceBenchmark.run,
         "devicewatch": DeviceWatchBenchmark.run,
         "fleet": FleetBenchmark.run,
+        "migrate": MigrateBenchmark.run,
         "reactive": ReactiveBenchmark.run,
         "socket": SocketBenchmark.run,
         "stack": StackBenchmark.run,

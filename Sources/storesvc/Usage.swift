@@ -17,7 +17,12 @@ enum StoreServiceCommand {
                                $XDG_DATA_HOME/ctxbus, else $HOME/.local/share/ctxbus, else ./data.
                                One storesvc per database: PATH.lock is held while the service runs.
           --model PATH         A JSON model shaped like store.model's result. Default: the built-in
-                               Device/Reading model.
+                               Device/Reading model. A database made with another model is migrated in
+                               place (after a copy to DATABASE.before-<old version hash>) when every
+                               difference can be; else the service exits with status 78, naming them.
+          --check-migration    Print what starting with --model would do to --database, one line per
+                               difference and whether it can be done, and exit: 0 if it can start, 78 if
+                               not. The file is not touched.
           --max-frame N        Largest frame accepted, in bytes (default 16777216).
           --max-in-flight N    Requests in flight per connection before 429 (default 1024).
           --max-outbound N     Outbound queue bound per connection, in bytes (default 8388608); a
@@ -48,7 +53,8 @@ enum StoreServiceCommand {
 
         EXIT STATUS:
           0 after a clean stop; 64 for a bad command line (a --retain rule the model cannot serve
-          included); 1 when the service cannot start (the
-          database is in use by another storesvc, the socket is live, the model is invalid).
+          included); 78 when the model is invalid or the database cannot be migrated to it; 1 when
+          the service cannot start otherwise (the database is in use by another storesvc, the socket
+          is live, the backup before a migration cannot be written).
         """
 }

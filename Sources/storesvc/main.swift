@@ -17,6 +17,7 @@ guard case .run(let configuration) = outcome else {
     print(StoreServiceCommand.usage)
     exit(0)
 }
+if configuration.checksMigration { exit(MigrationCheck.run(configuration)) }
 
 let log = ServiceLog(program: "storesvc", level: configuration.logLevel, format: configuration.operations.logFormat)
 
@@ -36,7 +37,7 @@ do {
     exit(ConfigurationError.exitStatus)
 } catch {
     log.error("\(error)")
-    exit(1)
+    exit(error.exitStatus)
 }
 
 stopRequested.wait()

@@ -158,4 +158,44 @@ struct StoreReadMethodsTests {
         expectEqual(
             invalidField { () throws(RPCError) in _ = try ModelResult(json: json(#"{"version":"x"}"#)) }, "entities")
     }
+
+    @Test func modelResultListsPreviousVersionsOnlyWhenThereAreAny() throws {
+        expectNil(ModelResult(model: .deviceReadings).json["previousVersions"])
+        let migrated = ModelResult(model: .deviceReadings, previousVersions: ["a1", "b2"])
+        expectEqual(migrated.json["previousVersions"], .array([.string("a1"), .string("b2")]))
+        expectEqual(try ModelResult(json: migrated.json), migrated)
+        var bad = migrated.json
+        if case .object(var members) = bad {
+            members["previousVersions"] = .array([.int(1)])
+            bad = .object(members)
+        }
+        expectEqual(invalidField { () throws(RPCError) in _ = try ModelResult(json: bad) }, "previousVersions")
+    }
+
+    @Test func aStoreRequestNamingAnotherModelIsRefusedWith412() throws {
+        let precondition = ModelVersionPrecondition(model: .deviceReadings, previousVersions: ["old"])
+        let served = Model.deviceReadings.versionHash
+        let refusal = try #require(
+            precondition.refusal(method: "store.fetch", params: json(#"{"entity":"Device","model":"old"}"#)))
+        expectEqual(refusal.code, .modelChanged)
+        expectEqual(refusal.data?["requested"], .string("old"))
+        expectEqual(refusal.data?["model"], .string(served))
+        expectEqual(refusal.data?["previousVersions"], .array([.string("old")]))
+        expectTrue(refusal.message.contains("migrated from it"))
+        // The served model, no model, store.model, other services' methods and a model that is not a string pass.
+        expectNil(
+            precondition.refusal(method: "store.fetch", params: json(#"{"entity":"Device","model":"\#(served)"}"#)))
+        expectNil(precondition.refusal(method: "store.fetch", params: json(#"{"entity":"Device"}"#)))
+        expectNil(precondition.refusal(method: "store.model", params: json(#"{"model":"old"}"#)))
+        expectNil(precondition.refusal(method: "device.run", params: json(#"{"model":"old"}"#)))
+        expectNil(precondition.refusal(method: "store.get", params: json(#"{"model":3}"#)))
+        expectEqual(
+            ModelVersionPrecondition.naming("h", in: json(#"{"entity":"Device"}"#)),
+            json(#"{"entity":"Device","model":"h"}"#))
+        expectEqual(ModelVersionPrecondition.naming("h", in: nil), json(#"{"model":"h"}"#))
+        // And a client reads 412 as the store error.
+        expectEqual(
+            StoreError(refusal, model: .deviceReadings, service: "storesvc"),
+            .modelChanged(requested: "old", served: served))
+    }
 }

@@ -157,6 +157,10 @@ extension BusClient {
         completion: @escaping @Sendable (Result<JSONValue, any Error>) -> Void
     ) -> CallToken {
         let timeout = timeout ?? options.callTimeout
+        var params = params
+        if let version = modelVersion, method.hasPrefix("store."), method != StoreModel.name {
+            params = ModelVersionPrecondition.naming(version, in: params)
+        }
         enum Route {
             case send(ClientSession)
             case refuse(BusClientError)

@@ -44,12 +44,22 @@ public final class BusClient: Sendable, CustomStringConvertible {
     let stateQueue = DispatchQueue(label: "bus-client.state")
     let sentRequests = Atomic<Int64>(0)
     private let defaultModel = Locked<Model?>(nil)
+    private let requestedModelVersion = Locked<String?>(nil)
 
     /// The store model a call's result is read with when the call names none (`call(_:_:timeout:model:)`):
     /// results such as `store.fetch`'s objects are typed by it. `RemoteStore` sets it when it opens.
     public var model: Model? {
         get { defaultModel.withLock { $0 } }
         set { defaultModel.withLock { $0 = newValue } }
+    }
+
+    /// The model version hash sent as `"model"` in the params of every `store.*` call but `store.model`
+    /// (`ModelVersionPrecondition`): storesvc then answers `412` instead of serving a call made for a model it no
+    /// longer serves (a migration since the client read it). `RemoteStore` sets it when it opens; `nil` (the
+    /// default) sends none.
+    public var modelVersion: String? {
+        get { requestedModelVersion.withLock { $0 } }
+        set { requestedModelVersion.withLock { $0 = newValue } }
     }
 
     struct State {

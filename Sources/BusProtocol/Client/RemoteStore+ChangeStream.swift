@@ -94,6 +94,15 @@ extension RemoteStore {
                 state.lastDeliveredTxn = max(state.lastDeliveredTxn, oldest - 1)
             }
             resubscribe()
+        } catch .modelChanged(let requested, let served) {
+            // Events under the new model's names would be read with the old one: the stream stops here.
+            state.withLock { state in
+                state.needsResubscribe = true
+                state.problem =
+                    "the store now serves model \(served), not \(requested) that this store was opened with (its "
+                    + "database was migrated): no change after transaction \(since) is delivered; open a new "
+                    + "RemoteStore to use the new model"
+            }
         } catch {
             // Lost again: the next reconnection subscribes. Still connected: try again shortly.
             state.withLock { $0.needsResubscribe = true }

@@ -53,6 +53,13 @@ import Foundation
 ///
 /// Every method throws `StoreError`: the service's answers as their store errors (conflicts and validation
 /// failures with their per-object details), connection problems as `.unavailable` naming the socket.
+///
+/// ## A new model
+///
+/// The store reads the model once, at `open`, and names it (its version hash) in every call. When `storesvc` comes
+/// back with another model (it migrated the database), every call fails with `StoreError.modelChanged` and the
+/// change stream stops (`changeStreamProblem` says why): nothing is read or delivered under names the contexts do
+/// not know. Open a new `RemoteStore` (and new contexts) to use the new model.
 public final class RemoteStore: PersistentStore, CustomStringConvertible {
     /// The connection to `storesvc`.
     public let client: BusClient
@@ -155,6 +162,9 @@ public final class RemoteStore: PersistentStore, CustomStringConvertible {
             throw unavailable(error, path: socketPath)
         }
         client.model = model
+        // Every call names the model: after a migration the service refuses them (412, `StoreError.modelChanged`)
+        // rather than answer under names this store does not know.
+        client.modelVersion = model.versionHash
         let store = RemoteStore(client: client, model: model, callTimeout: options.callTimeout)
         if options.changeStream == .on { try await store.startChangeStream() }
         return store

@@ -205,6 +205,10 @@ extension BusConnection {
             reply(to: id, with: .failure(.unavailable("\(core.configuration.name) is shutting down")))
             return
         }
+        if let refusal = core.configuration.requestPrecondition?(request.method, request.params) {
+            reply(to: id, with: .failure(refusal))
+            return
+        }
         let busRequest = BusRequest(
             id: id, method: request.method, connection: self, cancellationMode: handler.cancellation)
         let limit = core.configuration.maxInFlight

@@ -1,5 +1,7 @@
 import ContextBusObjectGraph
+import ContextBusSupport
 import ContextBusTransport
+import ContextBusWire
 import Dispatch
 
 extension BusServer {
@@ -45,6 +47,9 @@ extension BusServer {
         /// The model params are read with (`ModelJSONConvertible` params such as `store.save`'s); `nil` for a
         /// service without a store model, whose methods' params then need none.
         package var model: Model?
+        /// Asked for every request of a registered method before its params are read: an error to answer instead
+        /// of running the handler (storesvc refuses a request made for another model: `ModelVersionPrecondition`).
+        package var requestPrecondition: (@Sendable (_ method: String, _ params: JSONValue?) -> RPCError?)?
         /// Where to look for a socket inherited from systemd; `nil` always binds `socketPath`.
         package var socketActivation: SocketActivation? = .processEnvironment
         /// A connection that has not completed `bus.hello` by then is closed; `nil` waits forever.

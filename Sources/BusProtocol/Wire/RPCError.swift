@@ -134,6 +134,20 @@ extension RPCError {
             data: .object(["since": .int(since)]))
     }
 
+    /// 412: the request named the model `requested` (`params.model`), and the store serves `served`, made from it
+    /// (or from another) by a migration; `previousVersions` are the served database's earlier models.
+    public static func modelChanged(requested: String, served: String, previousVersions: [String]) -> RPCError {
+        let history = previousVersions.contains(requested) ? "migrated from it" : "not made from it"
+        return RPCError(
+            code: .modelChanged,
+            message: "this request was made for model \(requested), but the store serves model \(served) "
+                + "(\(history)); read store.model again and make the request with the model it returns",
+            data: .object([
+                "requested": .string(requested), "model": .string(served),
+                "previousVersions": .array(previousVersions.map(JSONValue.string)),
+            ]))
+    }
+
     /// 422 with `data.errors` (see `ValidationIssue` for the typed form).
     public static func validationFailed(_ message: String, errors: [JSONValue]) -> RPCError {
         RPCError(code: .validationFailed, message: message, data: .object(["errors": .array(errors)]))

@@ -28,6 +28,9 @@ public struct RPCErrorCode: RawRepresentable, Sendable, Hashable {
     public static let conflict = RPCErrorCode(rawValue: 409)
     /// 410: the history no longer reaches back to a subscription's `since`.
     public static let gone = RPCErrorCode(rawValue: 410)
+    /// 412: the request was made for a model the store no longer serves (`data.model`, `data.requested`); an
+    /// addition to PROTOCOL.md (docs/protocol.md, "Model changes (migration)").
+    public static let modelChanged = RPCErrorCode(rawValue: 412)
     /// 422: validation failed (`data.errors`).
     public static let validationFailed = RPCErrorCode(rawValue: 422)
     /// 429: too many requests in flight on the connection.

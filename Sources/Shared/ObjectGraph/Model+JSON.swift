@@ -12,7 +12,7 @@ extension Model {
         var entities: [EntityDescription] = []
         for (i, item) in entityList.enumerated() {
             guard let name = item["name"]?.stringValue else { throw .malformed("entities[\(i)] has no 'name'") }
-            var entity = EntityDescription(name: name)
+            var entity = EntityDescription(name: name, renamedFrom: try Self.renamedFrom(item, entity: name, key: nil))
             for a in item["attributes"]?.arrayValue ?? [] {
                 guard let key = a["name"]?.stringValue else { throw .malformed("\(name): an attribute has no 'name'") }
                 guard let typeName = a["type"]?.stringValue, let type = AttributeType(rawValue: typeName) else {
@@ -31,7 +31,7 @@ extension Model {
                     AttributeDescription(
                         key, type, optional: a["optional"]?.boolValue ?? false,
                         indexed: a["indexed"]?.boolValue ?? false,
-                        default: defaultValue))
+                        default: defaultValue, renamedFrom: try Self.renamedFrom(a, entity: name, key: key)))
             }
             for r in item["relationships"]?.arrayValue ?? [] {
                 guard let key = r["name"]?.stringValue else {
@@ -68,6 +68,17 @@ extension Model {
         try self.init(entities: entities)
     }
 
+    /// The `renamedFrom` member of an entity's or attribute's JSON: absent, or a string (checked as a name by
+    /// `validate()`).
+    private static func renamedFrom(_ item: JSONValue, entity: String, key: String?) throws(ModelError) -> String? {
+        guard let value = item["renamedFrom"], !value.isNull else { return nil }
+        guard let name = value.stringValue else {
+            let text = (try? JSONWriter().string(value)) ?? "a non-string value"
+            throw .invalidRenamedFrom(entity: entity, key: key, name: text)
+        }
+        return name
+    }
+
     /// Loads a model from a JSON file.
     public init(contentsOf url: URL) throws {
         let data = try Data(contentsOf: url)
@@ -95,6 +106,7 @@ extension Model {
                                     "optional": .bool(a.isOptional), "indexed": .bool(a.isIndexed),
                                 ]
                                 if let d = a.defaultValue { members["default"] = d.jsonValue }
+                                if let old = a.renamedFrom { members["renamedFrom"] = .string(old) }
                                 return .object(members)
                             }),
                         "relationships": .array(
@@ -109,6 +121,7 @@ extension Model {
                     if !entity.uniqueBy.isEmpty {
                         members["uniqueBy"] = .array(entity.uniqueBy.map { .array($0.map(JSONValue.string)) })
                     }
+                    if let old = entity.renamedFrom { members["renamedFrom"] = .string(old) }
                     return .object(members)
                 }),
         ])

@@ -29,7 +29,9 @@ public struct Model: Sendable, Hashable {
     }
 
     /// A stable hash of everything that shapes storage: entity, attribute and relationship
-    /// names, types, optionality, indexes and defaults. Declaration order does not matter.
+    /// names, types, optionality, indexes and defaults. Declaration order does not matter, and neither does
+    /// `renamedFrom` (it says where a name came from, not how anything is stored: a model keeps its hash when the
+    /// annotation is dropped after the migration).
     public var versionHash: String {
         var text = ""
         for entity in entities.sorted(by: { $0.name < $1.name }) {
@@ -89,6 +91,7 @@ public struct Model: Sendable, Hashable {
                     throw .inverseMismatch(entity: entity.name, key: relationship.name)
                 }
             }
+            try validateRenames(of: entity)
             for keys in entity.uniqueBy {
                 guard !keys.isEmpty else { throw .invalidUniqueKey(entity: entity.name, key: nil) }
                 if let twice = keys.enumerated().first(where: { keys[..<$0.offset].contains($0.element) })?.element {
@@ -100,6 +103,27 @@ public struct Model: Sendable, Hashable {
                 {
                     throw .invalidUniqueKey(entity: entity.name, key: key)
                 }
+            }
+        }
+    }
+
+    /// A `renamedFrom` must be a name an entity (or an attribute) could have had, other than its own; two
+    /// attributes of one entity cannot both come from one old name. Whether the old name exists is a question
+    /// about the stored model, answered by `MigrationPlan`.
+    private func validateRenames(of entity: EntityDescription) throws(ModelError) {
+        if let old = entity.renamedFrom {
+            guard Model.isValidName(old), !Model.isStoreName(old), !Model.isSQLiteName(old),
+                old.lowercased() != entity.name.lowercased()
+            else { throw .invalidRenamedFrom(entity: entity.name, key: nil, name: old) }
+        }
+        var oldNames: Set<String> = []
+        for attribute in entity.attributes {
+            guard let old = attribute.renamedFrom else { continue }
+            guard Model.isValidName(old), !Model.reservedKeys.contains(old), !Model.isStoreName(old),
+                old.lowercased() != attribute.name.lowercased()
+            else { throw .invalidRenamedFrom(entity: entity.name, key: attribute.name, name: old) }
+            guard oldNames.insert(old).inserted else {
+                throw .duplicateRenamedFrom(entity: entity.name, key: attribute.name, name: old)
             }
         }
     }
@@ -145,15 +169,20 @@ public struct EntityDescription: Sendable, Hashable {
     /// Sets of keys (attributes or to-one relationships) whose values are unique together among the entity's
     /// live objects; `null` never collides, as in SQL (docs/protocol.md, "Unique constraints and upsert").
     public var uniqueBy: [[String]]
+    /// The name the entity had in the model before this one: a database made with that model keeps its objects
+    /// and their numbers under this name when it is migrated (`Sensor/3` becomes `Probe/3`). `nil` for an entity
+    /// that was not renamed. Not part of `Model.versionHash`.
+    public var renamedFrom: String?
 
     public init(
         name: String, attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
-        uniqueBy: [[String]] = []
+        uniqueBy: [[String]] = [], renamedFrom: String? = nil
     ) {
         self.name = name
         self.attributes = attributes
         self.relationships = relationships
         self.uniqueBy = uniqueBy
+        self.renamedFrom = renamedFrom
     }
 
     /// The attribute named `name`.
@@ -178,16 +207,21 @@ public struct AttributeDescription: Sendable, Hashable {
     public var isIndexed: Bool
     /// The value a new object starts with when its insert does not set this attribute.
     public var defaultValue: PropertyValue?
+    /// The name the attribute had in the model before this one (in the same entity): a database made with that
+    /// model keeps its values under this name when it is migrated. `nil` for an attribute that was not renamed.
+    /// Not part of `Model.versionHash`.
+    public var renamedFrom: String?
 
     public init(
         _ name: String, _ type: AttributeType, optional: Bool = false, indexed: Bool = false,
-        default defaultValue: PropertyValue? = nil
+        default defaultValue: PropertyValue? = nil, renamedFrom: String? = nil
     ) {
         self.name = name
         self.type = type
         self.isOptional = optional
         self.isIndexed = indexed
         self.defaultValue = defaultValue
+        self.renamedFrom = renamedFrom
     }
 }
 
@@ -233,6 +267,11 @@ public enum ModelError: Error, Hashable, CustomStringConvertible {
     /// A `uniqueBy` set that is empty (`key` nil), names a key twice, or names a key that is not an attribute or
     /// a to-one relationship.
     case invalidUniqueKey(entity: String, key: String?)
+    /// A `renamedFrom` that cannot be an old name of the entity (`key` nil) or attribute: not a valid name, a
+    /// name of the store's, or the entity's or attribute's own name.
+    case invalidRenamedFrom(entity: String, key: String?, name: String)
+    /// Two attributes of one entity both say they were renamed from `name`.
+    case duplicateRenamedFrom(entity: String, key: String, name: String)
     case malformed(String)
 
     public var description: String {
@@ -253,6 +292,13 @@ public enum ModelError: Error, Hashable, CustomStringConvertible {
             return
                 "model: \(e).uniqueBy names '\(k)', which is not an attribute or a to-one relationship of \(e) (or is named twice)"
         case .invalidUniqueKey(let e, nil): return "model: \(e).uniqueBy has an empty set of keys"
+        case .invalidRenamedFrom(let e, let k, let name):
+            return
+                "model: \(k.map { "\(e).\($0)" } ?? e): renamedFrom '\(name)' is not a name it could have had before "
+                + "(ASCII letters, digits, _; not its own name, not id, version, Z_… or sqlite_…; an attribute is renamed "
+                + "within its entity, so the old name has no entity part)"
+        case .duplicateRenamedFrom(let e, let k, let name):
+            return "model: \(e).\(k): renamedFrom '\(name)', which another attribute of \(e) is renamed from too"
         case .malformed(let why): return "model: \(why)"
         }
     }

@@ -11,6 +11,9 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     /// A bad command line (unknown option, bad value, bad chain step, invalid JSON input); the
     /// services use the same status (EX_USAGE).
     case usage = 64
+    /// `store model --diff`: the model file cannot be migrated to in place; storesvc would refuse it with the
+    /// same status (EX_CONFIG).
+    case migrationRefused = 78
 
     /// One line for the help text.
     var meaning: String {
@@ -20,6 +23,7 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         case .unreachable: return "the service is not running or cannot be reached, or the connection was lost"
         case .chainFailed: return "device run: the chain failed (502 BlueZ/link, 408 timeout, 499 cancelled)"
         case .usage: return "usage error: bad command line, chain syntax or JSON input"
+        case .migrationRefused: return "store model --diff: the model cannot be migrated to in place"
         }
     }
 }

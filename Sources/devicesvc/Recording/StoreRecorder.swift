@@ -55,10 +55,14 @@ actor StoreRecorder {
             }
             return nil
         } catch {
-            // A connection that failed is dropped; the next recording opens a new one.
-            if case .unavailable? = error as? StoreError {
+            // A connection that failed is dropped, and so is one opened with a model the service no longer serves
+            // (it migrated its database): the next recording opens a new one, which reads the model again.
+            switch error as? StoreError {
+            case .unavailable?, .modelChanged?:
                 store?.close()
                 store = nil
+            default:
+                break
             }
             return "\(error)"
         }

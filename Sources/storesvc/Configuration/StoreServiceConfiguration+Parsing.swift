@@ -19,6 +19,7 @@ extension StoreServiceConfiguration {
             case "--socket": configuration.socketPath = try flags.nonEmpty(expected: "a path")
             case "--database": configuration.databasePath = try flags.nonEmpty(expected: "a path")
             case "--model": configuration.modelPath = try flags.nonEmpty(expected: "a path")
+            case "--check-migration": configuration.checksMigration = true
             case "--max-frame": configuration.maxFrame = try flags.integer(in: 64...Int.max)
             case "--max-in-flight": configuration.maxInFlight = try flags.integer(in: 1...Int.max)
             case "--max-outbound": configuration.maxOutbound = try flags.integer(in: 1024...Int.max)

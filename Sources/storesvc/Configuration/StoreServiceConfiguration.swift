@@ -35,7 +35,10 @@ struct StoreServiceConfiguration: Sendable, Equatable {
     var retentionInterval: Duration = .seconds(60)
     /// Log format, metrics file, test hooks (`OperationsOptions`).
     var operations = OperationsOptions()
-    /// The hidden flags of the power-cut tests.
+    /// `--check-migration`: print what opening the database with the model would migrate (or refuse), and exit
+    /// without touching the file.
+    var checksMigration = false
+    /// The hidden flags of the power-cut and migration tests.
     var testOptions = StoreServiceTestOptions()
 
     /// What the command line asks for.

@@ -1,8 +1,8 @@
 import ContextBusSQLite
 import ContextBusServer
 
-/// The hidden flags of storesvc's power-cut tests; no deployment passes them, `--help` does not list them, and the
-/// service logs a warning when one is on (`docs/testing.md`, "Power cuts").
+/// The hidden flags of storesvc's power-cut and migration tests; no deployment passes them, `--help` does not list
+/// them, and the service logs a warning when one is on (`docs/testing.md`, "Power cuts").
 ///
 /// - `--test-power-cut DIR`: the store's files are on a simulated disk (`PowerCutDisk`) that keeps what no sync
 ///   made durable in `DIR`, so that a test can kill the service and cut the power (`PowerCut`).
@@ -10,10 +10,15 @@ import ContextBusServer
 ///   and writes `DIR/frozen`.
 /// - `--test-checkpoint-pages N`: WAL checkpoints from N pages instead of 1,000 (0: none), so that a short test
 ///   checkpoints often.
+/// - `--test-kill-during-migration N`: the process kills itself with SIGKILL at the N-th point a migration passes
+///   when the store opens (`SQLiteStore.Configuration.migrationProgress`: `planned`, each step of the backup, which
+///   then copies 8 pages per step, `backed up`, each phase, `recorded`, `committed`), as `kill -9` would; the
+///   migration tests stop it at every point in turn.
 struct StoreServiceTestOptions: Sendable, Equatable {
     var powerCutDirectory: String?
     var freezePoint: PowerCutFreezePoint?
     var checkpointPages: Int?
+    var killDuringMigration: Int?
 
     /// Reads `flag` if it is one of these, taking its value from `flags`.
     ///
@@ -29,6 +34,7 @@ struct StoreServiceTestOptions: Sendable, Equatable {
             }
             freezePoint = point
         case "--test-checkpoint-pages": checkpointPages = try flags.integer(in: 0...1_000_000)
+        case "--test-kill-during-migration": killDuringMigration = try flags.integer(in: 1...1_000_000)
         default: return false
         }
         return true

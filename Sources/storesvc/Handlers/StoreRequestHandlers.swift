@@ -31,23 +31,26 @@ final class StoreRequestHandlers: Sendable {
 
     /// The `--retain` rules, whose statistics `store.stats` reports; `nil` without any.
     let retention: RetentionSweeper?
+    /// The models the database was made with before, oldest first (`store.model`'s `previousVersions`).
+    let previousModelVersions: [String]
 
     init(
         store: any ToManyFaultingStore, hub: SubscriptionHub, log: ServiceLog, historyPageLimit: Int = 1000,
-        retention: RetentionSweeper? = nil
+        retention: RetentionSweeper? = nil, previousModelVersions: [String] = []
     ) {
         self.store = store
         self.hub = hub
         self.log = log
         self.retention = retention
         self.historyPageLimit = historyPageLimit
+        self.previousModelVersions = previousModelVersions
     }
 
     // MARK: - Reads
 
     /// `store.model`.
     func model() -> ModelResult {
-        ModelResult(model: store.model)
+        ModelResult(model: store.model, previousVersions: previousModelVersions)
     }
 
     /// `store.fetch`; with `"toMany":"faults"`, objects without their to-many values (never read).

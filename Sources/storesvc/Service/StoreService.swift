@@ -2,6 +2,7 @@ import ContextBusObjectGraph
 import ContextBusSQLite
 import ContextBusServer
 import ContextBusSupport
+import ContextBusWire
 import Foundation
 
 /// The running store service: the instance lock, the SQLite store (the root context's storage),
@@ -53,16 +54,7 @@ final class StoreService: Sendable {
         } catch {
             throw .alreadyRunning(error)
         }
-        let model: Model
-        if let path = configuration.modelPath {
-            do {
-                model = try Model(contentsOf: URL(fileURLWithPath: path))
-            } catch {
-                throw .model(path: path, reason: "\(error)")
-            }
-        } else {
-            model = .deviceReadings
-        }
+        let model = try configuration.loadModel()
         if let directory = configuration.testOptions.powerCutDirectory {
             do {
                 try PowerCutVFS.install(
@@ -80,9 +72,27 @@ final class StoreService: Sendable {
             if let pages = configuration.testOptions.checkpointPages {
                 storeConfiguration.checkpointThresholdPages = pages
             }
+            if let point = configuration.testOptions.killDuringMigration {
+                log.warning(
+                    "--test-kill-during-migration \(point): the process kills itself during a migration; for tests only"
+                )
+                storeConfiguration.migrationProgress = MigrationKillSwitch(point: point).passed
+                storeConfiguration.migrationBackupPagesPerStep = 8
+            }
             store = try SQLiteStore(url: databaseURL, model: model, configuration: storeConfiguration)
+        } catch let error as StoreError {
+            switch error {
+            case .migrationRefused, .modelMismatch: throw .migrationRefused(path: configuration.databasePath, error)
+            default: throw .database(path: configuration.databasePath, reason: "\(error)")
+            }
         } catch {
             throw .database(path: configuration.databasePath, reason: "\(error)")
+        }
+        if let migration = store.migration {
+            log.info(
+                "migrated \(configuration.databasePath) in place: \(migration.summary); the file as it was is "
+                    + "\(store.migrationBackupPath ?? "not backed up")")
+            for line in migration.lines { log.info("  \(line)") }
         }
         for rule in configuration.retentionRules {
             if let problem = rule.problem(in: model) {
@@ -94,10 +104,17 @@ final class StoreService: Sendable {
             rules: configuration.retentionRules, interval: configuration.retentionInterval, store: store, log: log)
         hub = SubscriptionHub(store: store, log: log)
         watches = WatchHub(store: store, log: log)
-        handlers = StoreRequestHandlers(store: store, hub: hub, log: log, retention: retention)
+        handlers = StoreRequestHandlers(
+            store: store, hub: hub, log: log, retention: retention, previousModelVersions: store.previousModelVersions)
         var serverConfiguration = BusServer.Configuration(
             name: "storesvc", version: ContextBusVersion.string, socketPath: configuration.socketPath)
         serverConfiguration.model = model
+        // A request made for another model (`"model"` in its params: a client that read the model before a
+        // migration) is refused before its params are read with this one.
+        let precondition = ModelVersionPrecondition(model: model, previousVersions: store.previousModelVersions)
+        serverConfiguration.requestPrecondition = { method, params in
+            precondition.refusal(method: method, params: params)
+        }
         serverConfiguration.socketMode = configuration.socketMode
         serverConfiguration.maxFrame = configuration.maxFrame
         serverConfiguration.maxInFlight = configuration.maxInFlight
@@ -148,10 +165,14 @@ final class StoreService: Sendable {
     }
 }
 
-/// Why `storesvc` could not start; the process exits with status 1 after printing it.
+/// Why `storesvc` could not start; the process exits with `exitStatus` after printing it.
 enum StoreServiceError: Error, Sendable, CustomStringConvertible {
     case alreadyRunning(InstanceLockError)
+    /// The model file cannot be read or is not a valid model (exit status 78).
     case model(path: String, reason: String)
+    /// The database was made with a model the new one cannot be migrated from in place (exit status 78): the
+    /// `StoreError.migrationRefused` names each difference (`modelMismatch`: the stored model cannot be read).
+    case migrationRefused(path: String, StoreError)
     case database(path: String, reason: String)
     case socket(path: String, reason: String)
     /// A `--retain` rule the model cannot serve (exit status 64, as a bad command line).
@@ -161,9 +182,24 @@ enum StoreServiceError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .alreadyRunning(let error): return "\(error); refusing to start"
         case .model(let path, let reason): return "cannot load the model \(path): \(reason)"
+        case .migrationRefused(let path, let error):
+            return "cannot open the database \(path): \(error)\n"
+                + "  (storesvc --check-migration shows the whole plan; docs/operations.md, \"Changing the model\")"
         case .database(let path, let reason): return "cannot open the database \(path): \(reason)"
         case .socket(let path, let reason): return "cannot listen on \(path): \(reason)"
         case .retention(let problem): return problem
         }
     }
+
+    /// `EX_CONFIG` (sysexits.h) for a model the service cannot serve, 64 for a retention rule, else 1.
+    var exitStatus: Int32 {
+        switch self {
+        case .model, .migrationRefused: return StoreServiceError.configurationExitStatus
+        case .retention: return ConfigurationError.exitStatus
+        default: return 1
+        }
+    }
+
+    /// `EX_CONFIG` from sysexits.h: the configuration (here the model) cannot be used.
+    static let configurationExitStatus: Int32 = 78
 }

@@ -72,17 +72,27 @@ struct SQLiteStoreTests {
         expectTrue(SQLiteStore.Configuration.isValidPageSize(512))
     }
 
-    @Test func aDatabaseMadeWithAnotherModelIsRefused() throws {
+    @Test func aDatabaseMadeWithAModelItCannotBeMigratedFromIsRefused() throws {
         defer { cleanUp() }
         try SQLiteStore(url: url, model: Model.deviceReadings).close()
-        let error = storeError { _ = try SQLiteStore(url: url, model: TestModels.library) }
-        expectEqual(
-            error, .modelMismatch(stored: Model.deviceReadings.versionHash, expected: TestModels.library.versionHash))
-        // Making a required attribute optional is not an in-place migration either.
         var entities = Model.deviceReadings.entities
+        entities[0].attributes[3].type = .string
+        let retyped = try Model(entities: entities)
+        let error = storeError { _ = try SQLiteStore(url: url, model: retyped) }
+        expectEqual(
+            error,
+            .migrationRefused(
+                stored: Model.deviceReadings.versionHash, expected: retyped.versionHash,
+                differences: [
+                    "Device.lastSeen: cannot be migrated: type changed from date to string (only int to double can be migrated)"
+                ]))
+        // Making a required attribute optional is migrated in place.
+        entities = Model.deviceReadings.entities
         entities[0].attributes[0].isOptional = true
         let changed = try Model(entities: entities)
-        expectNotNil(storeError { _ = try SQLiteStore(url: url, model: changed) })
+        let store = try SQLiteStore(url: url, model: changed)
+        expectEqual(store.migration?.lines, ["ok       Device.address: made optional"])
+        store.close()
     }
 
     /// `A.b_c ↔ B.x` and `A_b.c ↔ B.y` both map to the join table `Z_M2M_A_b_c`; sharing it would mix

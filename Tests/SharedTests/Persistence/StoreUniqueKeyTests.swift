@@ -276,7 +276,11 @@ struct StoreUniqueKeyTests {
         try first.insert("Sensor", ["serial": .string("S2")])
         first.close()
         #expect(
-            throws: StoreError.unavailable("cannot make Sensor unique by serial: \(a), \(b) have the same serial")
+            throws: StoreError.migrationRefused(
+                stored: loose.versionHash, expected: Self.model.versionHash,
+                differences: [
+                    "Sensor: cannot be migrated: uniqueBy [serial] added, but live objects share its values: \(a), \(b)"
+                ])
         ) {
             _ = try SQLiteStore(url: url, model: Self.model)
         }

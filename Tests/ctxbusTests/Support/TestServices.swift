@@ -18,11 +18,11 @@ final class TestStoreService: Sendable {
 
     /// Starts `storesvc` (on the socket and database in `directory`, a new one by default) and waits until it
     /// says hello (a readiness guard of 60 s).
-    static func start(in existingDirectory: String? = nil) async throws -> TestStoreService {
+    static func start(in existingDirectory: String? = nil, arguments: [String] = []) async throws -> TestStoreService {
         let directory = existingDirectory ?? makeTestDirectory(prefix: "ctxbus-store")
         let process = try ChildProcess(
             executable: productsDirectory + "/storesvc",
-            arguments: ["--socket", directory + "/store.sock", "--database", directory + "/store.sqlite"])
+            arguments: ["--socket", directory + "/store.sock", "--database", directory + "/store.sqlite"] + arguments)
         let service = TestStoreService(process: process, directory: directory)
         do {
             let client = try await waitForHello(at: service.socketPath, process: process)

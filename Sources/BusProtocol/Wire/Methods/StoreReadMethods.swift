@@ -26,14 +26,18 @@ public enum StoreGet: RPCMethod {
     public static let name = "store.get"
 }
 
-/// `{"version":"<hash>","entities":[…]}`: the served model and its version hash.
+/// `{"version":"<hash>","entities":[…],"previousVersions"?:["<hash>"…]}`: the served model, its version hash, and
+/// the version hashes of the models the database was made with before, oldest first (left out when there are
+/// none, so that a store that never migrated answers as it always did).
 public struct ModelResult: JSONConvertible, Hashable {
     public var version: String
     public var model: Model
+    public var previousVersions: [String]
 
-    public init(model: Model) {
+    public init(model: Model, previousVersions: [String] = []) {
         self.version = model.versionHash
         self.model = model
+        self.previousVersions = previousVersions
     }
 
     public init(json: JSONValue) throws(RPCError) {
@@ -44,12 +48,21 @@ public struct ModelResult: JSONConvertible, Hashable {
         } catch {
             throw .invalidParams(field: "entities", message: error.description)
         }
+        guard let list = json["previousVersions"] else {
+            previousVersions = []
+            return
+        }
+        guard let items = list.arrayValue, items.allSatisfy({ $0.stringValue != nil }) else {
+            throw .invalidParams(field: "previousVersions", message: "expected an array of version hashes")
+        }
+        previousVersions = items.compactMap(\.stringValue)
     }
 
-    /// The model's JSON with `version` as this result holds it.
+    /// The model's JSON with `version` (and `previousVersions`) as this result holds them.
     public var json: JSONValue {
         guard case .object(var members) = model.jsonValue else { return model.jsonValue }
         members["version"] = .string(version)
+        if !previousVersions.isEmpty { members["previousVersions"] = .array(previousVersions.map(JSONValue.string)) }
         return .object(members)
     }
 }

@@ -11,7 +11,8 @@ import ContextBusSupport
 // | `historyUnavailable` | 410, `data.since`, `data.oldest` |
 // | `validation` | 422, `data.errors` `[{id?, ref?, key, reason}]` |
 // | `unavailable` | 503 |
-// | `modelMismatch` | 503 without detail (the service logs it) |
+// | `modelMismatch`, `migrationRefused` | 503 without detail (the service logs it) |
+// | `modelChanged` | 412, `data.requested`, `data.model` |
 
 extension RPCError {
     /// The protocol error for a store error.
@@ -51,8 +52,10 @@ extension RPCError {
                 })
         case .unavailable(let why):
             self = .unavailable("the store is unavailable: \(why)")
-        case .modelMismatch:
+        case .modelMismatch, .migrationRefused:
             self = .unavailable("the store is unavailable")
+        case .modelChanged(let requested, let served):
+            self = .modelChanged(requested: requested, served: served, previousVersions: [])
         }
     }
 }
@@ -82,6 +85,9 @@ extension StoreError {
                 since: data?["since"]?.intValue ?? 0, oldest: data?["oldest"]?.intValue ?? 0)
         case .validationFailed:
             self = .validation(Self.failures(in: data))
+        case .modelChanged:
+            self = .modelChanged(
+                requested: data?["requested"]?.stringValue ?? "", served: data?["model"]?.stringValue ?? "")
         default:
             self = .unavailable("\(service) answered \(error)")
         }

@@ -62,8 +62,16 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidRequest(field: String, message: String)
     /// 410: the history no longer reaches back to `since`.
     case historyUnavailable(since: Int64, oldest: Int64)
-    /// The database was made with another model.
+    /// The database was made with another model, which cannot be read.
     case modelMismatch(stored: String, expected: String)
+    /// The database was made with the model `stored`, and `expected` differs from it in ways that cannot be
+    /// migrated in place: one line per difference, naming the entity and key (`MigrationStep.description`).
+    /// Nothing in the file was changed.
+    case migrationRefused(stored: String, expected: String, differences: [String])
+    /// A request was made for the model `requested` (`"model"` in its params), and the store now serves `served`:
+    /// its model changed (a migration) since the client read it. The client must read the model again (a
+    /// `RemoteStore`: open a new one) before it reads or writes anything.
+    case modelChanged(requested: String, served: String)
     /// The store is closed or its database is unusable.
     case unavailable(String)
 
@@ -92,6 +100,13 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             return "history starts after txn \(oldest); it no longer reaches back to \(since)"
         case .modelMismatch(let stored, let expected):
             return "the database was made with model \(stored), not \(expected); refusing to open it"
+        case .migrationRefused(let stored, let expected, let differences):
+            return "the database was made with model \(stored), and model \(expected) differs from it in ways that "
+                + "cannot be migrated in place (nothing was changed):\n"
+                + differences.map { "  \($0)" }.joined(separator: "\n")
+        case .modelChanged(let requested, let served):
+            return "the store's model changed: it serves model \(served), not \(requested), which this client read; "
+                + "read the model again (open a new RemoteStore) before using the store"
         case .unavailable(let why): return "store unavailable: \(why)"
         }
     }

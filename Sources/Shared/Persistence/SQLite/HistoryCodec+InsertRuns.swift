@@ -84,12 +84,18 @@ extension HistoryCodec {
         JSONWriter.appendLiteral("],\"r\":[", into: &out)
     }
 
-    /// Appends the snapshots of one run; `false` when the run is malformed or names an entity
-    /// the model does not have. Keys the model no longer has are skipped.
-    func appendRun(_ run: [String: JSONValue], to snapshots: inout [ObjectSnapshot]) -> Bool {
-        guard case .string(let name)? = run["e"], let entity = model.entity(named: name),
+    /// Appends the snapshots of one run, under the current model's names (`era`: the earlier model the row was
+    /// written under); `false` when the run is malformed or names an entity the model does not have. Keys the
+    /// model no longer has are skipped, and so is a run of an entity removed since.
+    func appendRun(
+        _ run: [String: JSONValue], era: HistoryTranslation.Era? = nil, to snapshots: inout [ObjectSnapshot]
+    ) -> Bool {
+        guard case .string(let stored)? = run["e"], let lookup = entity(named: stored, era: era),
             case .array(let keys)? = run["k"], case .array(let rows)? = run["r"]
         else { return false }
+        guard let found = lookup else { return true }
+        let (entity, translation) = found
+        let name = entity.name
         enum Column {
             case attribute(String, AttributeType)
             case relationship(String, RelationshipDescription)
@@ -98,7 +104,11 @@ extension HistoryCodec {
         var columns: [Column] = []
         columns.reserveCapacity(keys.count)
         for key in keys {
-            guard case .string(let key) = key else { return false }
+            guard case .string(let stored) = key else { return false }
+            guard let key = Self.currentName(of: stored, in: translation) else {
+                columns.append(.skipped)
+                continue
+            }
             if let attribute = entity.attribute(named: key) {
                 columns.append(.attribute(key, attribute.type))
             } else if let relationship = entity.relationship(named: key) {

@@ -13,15 +13,19 @@ import Foundation
 /// types, so no tags are needed: dates as seconds since 2001 (Foundation's reference date, exact),
 /// binary as base64, uuids as strings, json wrapped in a one-element array (to tell JSON `null`
 /// from a missing value), to-one as the destination's number, to-many as an array of numbers.
-/// Keys the model no longer has are skipped when reading. Written and read with `StoredJSON`: the
+/// Keys the model no longer has are skipped when reading, and rows written under an earlier model are read
+/// through its `HistoryTranslation`. Written and read with `StoredJSON`: the
 /// one JSON codec, sorted keys inside json values.
 struct HistoryCodec {
     let model: Model
+    /// How rows written under earlier models read under `model`.
+    let translation: HistoryTranslation
     /// Each entity's property names, in model order: the columns of its insert runs.
     let insertColumns: [String: [String]]
 
-    init(model: Model) {
+    init(model: Model, translation: HistoryTranslation = .none) {
         self.model = model
+        self.translation = translation
         var columns: [String: [String]] = [:]
         for entity in model.entities { columns[entity.name] = entity.propertyNames }
         insertColumns = columns
@@ -123,54 +127,96 @@ struct HistoryCodec {
 
     // MARK: - Reading
 
+    /// The change set of one history row, under the current model's names: a row written under an earlier model
+    /// is read through `translation` (renamed entities and keys under their new names, removed ones left out, an
+    /// update left with no changed key left out).
     func decode(_ text: String, txn: Int64, time: Date, author: String?) throws -> ChangeSet {
         guard case .object(let root)? = StoredJSON.parse(text),
             case .array(let inserted)? = root["i"], case .array(let updated)? = root["u"],
             case .array(let deleted)? = root["d"]
         else { throw DecodingError.malformed(txn: txn) }
-        func snapshots(_ items: [JSONValue]) throws -> [ObjectSnapshot] {
-            try items.map { item in
-                guard let snapshot = snapshot(from: item) else { throw DecodingError.malformed(txn: txn) }
-                return snapshot
-            }
-        }
-        let updates = try updated.map { item -> ChangeSet.Update in
-            guard case .array(let parts) = item, parts.count == 3, let snapshot = snapshot(from: parts[0]),
-                case .array(let keys) = parts[1], case .object(let previous) = parts[2],
-                let entity = model.entity(named: snapshot.id.entity)
+        let era = translation.era(ofTxn: txn)
+        var updates: [ChangeSet.Update] = []
+        updates.reserveCapacity(updated.count)
+        for item in updated {
+            guard case .array(let parts) = item, parts.count == 3, case .array(let keys) = parts[1],
+                case .object(let previous) = parts[2]
             else { throw DecodingError.malformed(txn: txn) }
-            return ChangeSet.Update(
-                snapshot: snapshot, changedKeys: Set(keys.compactMap(\.stringValue)),
-                previousValues: values(from: previous, entity: entity))
+            guard let found = try object(from: parts[0], era: era, txn: txn) else { continue }
+            let (snapshot, entity, keyNames) = found
+            var changedKeys: Set<String> = []
+            for key in keys.compactMap(\.stringValue) {
+                if let current = Self.currentName(of: key, in: keyNames) { changedKeys.insert(current) }
+            }
+            if changedKeys.isEmpty && !keys.isEmpty { continue }
+            updates.append(
+                ChangeSet.Update(
+                    snapshot: snapshot, changedKeys: changedKeys,
+                    previousValues: values(from: previous, entity: entity, keys: keyNames)))
         }
         var insertedSnapshots: [ObjectSnapshot] = []
         insertedSnapshots.reserveCapacity(inserted.count)
         for item in inserted {
             if case .object(let run) = item {
-                guard appendRun(run, to: &insertedSnapshots) else { throw DecodingError.malformed(txn: txn) }
-            } else {
-                guard let snapshot = snapshot(from: item) else { throw DecodingError.malformed(txn: txn) }
-                insertedSnapshots.append(snapshot)
+                guard appendRun(run, era: era, to: &insertedSnapshots) else { throw DecodingError.malformed(txn: txn) }
+            } else if let found = try object(from: item, era: era, txn: txn) {
+                insertedSnapshots.append(found.0)
             }
+        }
+        var deletedSnapshots: [ObjectSnapshot] = []
+        deletedSnapshots.reserveCapacity(deleted.count)
+        for item in deleted {
+            if let found = try object(from: item, era: era, txn: txn) { deletedSnapshots.append(found.0) }
         }
         return ChangeSet(
             txn: txn, time: time, author: author, inserted: insertedSnapshots, updated: updates,
-            deleted: try snapshots(deleted))
+            deleted: deletedSnapshots)
     }
 
-    private func snapshot(from item: JSONValue) -> ObjectSnapshot? {
+    /// The current name of the key `key` of a row, given its entity's translation (`nil`: none, the name stands);
+    /// `nil` when the key was removed since.
+    static func currentName(of key: String, in translation: HistoryTranslation.Entity?) -> String? {
+        guard let translation else { return key }
+        return translation.key(key)
+    }
+
+    /// The entity named `stored` in a row of `era`, under the current model: `nil` when it was removed since;
+    /// its description and its keys' translation (`nil`: the keys stand).
+    func entity(
+        named stored: String, era: HistoryTranslation.Era?
+    ) -> (entity: EntityDescription, keys: HistoryTranslation.Entity?)?? {
+        let translation = era?.entity(stored)
+        if case .some(.none) = translation { return .some(nil) }
+        let keys = translation ?? nil
+        guard let entity = model.entity(named: keys?.name ?? stored) else { return nil }
+        return (entity, keys)
+    }
+
+    /// `["Entity", number, version, {values}]` read as a snapshot of the current model; `nil` when its entity was
+    /// removed since.
+    ///
+    /// - Throws: `DecodingError.malformed` when it is not such an array or names an entity the model cannot read.
+    private func object(
+        from item: JSONValue, era: HistoryTranslation.Era?, txn: Int64
+    ) throws -> (ObjectSnapshot, EntityDescription, HistoryTranslation.Entity?)? {
         guard case .array(let parts) = item, parts.count == 4, let name = parts[0].stringValue,
-            let entity = model.entity(named: name), case .int(let number) = parts[1], case .int(let version) = parts[2],
-            case .object(let values) = parts[3]
-        else { return nil }
-        return ObjectSnapshot(
-            id: ObjectID(entity: name, number: number), version: version,
-            values: self.values(from: values, entity: entity))
+            case .int(let number) = parts[1], case .int(let version) = parts[2], case .object(let values) = parts[3]
+        else { throw DecodingError.malformed(txn: txn) }
+        guard let lookup = entity(named: name, era: era) else { throw DecodingError.malformed(txn: txn) }
+        guard let found = lookup else { return nil }
+        let (entity, keys) = found
+        let snapshot = ObjectSnapshot(
+            id: ObjectID(entity: entity.name, number: number), version: version,
+            values: self.values(from: values, entity: entity, keys: keys))
+        return (snapshot, entity, keys)
     }
 
-    private func values(from members: [String: JSONValue], entity: EntityDescription) -> [String: PropertyValue] {
+    private func values(
+        from members: [String: JSONValue], entity: EntityDescription, keys: HistoryTranslation.Entity?
+    ) -> [String: PropertyValue] {
         var values: [String: PropertyValue] = [:]
-        for (key, json) in members {
+        for (stored, json) in members {
+            guard let key = Self.currentName(of: stored, in: keys) else { continue }
             if let attribute = entity.attribute(named: key) {
                 values[key] = attributeValue(json, type: attribute.type)
             } else if let relationship = entity.relationship(named: key) {

@@ -1,13 +1,14 @@
 import ContextBusObjectGraph
 import ContextBusSupport
+import Foundation
 
-/// Creates the tables of a model in a new database, checks the model of an existing one, and
-/// migrates in place when the only change is added optional attributes.
+/// Creates the tables of a model in a new database, checks the model of an existing one, and migrates one made
+/// with another model in place (`SQLiteMigration`), after an online backup of the file, or refuses it.
 ///
 /// Besides one table per entity and one per many-to-many pair (`SQLSchema`), a database holds:
-/// `Z_METADATA` (the model's version hash and JSON, a floor for the last transaction number),
-/// `Z_PRIMARYKEY` (per entity, the highest `Z_PK` ever handed out, so IDs are never reused) and
-/// `Z_HISTORY` (one row per committed transaction).
+/// `Z_METADATA` (the model's version hash and JSON, a floor for the last transaction number, the models it was
+/// made with before: `previousVersions`), `Z_PRIMARYKEY` (per entity, the highest `Z_PK` ever handed out, so IDs
+/// are never reused) and `Z_HISTORY` (one row per committed transaction).
 enum SQLiteSchemaSetup {
     static let metadataTable = "Z_METADATA"
     static let primaryKeyTable = "Z_PRIMARYKEY"
@@ -23,25 +24,116 @@ enum SQLiteSchemaSetup {
         }
     }
 
-    /// Makes the database fit `model`; run on the writer connection before anything else.
+    /// What `prepare` found and did.
+    struct Outcome {
+        /// The models the file was made with before, oldest first (`Z_METADATA.previousVersions`).
+        var previousVersions: [PreviousModelVersion]
+        /// The migration it ran, if the file was made with another model.
+        var migration: MigrationPlan?
+        /// Where the file was copied before the migration.
+        var backupPath: String?
+    }
+
+    /// How `prepare` migrates (`SQLiteStore.Configuration`'s migration settings).
+    struct MigrationOptions {
+        /// Told each point the migration passes (`SQLiteMigration`'s phases, and `backup` between the backup's
+        /// steps); tests stop the process there.
+        var progress: (String) -> Void = { _ in }
+        /// Pages the backup copies per step.
+        var backupPagesPerStep: Int32 = 1024
+    }
+
+    /// Makes the database at `path` fit `model`; run on the writer connection before anything else.
     ///
-    /// - Throws: `StoreError.modelMismatch` when the database was made with a model that cannot
-    ///   be migrated in place, or a `SQLiteError`.
-    static func prepare(_ connection: SQLiteConnection, for model: Model) throws {
+    /// A database made with another model is migrated in the same transaction, once its file has been copied with
+    /// SQLite's online backup API to `<path>.before-<stored version hash>` (the write lock held: the copy is the
+    /// state the migration starts from).
+    ///
+    /// - Throws: `StoreError.migrationRefused` naming each difference that cannot be migrated (nothing in the file
+    ///   changes), `StoreError.modelMismatch` when the stored model cannot be read, `StoreError.unavailable` when
+    ///   the backup cannot be written, or a `SQLiteError`.
+    static func prepare(
+        _ connection: SQLiteConnection, for model: Model, path: String, options: MigrationOptions = MigrationOptions()
+    ) throws -> Outcome {
         try connection.execute("BEGIN IMMEDIATE")
         do {
             try connection.execute(
                 "CREATE TABLE IF NOT EXISTS \"\(metadataTable)\" (\"Z_KEY\" TEXT PRIMARY KEY, \"Z_VALUE\")")
+            var outcome = Outcome(previousVersions: [])
             if let stored = try metadata("modelHash", on: connection) {
-                if stored != model.versionHash { try migrate(connection, from: stored, to: model) }
+                if stored != model.versionHash {
+                    var plan = try migrationPlan(on: connection, storedHash: stored, to: model)
+                    try SQLiteMigration.refuseCollisions(in: &plan, on: connection)
+                    guard plan.canMigrate else {
+                        throw StoreError.migrationRefused(
+                            stored: stored, expected: model.versionHash, differences: plan.refusals.map(\.description))
+                    }
+                    options.progress("planned")
+                    outcome.backupPath = try backUp(path, storedHash: stored, options: options)
+                    options.progress("backed up")
+                    try SQLiteMigration(plan: plan, connection: connection, progress: options.progress).run()
+                    let lastTxn = try connection.integer(lastTransactionSQL) ?? 0
+                    let previous =
+                        PreviousModelVersion.list(from: try metadata(PreviousModelVersion.metadataKey, on: connection))
+                        + [PreviousModelVersion(plan: plan, version: stored, lastTxn: lastTxn)]
+                    try setMetadata("modelHash", .string(model.versionHash), on: connection)
+                    try setMetadata("model", .string(modelText(model)), on: connection)
+                    try setMetadata(
+                        PreviousModelVersion.metadataKey, .string(PreviousModelVersion.text(of: previous)),
+                        on: connection)
+                    options.progress("recorded")
+                    outcome.migration = plan
+                }
             } else {
                 try create(model, on: connection)
             }
+            outcome.previousVersions = PreviousModelVersion.list(
+                from: try metadata(PreviousModelVersion.metadataKey, on: connection))
             try connection.execute("COMMIT")
+            if outcome.migration != nil { options.progress("committed") }
+            return outcome
         } catch {
             try? connection.execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// The plan from the model stored in the database to `model`, without its data's refusals.
+    ///
+    /// - Throws: `StoreError.modelMismatch` when the stored model cannot be read.
+    static func migrationPlan(
+        on connection: SQLiteConnection, storedHash: String, to model: Model
+    ) throws -> MigrationPlan {
+        guard let text = try metadata("model", on: connection), let json = StoredJSON.parse(text),
+            let stored = try? Model(json: json)
+        else { throw StoreError.modelMismatch(stored: storedHash, expected: model.versionHash) }
+        return MigrationPlan(from: stored, to: model)
+    }
+
+    /// Copies the database to `<path>.before-<storedHash>` (replacing a copy of that name, which an interrupted
+    /// migration from the same model may have left: it held the same data), after removing the partial copies
+    /// an interrupted backup may have left.
+    private static func backUp(_ path: String, storedHash: String, options: MigrationOptions) throws -> String {
+        let url = URL(fileURLWithPath: path)
+        let destination = path + ".before-" + storedHash
+        let directory = url.deletingLastPathComponent().path
+        let partialPrefix = "." + (destination as NSString).lastPathComponent + ".partial-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        where name.hasPrefix(partialPrefix) {
+            FileSystem.removeFile(atPath: directory + "/" + name)
+        }
+        do {
+            _ = try SQLiteStore.backup(
+                ofDatabaseAt: url, to: destination, pagesPerStep: options.backupPagesPerStep,
+                shouldContinue: {
+                    options.progress("backup")
+                    return true
+                })
+        } catch {
+            throw StoreError.unavailable(
+                "cannot back the database up before migrating it (nothing was changed): \(error)")
+        }
+        return destination
     }
 
     /// The last committed transaction: the newest history row, or `Z_METADATA.lastTxn` when that
@@ -69,7 +161,6 @@ enum SQLiteSchemaSetup {
 
     private static func create(_ model: Model, on connection: SQLiteConnection) throws {
         let schema = SQLSchema(model: model)
-        let q = SQLSchema.quote
         try connection.execute(
             """
             CREATE TABLE "\(primaryKeyTable)" ("Z_ENTITY" TEXT PRIMARY KEY, "Z_MAX" INTEGER NOT NULL);
@@ -79,52 +170,97 @@ enum SQLiteSchemaSetup {
         // Each join table's name (lowercased, as SQLite compares names) and the pair it stores.
         var joinTables: [String: String] = [:]
         for entity in model.entities {
-            let table = schema.table(for: entity.name)
-            var columns = ["\"Z_PK\" INTEGER PRIMARY KEY", "\"Z_VERSION\" INTEGER NOT NULL"]
-            columns += entity.attributes.map { "\(q(schema.column(for: $0.name))) \(columnType($0.type))" }
-            columns += entity.relationships.filter { !$0.isToMany }.map { "\(q($0.name)) INTEGER" }
-            try connection.execute("CREATE TABLE \(q(table)) (\(columns.joined(separator: ", ")))")
-            // An attribute that is a unique key by itself is indexed by its unique index alone.
-            for attribute in entity.attributes where attribute.isIndexed && !entity.uniqueBy.contains([attribute.name])
-            {
-                try createIndex(on: table, column: schema.column(for: attribute.name), connection: connection)
-            }
-            for keys in entity.uniqueBy { try createUniqueIndex(keys, of: entity, schema: schema, on: connection) }
-            for relationship in entity.relationships {
-                switch schema.storage(ofRelationship: relationship.name, in: entity.name) {
-                case .foreignKey(let column):
-                    try createIndex(on: table, column: column, connection: connection)
-                case .joinTable(let joinTable, _, _):
-                    let pair = [
-                        "\(entity.name).\(relationship.name)", "\(relationship.destination).\(relationship.inverse)",
-                    ].sorted().joined(separator: " and ")
-                    if let owner = joinTables[joinTable.lowercased()] {
-                        // The other side of a pair names the same table; a different pair must not share it.
-                        guard owner == pair else {
-                            throw SQLiteError(
-                                code: 1,  // SQLITE_ERROR
-                                message: "the many-to-many relationships \(owner) and \(pair) would share the join "
-                                    + "table \(joinTable); rename one of them")
-                        }
-                        break
-                    }
-                    joinTables[joinTable.lowercased()] = pair
-                    try connection.execute(
-                        """
-                        CREATE TABLE \(q(joinTable)) ("Z_SOURCE" INTEGER NOT NULL, "Z_TARGET" INTEGER NOT NULL,
-                            PRIMARY KEY ("Z_SOURCE", "Z_TARGET")) WITHOUT ROWID
-                        """)
-                    try createIndex(on: joinTable, column: "Z_TARGET", connection: connection)
-                default:
-                    break
-                }
-            }
-            try connection.run(
-                "INSERT INTO \"\(primaryKeyTable)\" (\"Z_ENTITY\", \"Z_MAX\") VALUES (?, 0)", [.string(entity.name)])
+            try createTable(for: entity, schema: schema, joinTables: &joinTables, on: connection)
         }
         try setMetadata("modelHash", .string(model.versionHash), on: connection)
         try setMetadata("model", .string(modelText(model)), on: connection)
         try setMetadata("lastTxn", .int(0), on: connection)
+    }
+
+    /// The columns of an entity's table: `Z_PK`, `Z_VERSION`, the attributes, the to-one relationships.
+    static func columnDefinitions(of entity: EntityDescription, schema: SQLSchema) -> [String] {
+        let q = SQLSchema.quote
+        var columns = ["\"Z_PK\" INTEGER PRIMARY KEY", "\"Z_VERSION\" INTEGER NOT NULL"]
+        columns += entity.attributes.map { "\(q(schema.column(for: $0.name))) \(columnType($0.type))" }
+        columns += entity.relationships.filter { !$0.isToMany }.map { "\(q($0.name)) INTEGER" }
+        return columns
+    }
+
+    /// Creates an entity's table, its indexes, the join tables of its many-to-many relationships (once per
+    /// pair: `joinTables` holds those made so far) and its `Z_PRIMARYKEY` row (kept when there is one: the
+    /// numbers of an entity of that name removed before go on).
+    static func createTable(
+        for entity: EntityDescription, schema: SQLSchema, joinTables: inout [String: String],
+        on connection: SQLiteConnection
+    ) throws {
+        let q = SQLSchema.quote
+        let table = schema.table(for: entity.name)
+        try connection.execute(
+            "CREATE TABLE \(q(table)) (\(columnDefinitions(of: entity, schema: schema).joined(separator: ", ")))")
+        // An attribute that is a unique key by itself is indexed by its unique index alone.
+        for attribute in entity.attributes where attribute.isIndexed && !entity.uniqueBy.contains([attribute.name]) {
+            try createIndex(on: table, column: schema.column(for: attribute.name), connection: connection)
+        }
+        for keys in entity.uniqueBy { try createUniqueIndex(keys, of: entity, schema: schema, on: connection) }
+        for relationship in entity.relationships {
+            switch schema.storage(ofRelationship: relationship.name, in: entity.name) {
+            case .foreignKey(let column):
+                try createIndex(on: table, column: column, connection: connection)
+            case .joinTable(let joinTable, _, _):
+                let pair = [
+                    "\(entity.name).\(relationship.name)", "\(relationship.destination).\(relationship.inverse)",
+                ].sorted().joined(separator: " and ")
+                if let owner = joinTables[joinTable.lowercased()] {
+                    // The other side of a pair names the same table; a different pair must not share it.
+                    guard owner == pair else { throw joinTableClash(owner, pair, joinTable) }
+                    break
+                }
+                joinTables[joinTable.lowercased()] = pair
+                try connection.execute(joinTableSQL(named: joinTable))
+                try createIndex(on: joinTable, column: "Z_TARGET", connection: connection)
+            default:
+                break
+            }
+        }
+        try connection.run(
+            "INSERT OR IGNORE INTO \"\(primaryKeyTable)\" (\"Z_ENTITY\", \"Z_MAX\") VALUES (?, 0)",
+            [.string(entity.name)])
+    }
+
+    /// The `CREATE TABLE` of a join table.
+    static func joinTableSQL(named name: String, ifNotExists: Bool = false) -> String {
+        """
+        CREATE TABLE \(ifNotExists ? "IF NOT EXISTS " : "")\(SQLSchema.quote(name)) ("Z_SOURCE" INTEGER NOT NULL, "Z_TARGET" INTEGER NOT NULL,
+            PRIMARY KEY ("Z_SOURCE", "Z_TARGET")) WITHOUT ROWID
+        """
+    }
+
+    /// Throws when two many-to-many pairs of `model` would share a join table (as `create` would).
+    static func checkJoinTables(of model: Model) throws {
+        let schema = SQLSchema(model: model)
+        var joinTables: [String: String] = [:]
+        for entity in model.entities {
+            for relationship in entity.relationships {
+                guard
+                    case .joinTable(let joinTable, _, _) = schema.storage(
+                        ofRelationship: relationship.name, in: entity.name)
+                else { continue }
+                let pair = [
+                    "\(entity.name).\(relationship.name)", "\(relationship.destination).\(relationship.inverse)",
+                ].sorted().joined(separator: " and ")
+                if let owner = joinTables[joinTable.lowercased()], owner != pair {
+                    throw joinTableClash(owner, pair, joinTable)
+                }
+                joinTables[joinTable.lowercased()] = pair
+            }
+        }
+    }
+
+    private static func joinTableClash(_ owner: String, _ pair: String, _ table: String) -> SQLiteError {
+        SQLiteError(
+            code: 1,  // SQLITE_ERROR
+            message: "the many-to-many relationships \(owner) and \(pair) would share the join "
+                + "table \(table); rename one of them")
     }
 
     /// The model's JSON, as `Z_METADATA` keeps it.
@@ -174,63 +310,5 @@ enum SQLiteSchemaSetup {
         let index = q(uniqueIndexName(keys, table: table))
         try connection.execute(
             "CREATE UNIQUE INDEX IF NOT EXISTS \(index) ON \(q(table)) (\(columns.joined(separator: ", ")))")
-    }
-
-    // MARK: - Migration
-
-    /// Adds the optional attributes `model` has and the stored model lacks; anything else is a mismatch.
-    private static func migrate(_ connection: SQLiteConnection, from storedHash: String, to model: Model) throws {
-        let mismatch = StoreError.modelMismatch(stored: storedHash, expected: model.versionHash)
-        guard let text = try metadata("model", on: connection), let json = StoredJSON.parse(text),
-            let stored = try? Model(json: json)
-        else { throw mismatch }
-        guard Set(stored.entities.map(\.name)) == Set(model.entities.map(\.name)) else { throw mismatch }
-        var added: [(entity: String, attribute: AttributeDescription)] = []
-        for entity in model.entities {
-            let old = stored.entity(named: entity.name)!
-            guard Set(old.relationships) == Set(entity.relationships) else { throw mismatch }
-            for attribute in old.attributes where entity.attribute(named: attribute.name) != attribute {
-                throw mismatch
-            }
-            for attribute in entity.attributes where old.attribute(named: attribute.name) == nil {
-                guard attribute.isOptional else { throw mismatch }
-                added.append((entity.name, attribute))
-            }
-        }
-        let schema = SQLSchema(model: model)
-        let q = SQLSchema.quote
-        for (entity, attribute) in added {
-            let table = schema.table(for: entity)
-            let column = schema.column(for: attribute.name)
-            try connection.execute("ALTER TABLE \(q(table)) ADD COLUMN \(q(column)) \(columnType(attribute.type))")
-            if let value = attribute.defaultValue, !value.isNull {
-                try connection.run("UPDATE \(q(table)) SET \(q(column)) = ?", [value])
-            }
-            if attribute.isIndexed { try createIndex(on: table, column: column, connection: connection) }
-        }
-        // Unique keys: a set the new model adds gets its index (refused when objects already share a key), one it
-        // drops loses it.
-        for entity in model.entities {
-            let old = stored.entity(named: entity.name)!
-            let table = schema.table(for: entity.name)
-            for keys in old.uniqueBy where !entity.uniqueBy.contains(keys) {
-                try connection.execute("DROP INDEX IF EXISTS \(q(uniqueIndexName(keys, table: table)))")
-            }
-            for keys in entity.uniqueBy where !old.uniqueBy.contains(keys) {
-                try createUniqueIndex(keys, of: entity, schema: schema, on: connection)
-                if keys.count == 1, entity.attribute(named: keys[0]) != nil {
-                    // Its unique index now indexes the column (as in a new database).
-                    let column = schema.column(for: keys[0])
-                    try connection.execute("DROP INDEX IF EXISTS \(q("Z_\(table)_\(column)"))")
-                }
-            }
-            for keys in old.uniqueBy where !entity.uniqueBy.contains(keys) && keys.count == 1 {
-                if let attribute = entity.attribute(named: keys[0]), attribute.isIndexed {
-                    try createIndex(on: table, column: schema.column(for: keys[0]), connection: connection)
-                }
-            }
-        }
-        try setMetadata("modelHash", .string(model.versionHash), on: connection)
-        try setMetadata("model", .string(modelText(model)), on: connection)
     }
 }

@@ -56,8 +56,16 @@ extension SQLiteStore {
     package func backup(
         to path: String, pagesPerStep: Int32 = 256, shouldContinue: () -> Bool = { true }
     ) throws(BackupError) -> BackupResult {
+        try Self.backup(ofDatabaseAt: url, to: path, pagesPerStep: pagesPerStep, shouldContinue: shouldContinue)
+    }
+
+    /// `backup(to:pagesPerStep:shouldContinue:)` of the database at `database`, with or without a store open on it
+    /// (the migration's backup is made before the store exists, while its writer connection holds the write lock).
+    static func backup(
+        ofDatabaseAt database: URL, to path: String, pagesPerStep: Int32, shouldContinue: () -> Bool
+    ) throws(BackupError) -> BackupResult {
         precondition(pagesPerStep >= 1, "pagesPerStep must be at least 1")
-        let destination = try checkedBackupDestination(path)
+        let destination = try checkedBackupDestination(path, database: database)
         let directory = (destination as NSString).deletingLastPathComponent
         let temporary =
             directory + "/." + (destination as NSString).lastPathComponent
@@ -67,7 +75,7 @@ extension SQLiteStore {
         defer { if !succeeded { FileSystem.removeFile(atPath: temporary) } }
         let source: SQLiteConnection
         do {
-            source = try SQLiteConnection(path: url.path, readOnly: true, busyTimeoutMilliseconds: 5000)
+            source = try SQLiteConnection(path: database.path, readOnly: true, busyTimeoutMilliseconds: 5000)
         } catch {
             throw .failed(error)
         }
@@ -144,7 +152,7 @@ extension SQLiteStore {
 
     /// `path` if a backup may be written there: absolute, in an existing directory, and not one of the files of
     /// the database itself (`store.sqlite`, `-wal`, `-shm`, `.lock`).
-    private func checkedBackupDestination(_ path: String) throws(BackupError) -> String {
+    private static func checkedBackupDestination(_ path: String, database: URL) throws(BackupError) -> String {
         guard path.hasPrefix("/") else { throw .destination(path: path, reason: "the path must be absolute") }
         let url = URL(fileURLWithPath: path).standardizedFileURL
         let directory = url.deletingLastPathComponent().path
@@ -156,8 +164,8 @@ extension SQLiteStore {
             throw .destination(path: path, reason: "the directory \(directory) is not writable by the service")
         }
         let resolved = url.resolvingSymlinksInPath().path
-        let database = self.url.standardizedFileURL.resolvingSymlinksInPath().path
-        let ownFiles = [database, database + "-wal", database + "-shm", database + "-journal", database + ".lock"]
+        let own = database.standardizedFileURL.resolvingSymlinksInPath().path
+        let ownFiles = [own, own + "-wal", own + "-shm", own + "-journal", own + ".lock"]
         guard !ownFiles.contains(resolved) else {
             throw .destination(path: path, reason: "it is the live database's own file")
         }

@@ -6,9 +6,10 @@ import Synchronization
 /// A `PersistentStore` in one SQLite file: WAL mode, one writer with group commit, a pool of
 /// read connections, a persisted history of committed transactions.
 ///
-/// The tables follow `SQLSchema`; opening a database made with another model fails with
-/// `StoreError.modelMismatch`, unless the only difference is added optional attributes, which are
-/// added in place. See `docs/persistence.md`.
+/// The tables follow `SQLSchema`. A database made with another model is migrated in place when it opens, in one
+/// transaction after an online backup of the file (`<file>.before-<old version hash>`), when every difference is
+/// one PROTOCOL.md lists; otherwise it fails with `StoreError.migrationRefused` naming each difference, and the
+/// file is left as it was (`MigrationPlan`, `SQLiteMigration`). See `docs/persistence.md`.
 public final class SQLiteStore: PersistentStore {
     /// Tuning of a store.
     public struct Configuration: Sendable {
@@ -44,6 +45,13 @@ public final class SQLiteStore: PersistentStore {
         /// WAL pages from which the checkpointer runs a checkpoint; 0 never checkpoints (tests, measurements;
         /// storesvc's hidden `--test-checkpoint-pages`).
         package var checkpointThresholdPages = SQLiteCheckpointer.defaultThresholdPages
+        /// Told each point a migration passes when the store opens (`planned`, `backup` between the backup's
+        /// steps, `backed up`, `SQLiteMigration`'s phases, `recorded`, `committed`): storesvc's hidden
+        /// `--test-kill-during-migration` ends the process at one of them.
+        package var migrationProgress: (@Sendable (String) -> Void)?
+        /// Pages the migration's backup copies per `sqlite3_backup_step` (the writer holds the write lock
+        /// meanwhile, so nothing competes with the copy).
+        package var migrationBackupPagesPerStep: Int32 = 1024
     }
 
     /// Counters of the writer's group commits.
@@ -82,6 +90,13 @@ public final class SQLiteStore: PersistentStore {
     let checkpointer: SQLiteCheckpointer
     /// The page size of the database file, in bytes (`Configuration.pageSize` applies only to a new file).
     public let pageSize: Int
+    /// The version hashes of the models the file was made with before `model`, oldest first (`store.model`'s
+    /// `previousVersions`).
+    public let previousModelVersions: [String]
+    /// The migration that ran when the store opened, if the file was made with another model.
+    public let migration: MigrationPlan?
+    /// Where the file was copied before that migration.
+    public let migrationBackupPath: String?
     private let observers = ChangeObservers(label: "ContextBus.SQLiteStore.observers")
     private let isClosed = AtomicFlag()
     /// How many to-many members `objects(with:)` has read (tests).
@@ -89,8 +104,9 @@ public final class SQLiteStore: PersistentStore {
 
     /// Opens (creating it if needed) the database at `url` for `model`.
     ///
-    /// - Throws: `StoreError.modelMismatch` when the file was made with an incompatible model;
-    ///   `SQLiteError` when it cannot be opened.
+    /// - Throws: `StoreError.migrationRefused` when the file was made with a model it cannot be migrated from
+    ///   (nothing changed), `StoreError.modelMismatch` when the stored model cannot be read, `StoreError.unavailable`
+    ///   when the backup before a migration cannot be written; `SQLiteError` when it cannot be opened.
     public init(url: URL, model: Model, configuration: Configuration = Configuration()) throws {
         precondition(configuration.historyRetention >= 1, "historyRetention must be at least 1")
         self.model = model
@@ -99,7 +115,6 @@ public final class SQLiteStore: PersistentStore {
         var tables: [String: SQLiteEntityTable] = [:]
         for entity in model.entities { tables[entity.name] = SQLiteEntityTable(entity: entity, schema: schema) }
         self.tables = tables
-        codec = HistoryCodec(model: model)
         let connection = try SQLiteConnection(
             path: url.path, readOnly: false, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds,
             vfs: WALWriteGathering.vfsName)
@@ -107,7 +122,14 @@ public final class SQLiteStore: PersistentStore {
         if let pageSize = configuration.pageSize { try connection.execute("PRAGMA page_size=\(pageSize)") }
         try connection.execute("PRAGMA journal_mode=WAL")
         pageSize = Int(try connection.integer("PRAGMA page_size") ?? 0)
-        try SQLiteSchemaSetup.prepare(connection, for: model)
+        var migrationOptions = SQLiteSchemaSetup.MigrationOptions()
+        if let progress = configuration.migrationProgress { migrationOptions.progress = progress }
+        migrationOptions.backupPagesPerStep = configuration.migrationBackupPagesPerStep
+        let prepared = try SQLiteSchemaSetup.prepare(connection, for: model, path: url.path, options: migrationOptions)
+        previousModelVersions = prepared.previousVersions.map(\.version)
+        migration = prepared.migration
+        migrationBackupPath = prepared.backupPath
+        codec = HistoryCodec(model: model, translation: HistoryTranslation(previousVersions: prepared.previousVersions))
         checkpointer = try SQLiteCheckpointer(
             path: url.path, thresholdPages: configuration.checkpointThresholdPages,
             busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
@@ -123,6 +145,28 @@ public final class SQLiteStore: PersistentStore {
     }
 
     deinit { close() }
+
+    /// What opening the database at `url` with `model` would do, without changing the file: the plan, with the
+    /// refusals its data shows (`uniqueBy` sets live objects collide on); `nil` when there is no database there
+    /// yet (one would be made) or it was made with `model`.
+    ///
+    /// - Throws: `StoreError.modelMismatch` when the stored model cannot be read; `SQLiteError`.
+    public static func migrationPlan(forDatabaseAt url: URL, model: Model) throws -> MigrationPlan? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let connection = try SQLiteConnection(path: url.path, readOnly: true, busyTimeoutMilliseconds: 5_000)
+        defer { connection.close() }
+        try connection.execute("BEGIN")
+        defer { try? connection.execute("COMMIT") }
+        let hasMetadata =
+            try connection.integer(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name = ?", [.string(SQLiteSchemaSetup.metadataTable)]) ?? 0
+        guard hasMetadata > 0, let stored = try SQLiteSchemaSetup.metadata("modelHash", on: connection),
+            stored != model.versionHash
+        else { return nil }
+        var plan = try SQLiteSchemaSetup.migrationPlan(on: connection, storedHash: stored, to: model)
+        try SQLiteMigration.refuseCollisions(in: &plan, on: connection)
+        return plan
+    }
 
     /// Answers the saves already queued, then closes every connection. Later calls fail with
     /// `StoreError.unavailable`.
