@@ -48,7 +48,8 @@ final class DeviceDiscovery: Sendable {
     }
 
     /// Starts the session and the events; `onEnd` is called once when the discovery ends by itself (its `seconds`, or
-    /// BlueZ failing it), with `device.discoveryEnded` sent first.
+    /// BlueZ failing it), before `device.discoveryEnded` is sent: a client that reads the event and then asks
+    /// `device.undiscover` finds the discovery gone (404), never still running.
     func start(
         scheduler: any Scheduler, callTimeout: Duration, onEnd: @escaping @Sendable () -> Void
     ) {
@@ -59,14 +60,12 @@ final class DeviceDiscovery: Sendable {
         disposables.append(
             bluez.discoverySession(adapter: adapter, filter: filter, callTimeout: callTimeout).startWithFailed {
                 [weak self] error in
-                self?.end(error: error.description)
-                onEnd()
+                self?.end(error: error.description, onEnd: onEnd)
             })
         if params.seconds > 0 {
             disposables.append(
                 scheduler.schedule(after: .milliseconds(Int64(params.seconds * 1000))) { [weak self] in
-                    self?.end(error: nil)
-                    onEnd()
+                    self?.end(error: nil, onEnd: onEnd)
                 })
         }
         let ended = state.withLock { state -> Bool in
@@ -90,13 +89,14 @@ final class DeviceDiscovery: Sendable {
         return counts
     }
 
-    private func end(error: String?) {
+    private func end(error: String?, onEnd: @Sendable () -> Void) {
         let first = state.withLock { state -> DiscoveryCounts? in
             guard !state.isEnded else { return nil }
             state.isEnded = true
             return state.counts
         }
         guard let counts = first else { return }
+        onEnd()
         send(
             DiscoveryEndedEvent(
                 discovery: id, advertisements: counts.advertisements, skipped: counts.skipped, error: error))
