@@ -151,6 +151,57 @@ struct FleetReplicationTests {
         expectEqual(try await transactions(of: b, authoredBy: "fleet:a"), 41)
     }
 
+    /// One publication of a page lost on the way (JetStream answers "no responders" for it) while later ones are
+    /// stored: the stream still holds the gateway's transactions in `txn` order, and the other gateway applies
+    /// every one of them.
+    @Test func aLostPublicationIsPublishedAgainBeforeAnyLaterTransaction() async throws {
+        let nats = try await TestNATSServer.start()
+        defer { nats.stop() }
+        let a = TestGateway(name: "a", natsURL: nats.url)
+        defer { a.stop() }
+        try await a.startStore()
+        let b = try await TestGateway.start("b", nats: nats)
+        defer { b.stop() }
+        // A backlog first, so that a's bridge reads it as one page.
+        try await a.save(.object(["insert": .array([deviceInsert("AA:00:00:00:00:01", name: "one")])]))
+        let device = try #require(try await a.device("AA:00:00:00:00:01"))
+        for i in 0..<9 {
+            try await a.save(.object(["insert": .array([readingInsert("r\(i)", device: .string(device))])]))
+        }
+        try await a.startFleet(environment: ["CTXBUS_FLEET_FAULT": "lose-publication:4"])
+        try await waitForConvergence([a, b], seconds: 30)
+        expectEqual(try await b.objects("Reading").count, 9)
+        expectEqual(try await transactions(of: b, authoredBy: "fleet:a"), 10)
+        expectEqual(try await streamOrder(of: "a", nats: nats), Array(1...10))
+    }
+
+    /// nats-server killed (`kill -9`) during a burst of saves and started again on its data directory: every
+    /// transaction reaches the other gateway once, and the stream holds them in `txn` order.
+    @Test func aNATSServerKilledDuringABurstLosesNothing() async throws {
+        let nats = try await TestNATSServer.start()
+        defer { nats.stop() }
+        let a = try await TestGateway.start("a", nats: nats)
+        defer { a.stop() }
+        let b = try await TestGateway.start("b", nats: nats)
+        defer { b.stop() }
+        try await a.save(.object(["insert": .array([deviceInsert("AA:00:00:00:00:01", name: "one")])]))
+        let device = try #require(try await a.device("AA:00:00:00:00:01"))
+        for round in 0..<3 {
+            for i in 0..<60 {
+                try await a.save(
+                    .object(["insert": .array([readingInsert("r\(round)-\(i)", device: .string(device))])]))
+                if i == 30 {
+                    await nats.kill()
+                    try await nats.restart()
+                }
+            }
+        }
+        try await waitForConvergence([a, b])
+        expectEqual(try await b.objects("Reading").count, 180)
+        expectEqual(try await transactions(of: b, authoredBy: "fleet:a"), 181)
+        expectEqual(try await streamOrder(of: "a", nats: nats), Array(1...181))
+    }
+
     /// The NATS server stopped while both gateways save, then restarted on the same data directory: everything
     /// saved meanwhile reaches the other gateway, once.
     @Test func savesDuringANATSOutageArriveOnceItIsBack() async throws {

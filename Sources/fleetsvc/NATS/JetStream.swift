@@ -24,8 +24,6 @@ final class JetStream: @unchecked Sendable {
 
     /// How many times the connection came back after a loss (libnats' reconnected callback).
     static let reconnects = Atomic<Int>(0)
-    /// Asynchronous publications that failed (libnats' publish-async error callback).
-    static let asyncFailures = Atomic<Int>(0)
 
     struct Failure: Error, CustomStringConvertible {
         let operation: String
@@ -80,8 +78,6 @@ final class JetStream: @unchecked Sendable {
         var jsOptions = jsOptions()
         jsOptions_Init(&jsOptions)
         jsOptions.Wait = 5_000
-        jsOptions.PublishAsync.MaxPending = 1_024
-        jsOptions.PublishAsync.ErrHandler = { _, _, _ in _ = JetStream.asyncFailures.add(1, ordering: .relaxed) }
         var context: OpaquePointer?
         let jsStatus = natsConnection_JetStream(&context, connection, &jsOptions)
         guard jsStatus == NATS_OK, let context else {
@@ -174,47 +170,6 @@ final class JetStream: @unchecked Sendable {
             throw Failure(operation: "publish \(messageID) on \(subject)", status: status, jetStreamCode: code)
         }
         return PublishAck(sequence: ack.pointee.Sequence, isDuplicate: ack.pointee.Duplicate)
-    }
-
-    /// Publishes `messages` without waiting for each ack, then waits for all of them (up to
-    /// `timeoutMilliseconds`); `false` when any failed or is still unacknowledged: the caller publishes them again
-    /// (the message IDs make that harmless).
-    func publishAll(
-        _ messages: [(subject: String, data: [UInt8], messageID: String)], stream: String,
-        timeoutMilliseconds: Int64 = 10_000
-    ) -> Bool {
-        let failuresBefore = Self.asyncFailures.load(ordering: .relaxed)
-        for message in messages {
-            var options = jsPubOptions()
-            jsPubOptions_Init(&options)
-            let status = message.messageID.withCString { cID in
-                stream.withCString { cStream in
-                    options.MsgId = cID
-                    options.ExpectStream = cStream
-                    return message.data.withUnsafeBytes { bytes in
-                        js_PublishAsync(context, message.subject, bytes.baseAddress, Int32(bytes.count), &options)
-                    }
-                }
-            }
-            guard status == NATS_OK else {
-                drainPendingPublications()
-                return false
-            }
-        }
-        var options = jsPubOptions()
-        jsPubOptions_Init(&options)
-        options.MaxWait = timeoutMilliseconds
-        guard js_PublishAsyncComplete(context, &options) == NATS_OK else {
-            drainPendingPublications()
-            return false
-        }
-        return Self.asyncFailures.load(ordering: .relaxed) == failuresBefore
-    }
-
-    /// Forgets publications still waiting for their acks (they will be published again).
-    private func drainPendingPublications() {
-        var list = natsMsgList()
-        if js_PublishAsyncGetPendingList(&list, context) == NATS_OK { natsMsgList_Destroy(&list) }
     }
 
     /// Publishes a plain NATS message (a reply to a request, not stored).

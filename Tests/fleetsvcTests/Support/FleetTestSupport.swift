@@ -4,6 +4,7 @@ import Foundation
 import TestSupport
 
 @testable import ContextBusSupport
+@testable import fleetsvc
 
 /// Whether `nats-server` is installed (scripts/setup installs it); the fleet tests skip with a message where not.
 let natsServerPath: String? = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].first {
@@ -64,6 +65,14 @@ final class TestNATSServer: Sendable {
     func stopKeepingData() async {
         guard let running = process.withLock({ $0 }) else { return }
         running.send(signal: SIGTERM)
+        _ = await running.waitForExit()
+        process.withLock { $0 = nil }
+    }
+
+    /// Kills the server (`kill -9`) and waits for it; its data stays.
+    func kill() async {
+        guard let running = process.withLock({ $0 }) else { return }
+        running.send(signal: SIGKILL)
         _ = await running.waitForExit()
         process.withLock { $0 = nil }
     }
@@ -310,4 +319,20 @@ func transactions(of gateway: TestGateway, authoredBy author: String) async thro
             since = transaction.objectValue?["txn"]?.intValue ?? since
         }
     }
+}
+
+/// The txns of `gateway` in the order the fleet's stream holds them, each at its first occurrence (a duplicate
+/// published after the duplicate window is left out), read with a consumer of the test's own.
+func streamOrder(of gateway: String, nats: TestNATSServer) async throws -> [Int64] {
+    let peer = try JetStream(settings: .init(url: nats.url, name: "fleetsvc-tests"))
+    defer { peer.close() }
+    let subscription = try peer.subscribeOrdered(subject: "ctxbus.default.\(gateway).txn", startSequence: 1)
+    defer { subscription.close() }
+    var order: [Int64] = []
+    while let message = try subscription.next(timeoutMilliseconds: 1_000) {
+        let txn = try FleetMessage(bytes: message.data).txn
+        if !order.contains(txn) { order.append(txn) }
+        if message.pending == 0 { break }
+    }
+    return order
 }
