@@ -83,7 +83,9 @@ final class Outbound: Sendable {
             for transaction in transactions {
                 guard let members = transaction.objectValue, let txn = members["txn"]?.intValue else { continue }
                 let author = members["author"]?.stringValue
-                if author?.hasPrefix("fleet:") != true {
+                // Passed over: what this gateway applied from others (no echo), and empty transactions (a storesvc
+                // that restarts after a crash fills the txns it may have handed out with them: nothing to share).
+                if author?.hasPrefix("fleet:") != true, !Self.isEmpty(members) {
                     let message = self.message(
                         from: members, txn: txn, previous: previous, fleetIDs: fleetIDs, author: author)
                     // One at a time, each acknowledged before the next is sent: the stream then holds this gateway's
@@ -104,6 +106,11 @@ final class Outbound: Sendable {
                 lastRecord = ContinuousClock.now
             }
         }
+    }
+
+    /// Whether a `store.replicaChanges` entry changes nothing.
+    private static func isEmpty(_ transaction: [String: JSONValue]) -> Bool {
+        ["inserted", "updated", "deleted"].allSatisfy { transaction[$0]?.arrayValue?.isEmpty ?? true }
     }
 
     /// Where `message` is published: `subject`, except for the first publication of the fault point's transaction.

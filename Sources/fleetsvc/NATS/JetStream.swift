@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 
 /// The one Swift type over the NATS C client (`libnats`): a connection with JetStream, the fleet's stream,
-/// publish-with-ack with a message ID, and ordered consumers read from a stream position.
+/// publish-with-ack with a message ID, and readers of a stream from a position (`StreamReader`).
 ///
 /// Every call blocks (on the network, up to its timeout): it is made only on the threads the bridge owns
 /// (`Outbound`, `Inbound`, `CommandWorker`), never on the cooperative pool or an event loop. libnats is thread-safe
@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// ```
 ///  Outbound ──publish(subject, data, msgID)──▶ js_Publish ──▶ JetStream  (PubAck: sequence, duplicate)
-///  Inbound  ◀──next(timeout)── natsSubscription_NextMsg ◀── ordered consumer from a stream sequence
+///  Inbound  ◀──fetch(batch, timeout)── natsSubscription_FetchRequest ◀── pull consumer from a stream sequence
 /// ```
 final class JetStream: @unchecked Sendable {
     // @unchecked Sendable: `connection` and `context` are libnats handles, which libnats makes safe to use from
@@ -200,11 +200,12 @@ final class JetStream: @unchecked Sendable {
 
     // MARK: - Consuming
 
-    /// An ordered consumer of `subject` starting at stream sequence `startSequence` (1: the beginning).
-    func subscribeOrdered(subject: String, startSequence: UInt64) throws -> JetStreamSubscription {
+    /// A reader of the messages of `subject` from stream sequence `startSequence` (1: the beginning) on.
+    func reader(of subject: String, from startSequence: UInt64) throws -> StreamReader {
         var options = jsSubOptions()
         jsSubOptions_Init(&options)
-        options.Ordered = true
+        options.Config.AckPolicy = js_AckNone
+        options.Config.InactiveThreshold = 30 * 1_000_000_000
         if startSequence > 1 {
             options.Config.DeliverPolicy = js_DeliverByStartSequence
             options.Config.OptStartSeq = startSequence
@@ -213,11 +214,11 @@ final class JetStream: @unchecked Sendable {
         }
         var code = jsErrCode(0)
         var subscription: OpaquePointer?
-        let status = js_SubscribeSync(&subscription, context, subject, nil, &options, &code)
+        let status = js_PullSubscribe(&subscription, context, subject, nil, nil, &options, &code)
         guard status == NATS_OK, let subscription else {
-            throw Failure(operation: "subscribe to \(subject)", status: status, jetStreamCode: code)
+            throw Failure(operation: "read \(subject) from \(startSequence)", status: status, jetStreamCode: code)
         }
-        return JetStreamSubscription(handle: subscription)
+        return StreamReader(handle: subscription)
     }
 
     /// A plain (not JetStream) subscription, for replies and requests.
@@ -236,18 +237,6 @@ final class JetStream: @unchecked Sendable {
     }
 }
 
-/// One message read from a subscription.
-struct StreamMessage: Sendable {
-    var subject: String
-    var data: [UInt8]
-    /// Its sequence in the stream (0 for a message that did not come from a stream).
-    var sequence: UInt64
-    /// Messages left in the stream for this consumer after this one.
-    var pending: UInt64
-    /// The reply subject of a request, if any.
-    var reply: String?
-}
-
 /// A subscription's handle, used by one thread.
 final class JetStreamSubscription: @unchecked Sendable {
     // @unchecked Sendable: used by the one thread that made it, then destroyed by it (`close`).
@@ -264,16 +253,7 @@ final class JetStreamSubscription: @unchecked Sendable {
             throw JetStream.Failure(operation: "next message", status: status, jetStreamCode: jsErrCode(0))
         }
         defer { natsMsg_Destroy(message) }
-        var result = StreamMessage(
-            subject: String(cString: natsMsg_GetSubject(message)), data: JetStream.payload(of: message), sequence: 0,
-            pending: 0, reply: natsMsg_GetReply(message).map { String(cString: $0) })
-        var metadata: UnsafeMutablePointer<jsMsgMetaData>?
-        if natsMsg_GetMetaData(&metadata, message) == NATS_OK, let metadata {
-            result.sequence = metadata.pointee.Sequence.Stream
-            result.pending = metadata.pointee.NumPending
-            jsMsgMetaData_Destroy(metadata)
-        }
-        return result
+        return StreamMessage(message)
     }
 
     func close() {

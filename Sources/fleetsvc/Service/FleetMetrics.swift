@@ -13,7 +13,7 @@ enum FleetMetrics {
             .gauge(
                 "ctxbus_fleet_pending",
                 help: "The fleet lag: local transactions not yet published plus other gateways' messages not yet read.",
-                value: Double(max(0, values.lastTxn - values.published) + values.streamPending)),
+                value: Double(values.pending)),
             MetricFamily(
                 name: "ctxbus_fleet_applied_txn", help: "The last transaction applied here, per other gateway.",
                 kind: .gauge,

@@ -8,7 +8,7 @@ import Foundation
 ///
 /// ```
 ///  storesvc ── store.replicaChanges ──▶ Outbound ── js_Publish (msg id gateway:txn) ──▶ JetStream
-///           ◀── store.save (origin) ──── Inbound  ◀── ordered consumer ctxbus.<fleet>.*.txn ──┘
+///           ◀── store.save (origin) ──── Inbound  ◀── StreamReader ctxbus.<fleet>.*.txn ──┘
 ///  fleet.sock ◀── fleet.status (BusServer)
 /// ```
 ///
@@ -117,18 +117,27 @@ final class FleetService: Sendable {
         let outbound = self.outbound
         let client = store.client
         let log = self.log
+        let counters = self.counters
+        let noteLastTxn: @Sendable (JSONValue?) -> Void = { txn in
+            guard let txn = txn?.intValue else { return }
+            counters.update { $0.lastTxn = max($0.lastTxn, txn) }
+        }
         let subscribe: @Sendable () -> Void = {
             Task {
                 do {
-                    _ = try await client.call(
+                    let answer = try await client.call(
                         method: "store.subscribe", params: .object(["toMany": .string("changes")]))
+                    noteLastTxn(answer.objectValue?["txn"])
                 } catch {
                     log.debug("subscribing to the store's changes: \(error)")
                 }
                 outbound.ring()
             }
         }
-        let events = client.events(method: "store.changed").startWithValues { _ in outbound.ring() }
+        let events = client.events(method: "store.changed").startWithValues { event in
+            noteLastTxn(event.params.objectValue?["txn"])
+            outbound.ring()
+        }
         let reconnects = client.onReconnect { _ in subscribe() }
         observations.withLock { $0 += [events, reconnects] }
         subscribe()
@@ -139,22 +148,26 @@ final class FleetService: Sendable {
         let configuration = self.configuration
         let jetStream = self.jetStream
         operations.serve(server) { FleetMetrics.families(counters.current, isConnected: jetStream.isConnected) }
-        server.register(
-            FleetStatus.self,
-            responder: { _, _, responder in
-                let values = counters.current
-                responder.succeed(
-                    FleetStatusResult(
-                        gateway: configuration.gateway, fleet: configuration.fleet, state: values.state,
-                        isConnected: jetStream.isConnected, published: values.published, applied: values.applied,
-                        pending: max(0, values.lastTxn - values.published) + values.streamPending,
-                        refused: values.refused,
-                        counters: [
-                            "unknown": values.unknown, "rejected": values.rejected,
-                            "publications": values.publications, "gaps": values.gaps,
-                            "commandsRun": values.commandsRun, "commandsRefused": values.commandsRefused,
-                        ]))
-            })
+        let client = store.client
+        server.register(FleetStatus.self) { _, _ in
+            // The store's last txn as of now, so that a save answered before this request counts in `pending` (the
+            // `store.changed` events that also tell it may still be on their way); the last one heard of when
+            // storesvc is away.
+            if let state = try? await client.call(method: "store.replica", params: .object([:])),
+                let lastTxn = state.objectValue?["lastTxn"]?.intValue
+            {
+                counters.update { $0.lastTxn = max($0.lastTxn, lastTxn) }
+            }
+            let values = counters.current
+            return FleetStatusResult(
+                gateway: configuration.gateway, fleet: configuration.fleet, state: values.state,
+                isConnected: jetStream.isConnected, published: values.published, applied: values.applied,
+                pending: values.pending, refused: values.refused,
+                counters: [
+                    "unknown": values.unknown, "rejected": values.rejected, "publications": values.publications,
+                    "gaps": values.gaps, "commandsRun": values.commandsRun, "commandsRefused": values.commandsRefused,
+                ])
+        }
     }
 
     func stop() async {

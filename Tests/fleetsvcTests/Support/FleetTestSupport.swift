@@ -255,8 +255,8 @@ final class TestGateway: Sendable {
     }
 }
 
-/// Waits until every gateway has published all its transactions and applied everything in the stream, and all
-/// hold the same data; returns that data. Fails with every gateway's data and status after `seconds`.
+/// Waits until every gateway follows the stream (which then exists), has published all its transactions and
+/// applied everything in the stream, and all hold the same data; returns that data. Fails with every gateway's data and status after `seconds`.
 @discardableResult
 func waitForConvergence(_ gateways: [TestGateway], seconds: Int = 60) async throws -> String {
     let deadline = ContinuousClock.now + .seconds(seconds)
@@ -268,7 +268,7 @@ func waitForConvergence(_ gateways: [TestGateway], seconds: Int = 60) async thro
         unsettled = ""
         for gateway in gateways {
             let status = try? await gateway.status()
-            if status?.objectValue?["pending"]?.intValue != 0 {
+            if status?.objectValue?["pending"]?.intValue != 0 || status?.objectValue?["state"] != .string("following") {
                 settled = false
                 unsettled += " \(gateway.name): \(status.map { (try? JSONWriter().string($0)) ?? "" } ?? "no status")"
             }
@@ -282,6 +282,9 @@ func waitForConvergence(_ gateways: [TestGateway], seconds: Int = 60) async thro
                 let status = (try? await gateway.status()).map { (try? JSONWriter().string($0)) ?? "" } ?? "?"
                 report += "\n== \(gateway.name) \(status)\n\(content)\n-- fleetsvc log tail:\n"
                 report += String(gateway.fleet?.standardError.suffix(1500) ?? "")
+                if let page = try? await gateway.call("store.history", .object(["since": .int(0), "limit": .int(30)])) {
+                    report += "\n-- its first transactions: " + ((try? JSONWriter().string(page)) ?? "").prefix(6000)
+                }
             }
             throw ChildProcessError.timedOut("the gateways to converge", output: report, errors: "")
         }
@@ -326,13 +329,16 @@ func transactions(of gateway: TestGateway, authoredBy author: String) async thro
 func streamOrder(of gateway: String, nats: TestNATSServer) async throws -> [Int64] {
     let peer = try JetStream(settings: .init(url: nats.url, name: "fleetsvc-tests"))
     defer { peer.close() }
-    let subscription = try peer.subscribeOrdered(subject: "ctxbus.default.\(gateway).txn", startSequence: 1)
-    defer { subscription.close() }
+    let reader = try peer.reader(of: "ctxbus.default.\(gateway).txn", from: 1)
+    defer { reader.close() }
     var order: [Int64] = []
-    while let message = try subscription.next(timeoutMilliseconds: 1_000) {
-        let txn = try FleetMessage(bytes: message.data).txn
-        if !order.contains(txn) { order.append(txn) }
-        if message.pending == 0 { break }
+    while true {
+        let messages = try reader.fetch(batch: 256, timeoutMilliseconds: 1_000)
+        for message in messages {
+            let txn = try FleetMessage(bytes: message.data).txn
+            if !order.contains(txn) { order.append(txn) }
+        }
+        if messages.isEmpty || messages.last?.pending == 0 { break }
     }
     return order
 }
