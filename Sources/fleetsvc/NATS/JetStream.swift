@@ -44,7 +44,10 @@ final class JetStream: @unchecked Sendable {
         var certificateAuthorityFile: String?
     }
 
-    /// Connects (and keeps reconnecting when the server is down at first: the bridge starts anyway).
+    /// Connects, without waiting while the server is away: the connection is then made in the background (libnats
+    /// retries for ever) and calls fail until it is up (`isConnected`).
+    ///
+    /// - Throws: `Failure` for settings libnats refuses (an unreadable credentials or CA file, a malformed URL).
     init(settings: Settings) throws {
         url = settings.url
         var options: OpaquePointer?
@@ -55,8 +58,11 @@ final class JetStream: @unchecked Sendable {
         try Self.check("natsOptions_SetMaxReconnect", natsOptions_SetMaxReconnect(options, -1))
         try Self.check("natsOptions_SetReconnectWait", natsOptions_SetReconnectWait(options, 250))
         try Self.check("natsOptions_SetReconnectBufSize", natsOptions_SetReconnectBufSize(options, 8 * 1024 * 1024))
+        // With a connected callback, a connect that fails returns at once and goes on in the background; without
+        // one, `natsConnection_Connect` would block until it connects (for ever, with no reconnect limit).
         try Self.check(
-            "natsOptions_SetRetryOnFailedConnect", natsOptions_SetRetryOnFailedConnect(options, true, nil, nil))
+            "natsOptions_SetRetryOnFailedConnect",
+            natsOptions_SetRetryOnFailedConnect(options, true, { _, _ in }, nil))
         try Self.check(
             "natsOptions_SetReconnectedCB",
             natsOptions_SetReconnectedCB(options, { _, _ in _ = JetStream.reconnects.add(1, ordering: .relaxed) }, nil))
@@ -107,9 +113,16 @@ final class JetStream: @unchecked Sendable {
     // MARK: - Streams
 
     /// Creates the stream if it does not exist (an existing one is kept as it is).
+    ///
+    /// - Throws: `Failure` when it cannot, at once while the connection is down (the request would otherwise wait
+    ///   in the reconnect buffer until its timeout).
     func ensureStream(
         name: String, subjects: [String], replicas: Int, duplicateWindow: Duration, workQueue: Bool = false
     ) throws {
+        guard isConnected else {
+            throw Failure(
+                operation: "create stream \(name)", status: NATS_NOT_YET_CONNECTED, jetStreamCode: jsErrCode(0))
+        }
         var config = jsStreamConfig()
         jsStreamConfig_Init(&config)
         var code = jsErrCode(0)

@@ -36,7 +36,7 @@ final class TestNATSServer: Sendable {
     let process: Locked<ChildProcess?>
     var url: String { "nats://127.0.0.1:\(port)" }
 
-    private init(port: Int, directory: String, process: ChildProcess) {
+    private init(port: Int, directory: String, process: ChildProcess?) {
         self.port = port
         self.directory = directory
         self.process = Locked(process)
@@ -48,6 +48,11 @@ final class TestNATSServer: Sendable {
         let server = TestNATSServer(port: port, directory: directory, process: try launch(port: port, in: directory))
         try await server.waitUntilReady()
         return server
+    }
+
+    /// A server whose port and directory are chosen but which is not running yet (`restart` starts it).
+    static func notStarted() -> TestNATSServer {
+        TestNATSServer(port: freePort(), directory: makeTestDirectory(prefix: "fleet-nats"), process: nil)
     }
 
     private static func launch(port: Int, in directory: String) throws -> ChildProcess {
