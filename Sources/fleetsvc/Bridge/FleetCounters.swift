@@ -4,7 +4,9 @@ import ContextBusSupport
 /// handler.
 final class FleetCounters: Sendable {
     struct Values: Sendable {
-        var state = "starting"
+        /// `connecting` until the stream is read, `following` while it is (PROTOCOL.md's `bootstrapping` is not
+        /// built: there are no snapshots).
+        var state = "connecting"
         /// Every own transaction up to this one is in the stream (those authored `fleet:*` count as done).
         var published: Int64 = 0
         /// The store's last committed transaction, as its `store.changed` events tell.
@@ -26,8 +28,12 @@ final class FleetCounters: Sendable {
         var publications: Int64 = 0
         /// Gaps seen in another gateway's transactions.
         var gaps: Int64 = 0
+        /// Commands whose chain devicesvc ran (whatever the chain's outcome).
         var commandsRun: Int64 = 0
+        /// Commands that ran nothing: not a command, a chain devicesvc refused, devicesvc away.
         var commandsRefused: Int64 = 0
+        /// Commands answered from memory: their id was seen before.
+        var commandsRepeated: Int64 = 0
 
         /// `fleet.status`' `pending`: own transactions not yet published (every transaction after `published`,
         /// until the outbound has passed over those authored `fleet:*`) plus received ones not yet applied (those

@@ -29,6 +29,10 @@ struct FleetServiceConfiguration: Sendable, Equatable {
     var streamName: String { "CTXBUS_" + fleet.uppercased().replacingOccurrences(of: "-", with: "_") }
     /// The stream of the fleet's commands (a work queue).
     var commandStreamName: String { streamName + "_COMMANDS" }
+    /// The key-value bucket where each gateway remembers the commands it took, with their outcomes.
+    var commandBucketName: String { streamName + "_COMMANDS_SEEN" }
+    /// Every gateway's commands.
+    var allCommandsSubject: String { "ctxbus.\(fleet).*.commands" }
     /// Where gateway `name` publishes its transactions.
     func transactionSubject(of name: String) -> String { "ctxbus.\(fleet).\(name).txn" }
     /// Every gateway's transactions.

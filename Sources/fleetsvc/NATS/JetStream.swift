@@ -18,8 +18,9 @@ import Synchronization
 final class JetStream: @unchecked Sendable {
     // @unchecked Sendable: `connection` and `context` are libnats handles, which libnats makes safe to use from
     // any thread; they are set in `init` and destroyed in `close`, after every user thread has stopped.
-    private let connection: OpaquePointer
-    private let context: OpaquePointer
+    // Internal (not private) for the other types of this folder (`KeyValueBucket`), which use them the same way.
+    let connection: OpaquePointer
+    let context: OpaquePointer
     let url: String
 
     /// How many times the connection came back after a loss (libnats' reconnected callback).
@@ -112,29 +113,45 @@ final class JetStream: @unchecked Sendable {
 
     // MARK: - Streams
 
+    /// What a stream is made with.
+    struct StreamSettings: Sendable {
+        var name: String
+        var subjects: [String]
+        var replicas: Int
+        /// How long JetStream remembers a message ID to drop a second publication of it.
+        var duplicateWindow: Duration
+        /// A work queue: a message is removed once a consumer acknowledged it.
+        var isWorkQueue = false
+        /// Messages older than this are dropped; `nil`: no limit.
+        var maxAge: Duration?
+        /// The stream keeps at most this many messages, dropping the oldest; `nil`: no limit.
+        var maxMessages: Int64?
+    }
+
     /// Creates the stream if it does not exist (an existing one is kept as it is).
     ///
     /// - Throws: `Failure` when it cannot, at once while the connection is down (the request would otherwise wait
     ///   in the reconnect buffer until its timeout).
-    func ensureStream(
-        name: String, subjects: [String], replicas: Int, duplicateWindow: Duration, workQueue: Bool = false
-    ) throws {
+    func ensureStream(_ settings: StreamSettings) throws {
         guard isConnected else {
             throw Failure(
-                operation: "create stream \(name)", status: NATS_NOT_YET_CONNECTED, jetStreamCode: jsErrCode(0))
+                operation: "create stream \(settings.name)", status: NATS_NOT_YET_CONNECTED,
+                jetStreamCode: jsErrCode(0))
         }
         var config = jsStreamConfig()
         jsStreamConfig_Init(&config)
         var code = jsErrCode(0)
         var info: UnsafeMutablePointer<jsStreamInfo>?
-        let cSubjects = subjects.map { strdup($0) }
+        let cSubjects = settings.subjects.map { strdup($0) }
         defer { for subject in cSubjects { free(subject) } }
-        let status = name.withCString { cName -> natsStatus in
+        let status = settings.name.withCString { cName -> natsStatus in
             config.Name = cName
             config.Storage = js_FileStorage
-            config.Replicas = Int64(replicas)
-            config.Retention = workQueue ? js_WorkQueuePolicy : js_LimitsPolicy
-            config.Duplicates = Int64(duplicateWindow.components.seconds) * 1_000_000_000
+            config.Replicas = Int64(settings.replicas)
+            config.Retention = settings.isWorkQueue ? js_WorkQueuePolicy : js_LimitsPolicy
+            config.Duplicates = Self.nanoseconds(settings.duplicateWindow)
+            if let maxAge = settings.maxAge { config.MaxAge = Self.nanoseconds(maxAge) }
+            if let maxMessages = settings.maxMessages { config.MaxMsgs = maxMessages }
             return cSubjects.map { UnsafePointer($0) }.withUnsafeBufferPointer { buffer -> natsStatus in
                 var pointers = Array(buffer)
                 return pointers.withUnsafeMutableBufferPointer { mutable -> natsStatus in
@@ -147,8 +164,12 @@ final class JetStream: @unchecked Sendable {
         }
         if let info { jsStreamInfo_Destroy(info) }
         guard status == NATS_OK || code == JSStreamNameExistErr else {
-            throw Failure(operation: "create stream \(name)", status: status, jetStreamCode: code)
+            throw Failure(operation: "create stream \(settings.name)", status: status, jetStreamCode: code)
         }
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
     }
 
     // MARK: - Publishing
@@ -194,21 +215,19 @@ final class JetStream: @unchecked Sendable {
         _ = natsConnection_FlushTimeout(connection, 2_000)
     }
 
-    /// Sends a request and waits for its reply.
-    func request(subject: String, data: [UInt8], timeoutMilliseconds: Int64) throws -> [UInt8] {
-        var reply: OpaquePointer?
-        let status = data.withUnsafeBytes { bytes in
-            natsConnection_Request(
-                &reply, connection, subject, bytes.baseAddress, Int32(bytes.count), timeoutMilliseconds)
-        }
-        try Self.check("request on \(subject)", status)
-        defer { natsMsg_Destroy(reply) }
-        return Self.payload(of: reply!)
+    /// Acknowledges a message of a consumer with explicit acks (`queueReader`): JetStream removes it from a work
+    /// queue and never delivers it again.
+    func acknowledge(_ message: StreamMessage) throws {
+        guard let ackSubject = message.reply else { return }
+        try publishCore(subject: ackSubject, data: Array("+ACK".utf8))
     }
 
-    /// Publishes on a subject a stream captures, without waiting for JetStream's ack (commands).
-    func publishStored(subject: String, data: [UInt8], messageID: String, stream: String) throws -> PublishAck {
-        try publish(subject: subject, data: data, messageID: messageID, stream: stream)
+    /// A new unique subject to receive replies on (`_INBOX.…`).
+    func newInbox() throws -> String {
+        var inbox: UnsafeMutablePointer<natsInbox>?
+        try Self.check("natsInbox_Create", natsInbox_Create(&inbox))
+        defer { natsInbox_Destroy(inbox) }
+        return String(cString: inbox!)
     }
 
     // MARK: - Consuming
@@ -232,6 +251,22 @@ final class JetStream: @unchecked Sendable {
             throw Failure(operation: "read \(subject) from \(startSequence)", status: status, jetStreamCode: code)
         }
         return StreamReader(handle: subscription)
+    }
+
+    /// A reader of `subject` through the durable consumer `durable` with explicit acks (`acknowledge`): what it
+    /// delivered and nobody acknowledged within a minute is delivered again, to it or its successor.
+    func queueReader(of subject: String, durable: String) throws -> StreamReader {
+        var options = jsSubOptions()
+        jsSubOptions_Init(&options)
+        options.Config.AckPolicy = js_AckExplicit
+        options.Config.AckWait = 60 * 1_000_000_000
+        var code = jsErrCode(0)
+        var subscription: OpaquePointer?
+        let status = js_PullSubscribe(&subscription, context, subject, durable, nil, &options, &code)
+        guard status == NATS_OK, let subscription else {
+            throw Failure(operation: "read \(subject) as \(durable)", status: status, jetStreamCode: code)
+        }
+        return StreamReader(handle: subscription, isDurable: true)
     }
 
     /// A plain (not JetStream) subscription, for replies and requests.

@@ -42,8 +42,13 @@ final class StreamReader: @unchecked Sendable {
     // @unchecked Sendable: the subscription handle is used only by the thread that made the reader, which destroys
     // it in `close`.
     private let handle: OpaquePointer
+    /// A durable consumer stays on the server when its reader closes (its successor goes on from it).
+    private let isDurable: Bool
 
-    init(handle: OpaquePointer) { self.handle = handle }
+    init(handle: OpaquePointer, isDurable: Bool = false) {
+        self.handle = handle
+        self.isDurable = isDurable
+    }
 
     /// Up to `batch` messages, waiting up to `timeoutMilliseconds` for the first; `[]` when none came.
     ///
@@ -70,9 +75,9 @@ final class StreamReader: @unchecked Sendable {
         return messages
     }
 
-    /// Deletes the consumer (when the server can be reached) and frees the subscription.
+    /// Deletes an ephemeral consumer (when the server can be reached) and frees the subscription.
     func close() {
-        natsSubscription_Unsubscribe(handle)
+        if !isDurable { natsSubscription_Unsubscribe(handle) }
         natsSubscription_Destroy(handle)
     }
 }

@@ -31,10 +31,16 @@ final class FleetService: Sendable {
     private let starter = DispatchSemaphore(value: 0)
     private let isStopping = AtomicFlag()
 
+    /// Where `fleet.run` waits for its command's outcome: threads of the bridge's own, never the pool's.
+    private let sending = DispatchQueue(label: "fleetsvc.send", attributes: .concurrent)
+
     private struct Bridge: Sendable {
         let jetStream: JetStream
         let outbound: Outbound
         let inbound: Inbound
+        let sender: CommandSender
+        /// With `--device`.
+        let runner: CommandRunner?
     }
 
     private init(
@@ -95,7 +101,6 @@ final class FleetService: Sendable {
                 log.error("cannot connect to NATS at \(configuration.natsURL): \(error)")
                 exit(1)
             }
-            counters.update { $0.state = "connecting" }
             guard ensureStream(on: jetStream) else {
                 jetStream.close()
                 return
@@ -107,23 +112,37 @@ final class FleetService: Sendable {
                     environment: environment),
                 inbound: Inbound(
                     configuration: configuration, store: store, jetStream: jetStream, counters: counters, log: log,
-                    environment: environment))
+                    environment: environment),
+                sender: CommandSender(configuration: configuration, jetStream: jetStream, log: log),
+                runner: configuration.deviceSocketPath.map {
+                    CommandRunner(
+                        configuration: configuration, jetStream: jetStream, device: DeviceLink(path: $0),
+                        counters: counters, log: log)
+                })
             bridge.withLock { $0 = made }
             made.outbound.start(from: state.published)
             made.inbound.start(state: state)
+            made.runner?.start()
         }
         thread.name = "fleetsvc.start"
         thread.start()
     }
 
-    /// Creates the stream if it is missing, retrying while NATS is away; `false` when the service stops first.
+    /// Creates the fleet's streams if they are missing (its transactions; its commands, a work queue), retrying
+    /// while NATS is away; `false` when the service stops first.
     private func ensureStream(on jetStream: JetStream) -> Bool {
         var attempt = 0
         while !isStopping.isSet {
             do {
                 try jetStream.ensureStream(
-                    name: configuration.streamName, subjects: [configuration.allTransactionsSubject],
-                    replicas: configuration.replicas, duplicateWindow: .seconds(120))
+                    .init(
+                        name: configuration.streamName, subjects: [configuration.allTransactionsSubject],
+                        replicas: configuration.replicas, duplicateWindow: .seconds(120)))
+                try jetStream.ensureStream(
+                    .init(
+                        name: configuration.commandStreamName, subjects: [configuration.allCommandsSubject],
+                        replicas: configuration.replicas, duplicateWindow: .seconds(120), isWorkQueue: true,
+                        maxAge: CommandRunner.memory))
                 return true
             } catch {
                 attempt += 1
@@ -190,7 +209,23 @@ final class FleetService: Sendable {
                 counters: [
                     "unknown": values.unknown, "rejected": values.rejected, "publications": values.publications,
                     "gaps": values.gaps, "commandsRun": values.commandsRun, "commandsRefused": values.commandsRefused,
+                    "commandsRepeated": values.commandsRepeated,
                 ])
+        }
+        let sending = self.sending
+        server.register(FleetRun.self) { _, params in
+            guard let sender = bridge.withLock({ $0 })?.sender else {
+                throw RPCError.unavailable("not connected to NATS at \(configuration.natsURL) yet")
+            }
+            return try await withLockedThrowingContinuation { continuation in
+                sending.async {
+                    do {
+                        continuation.resume(returning: try sender.send(params))
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
         }
     }
 
@@ -201,6 +236,7 @@ final class FleetService: Sendable {
         let running = bridge.withLock { $0 }
         running?.outbound.stop()
         running?.inbound.stop()
+        running?.runner?.stop()
         await server.shutdown(gracefully: true, timeout: .seconds(2))
         for observation in observations.withLock({ $0 }) { observation.dispose() }
         running?.jetStream.close()

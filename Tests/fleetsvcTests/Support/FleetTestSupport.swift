@@ -102,10 +102,12 @@ final class TestGateway: Sendable {
     let natsURL: String
     private let storeProcess: Locked<ChildProcess?> = Locked(nil)
     private let fleetProcess: Locked<ChildProcess?> = Locked(nil)
+    private let deviceProcess: Locked<ChildProcess?> = Locked(nil)
     let client: Locked<BusClient?> = Locked(nil)
 
     var storeSocket: String { directory + "/store.sock" }
     var fleetSocket: String { directory + "/fleet.sock" }
+    var deviceSocket: String { directory + "/device.sock" }
 
     init(name: String, natsURL: String) {
         self.name = name
@@ -133,15 +135,53 @@ final class TestGateway: Sendable {
         client.withLock { $0 = connected }
     }
 
-    func startFleet(environment: [String: String] = [:]) async throws {
+    /// Starts fleetsvc; with `runsCommands`, on the devicesvc `startDevice` started (`--device`).
+    func startFleet(environment: [String: String] = [:], runsCommands: Bool = false) async throws {
         let process = try ChildProcess(
             executable: productsDirectory + "/fleetsvc",
             arguments: [
                 "--gateway", name, "--store", storeSocket, "--socket", fleetSocket, "--nats", natsURL,
                 "--log-level", "debug",
-            ], environment: environment)
+            ] + (runsCommands ? ["--device", deviceSocket] : []), environment: environment)
         fleetProcess.withLock { $0 = process }
         try await connect(fleetSocket, process: process).close()
+    }
+
+    /// Starts a devicesvc on the simulated BlueZ at `bus`, recording into this gateway's store, and waits until
+    /// BlueZ answers through it.
+    func startDevice(bus: String) async throws {
+        let process = try ChildProcess(
+            executable: productsDirectory + "/devicesvc",
+            arguments: ["--socket", deviceSocket, "--bus", bus, "--store", storeSocket])
+        deviceProcess.withLock { $0 = process }
+        let client = try await connect(deviceSocket, process: process)
+        defer { client.close() }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while true {
+            do {
+                _ = try await client.call(method: "device.adapters")
+                return
+            } catch let error as RPCError where error.code == .unavailable {
+                guard ContinuousClock.now < deadline else { throw error }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    /// `method` on this gateway's devicesvc.
+    func deviceCall(_ method: String, _ params: JSONValue = .object([:])) async throws -> JSONValue {
+        let client = try await BusClient.connect(
+            to: deviceSocket, clientName: "fleetsvc-tests", options: .init(callTimeout: .seconds(30)))
+        defer { client.close() }
+        return try await client.call(method: method, params: params)
+    }
+
+    /// `method` on this gateway's fleetsvc.
+    func fleetCall(_ method: String, _ params: JSONValue = .object([:])) async throws -> JSONValue {
+        let client = try await BusClient.connect(
+            to: fleetSocket, clientName: "fleetsvc-tests", options: .init(callTimeout: .seconds(60)))
+        defer { client.close() }
+        return try await client.call(method: method, params: params)
     }
 
     var fleet: ChildProcess? { fleetProcess.withLock { $0 } }
@@ -165,6 +205,7 @@ final class TestGateway: Sendable {
     func stop() {
         client.withLock { $0 }?.close()
         fleet?.stop()
+        deviceProcess.withLock { $0 }?.stop()
         storeService?.stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
