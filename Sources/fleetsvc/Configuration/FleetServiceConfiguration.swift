@@ -40,6 +40,16 @@ struct FleetServiceConfiguration: Sendable, Equatable {
     /// Where commands for gateway `name` are sent.
     func commandSubject(of name: String) -> String { "ctxbus.\(fleet).\(name).commands" }
 
+    /// `natsURL` for logs and messages: a password in it (`nats://user:password@host`) shown as `***`.
+    var natsURLWithoutPassword: String {
+        natsURL.split(separator: ",", omittingEmptySubsequences: false).map { url -> String in
+            guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].lastIndex(of: "@"),
+                let colon = url[scheme.upperBound..<at].firstIndex(of: ":")
+            else { return String(url) }
+            return String(url[..<url.index(after: colon)]) + "***" + String(url[at...])
+        }.joined(separator: ",")
+    }
+
     static func runtimeDirectory(environment: [String: String]) -> String {
         if let dir = environment["CTXBUS_RUNTIME_DIR"], !dir.isEmpty { return dir }
         if let xdg = environment["XDG_RUNTIME_DIR"], !xdg.isEmpty { return xdg + "/ctxbus" }

@@ -21,7 +21,6 @@ final class JetStream: @unchecked Sendable {
     // Internal (not private) for the other types of this folder (`KeyValueBucket`), which use them the same way.
     let connection: OpaquePointer
     let context: OpaquePointer
-    let url: String
 
     /// How many times the connection came back after a loss (libnats' reconnected callback).
     static let reconnects = Atomic<Int>(0)
@@ -50,7 +49,6 @@ final class JetStream: @unchecked Sendable {
     ///
     /// - Throws: `Failure` for settings libnats refuses (an unreadable credentials or CA file, a malformed URL).
     init(settings: Settings) throws {
-        url = settings.url
         var options: OpaquePointer?
         try Self.check("natsOptions_Create", natsOptions_Create(&options))
         defer { natsOptions_Destroy(options) }
@@ -80,7 +78,7 @@ final class JetStream: @unchecked Sendable {
         let status = natsConnection_Connect(&connection, options)
         // With retry on a failed connect, NATS_NOT_YET_CONNECTED means "connecting in the background".
         guard status == NATS_OK || status == NATS_NOT_YET_CONNECTED, let connection else {
-            throw Failure(operation: "connect to \(settings.url)", status: status, jetStreamCode: jsErrCode(0))
+            throw Failure(operation: "connect", status: status, jetStreamCode: jsErrCode(0))
         }
         var jsOptions = jsOptions()
         jsOptions_Init(&jsOptions)
@@ -138,10 +136,17 @@ final class JetStream: @unchecked Sendable {
                 operation: "create stream \(settings.name)", status: NATS_NOT_YET_CONNECTED,
                 jetStreamCode: jsErrCode(0))
         }
-        var config = jsStreamConfig()
-        jsStreamConfig_Init(&config)
         var code = jsErrCode(0)
         var info: UnsafeMutablePointer<jsStreamInfo>?
+        // Looked up first: a gateway whose NATS user may not create streams (deploy/nats) uses one made for it.
+        if js_GetStreamInfo(&info, context, settings.name, nil, &code) == NATS_OK {
+            if let info { jsStreamInfo_Destroy(info) }
+            return
+        }
+        info = nil
+        code = jsErrCode(0)
+        var config = jsStreamConfig()
+        jsStreamConfig_Init(&config)
         let cSubjects = settings.subjects.map { strdup($0) }
         defer { for subject in cSubjects { free(subject) } }
         let status = settings.name.withCString { cName -> natsStatus in

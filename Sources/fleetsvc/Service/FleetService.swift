@@ -78,10 +78,12 @@ final class FleetService: Sendable {
         service.startBridge(state: state)
         service.operations.ready(
             service.server,
-            status: "gateway \(configuration.gateway) of fleet \(configuration.fleet); NATS \(configuration.natsURL)")
+            status:
+                "gateway \(configuration.gateway) of fleet \(configuration.fleet); NATS \(configuration.natsURLWithoutPassword)"
+        )
         log.info(
             "gateway \(configuration.gateway) of fleet \(configuration.fleet): listening on \(configuration.socketPath); "
-                + "NATS \(configuration.natsURL); published up to txn \(state.published)")
+                + "NATS \(configuration.natsURLWithoutPassword); published up to txn \(state.published)")
         return service
     }
 
@@ -98,7 +100,7 @@ final class FleetService: Sendable {
                         credentialsFile: configuration.credentialsFile,
                         certificateAuthorityFile: configuration.certificateAuthorityFile))
             } catch {
-                log.error("cannot connect to NATS at \(configuration.natsURL): \(error)")
+                log.error("cannot connect to NATS at \(configuration.natsURLWithoutPassword): \(error)")
                 exit(1)
             }
             guard ensureStream(on: jetStream) else {
@@ -146,7 +148,9 @@ final class FleetService: Sendable {
                 return true
             } catch {
                 attempt += 1
-                if attempt == 1 { log.warning("waiting for JetStream at \(configuration.natsURL): \(error)") }
+                if attempt == 1 {
+                    log.warning("waiting for JetStream at \(configuration.natsURLWithoutPassword): \(error)")
+                }
                 CurrentThread.sleep(nanoseconds: Int64(250) * 1_000_000)
             }
         }
@@ -215,7 +219,7 @@ final class FleetService: Sendable {
         let sending = self.sending
         server.register(FleetRun.self) { _, params in
             guard let sender = bridge.withLock({ $0 })?.sender else {
-                throw RPCError.unavailable("not connected to NATS at \(configuration.natsURL) yet")
+                throw RPCError.unavailable("not connected to NATS at \(configuration.natsURLWithoutPassword) yet")
             }
             return try await withLockedThrowingContinuation { continuation in
                 sending.async {

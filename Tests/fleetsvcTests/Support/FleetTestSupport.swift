@@ -55,10 +55,28 @@ final class TestNATSServer: Sendable {
         TestNATSServer(port: freePort(), directory: makeTestDirectory(prefix: "fleet-nats"), process: nil)
     }
 
+    /// A server on `configuration` (a nats-server configuration file's text, whose JetStream `store_dir` is set
+    /// to the server's directory), with `environment` (the variables the configuration names).
+    static func start(configuration: String, environment: [String: String]) async throws -> TestNATSServer {
+        let directory = makeTestDirectory(prefix: "fleet-nats")
+        let port = freePort()
+        let file = directory + "/nats.conf"
+        try configuration.write(toFile: file, atomically: true, encoding: .utf8)
+        let process = try ChildProcess(
+            executable: natsServerPath!, arguments: ["-c", file, "-a", "127.0.0.1", "-p", String(port)],
+            environment: environment)
+        let server = TestNATSServer(port: port, directory: directory, process: process)
+        try await server.waitUntilReady()
+        return server
+    }
+
     private static func launch(port: Int, in directory: String) throws -> ChildProcess {
         try ChildProcess(
             executable: natsServerPath!, arguments: ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", directory])
     }
+
+    /// What the server logged so far.
+    var log: String { process.withLock { $0 }?.standardError ?? "" }
 
     private func waitUntilReady() async throws {
         try await process.withLock { $0 }!.waitUntil(seconds: 30, "nats-server to listen") { _, errors in
