@@ -86,6 +86,9 @@ struct FleetCommandTests {
         expectEqual(status["commandsRun"]?.intValue, 2)
         expectEqual(status["commandsRepeated"]?.intValue, 1)
         expectEqual(status["commandsRefused"]?.intValue, 0)
+        let metrics = try await fleet.a.fleetCall("bus.metrics").objectValue?["text"]?.stringValue ?? ""
+        expectTrue(
+            metrics.contains(#"ctxbus_fleet_commands_total{service="fleetsvc",outcome="repeated"} 1"#), "\(metrics)")
         let printed = try ChildProcess(
             executable: productsDirectory + "/ctxbus", arguments: ["fleet", "status", "--socket", fleet.a.fleetSocket])
         defer { printed.stop() }
