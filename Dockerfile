@@ -18,12 +18,14 @@ RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-dev libnats-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-# Every directory Package.swift names must exist, tests and benchmarks included, even though only the
-# service executables are built.
+# Every directory Package.swift names must exist, tests, benchmarks, the plugin and the examples included, even
+# though only the service executables are built.
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
 COPY Benchmarks ./Benchmarks
+COPY Plugins ./Plugins
+COPY examples ./examples
 RUN for product in storesvc devicesvc ctxbus fleetsvc; do \
         swift build -c release --static-swift-stdlib --product "$product" || exit 1; \
     done \

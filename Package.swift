@@ -11,6 +11,8 @@ import PackageDescription
 //   ContextBusServer, ContextBusClient (talking to the services) ← storesvc, devicesvc, ctxbus, fleetsvc
 //   CContextBusNATS (libnats) ← fleetsvc
 //   ContextBusDBus ← devicesvc
+//   ContextBusObjectGraph ← ContextBusCodeGeneration (typed entities from a model) ← ctxbus, ctxbus-entities (the tool
+//   of the ContextBusEntities build-tool plugin: it builds without the bus)
 let package = Package(
     name: "ContextBus",
     products: [
@@ -22,6 +24,8 @@ let package = Package(
         .executable(name: "devicesvc", targets: ["devicesvc"]),
         .executable(name: "ctxbus", targets: ["ctxbus"]),
         .executable(name: "fleetsvc", targets: ["fleetsvc"]),
+        // Generates typed entities from a target's `*.ctxmodel.json` models at build time (docs/object-graph.md).
+        .plugin(name: "ContextBusEntities", targets: ["ContextBusEntities"]),
     ],
     targets: [
         // C modules: libsqlite3, and the Linux calls the Swift Glibc module does not import (epoll, eventfd, accept4).
@@ -44,6 +48,13 @@ let package = Package(
             name: "ContextBus",
             dependencies: ["ContextBusSupport", "ContextBusReactive", "ContextBusObjectGraph", "ContextBusSQLite"],
             path: "Sources/Shared/ContextBus"),
+
+        // Typed entities from a model: `ctxbus model swift` and the ContextBusEntities plugin's tool.
+        .target(
+            name: "ContextBusCodeGeneration", dependencies: ["ContextBusObjectGraph", "ContextBusSupport"],
+            path: "Sources/CodeGeneration"),
+        .executableTarget(name: "ctxbus-entities", dependencies: ["ContextBusCodeGeneration"]),
+        .plugin(name: "ContextBusEntities", capability: .buildTool(), dependencies: ["ctxbus-entities"]),
 
         // The bus (Sources/BusProtocol).
         .target(
@@ -85,7 +96,10 @@ let package = Package(
             exclude: ["DBus"]),
         .executableTarget(
             name: "ctxbus",
-            dependencies: ["ContextBusClient", "ContextBusWire", "ContextBusObjectGraph", "ContextBusSupport"]),
+            dependencies: [
+                "ContextBusClient", "ContextBusWire", "ContextBusObjectGraph", "ContextBusSupport",
+                "ContextBusCodeGeneration",
+            ]),
         .executableTarget(
             name: "fleetsvc",
             dependencies: [
@@ -100,13 +114,22 @@ let package = Package(
             ],
             path: "Benchmarks/bench"),
 
+        // The example program scripts/run runs on the stack: the seeds' five patterns in Swift (examples/patterns).
+        .executableTarget(
+            name: "patterns", dependencies: ["ContextBus", "ContextBusClient"], path: "examples/patterns",
+            exclude: ["README.md"]),
+
         // Helpers every test module shares (docs/testing.md "Compile time of the tests").
         .target(name: "TestSupport", dependencies: ["ContextBusSupport"], path: "Tests/TestSupport"),
+        // The generated types of a model with every attribute type and relationship shape (Tests/EntityFixtures).
+        .target(
+            name: "EntityFixtures", dependencies: ["ContextBusObjectGraph", "ContextBusSupport"],
+            path: "Tests/EntityFixtures", exclude: ["EveryShape.ctxmodel.json"]),
         .testTarget(
             name: "SharedTests",
             dependencies: [
                 "ContextBusSupport", "ContextBusReactive", "ContextBusObjectGraph", "ContextBusSQLite",
-                "CContextBusSQLite",
+                "CContextBusSQLite", "ContextBusCodeGeneration", "EntityFixtures",
                 "TestSupport",
             ]),
         .testTarget(
@@ -120,7 +143,7 @@ let package = Package(
             name: "storesvcTests",
             dependencies: [
                 "storesvc", "ContextBusSupport", "ContextBusObjectGraph", "ContextBusSQLite", "ContextBusTransport",
-                "ContextBusWire", "ContextBusServer", "ContextBusClient", "TestSupport",
+                "ContextBusWire", "ContextBusServer", "ContextBusClient", "EntityFixtures", "TestSupport",
             ]),
         .testTarget(
             name: "devicesvcTests",
@@ -130,7 +153,12 @@ let package = Package(
             ]),
         .testTarget(
             name: "fleetsvcTests",
-            dependencies: ["fleetsvc", "ContextBusSupport", "ContextBusClient", "ContextBusWire", "TestSupport"]),
+            dependencies: [
+                "fleetsvc", "ContextBusSupport", "ContextBusClient", "ContextBusWire", "ContextBusSQLite",
+                "TestSupport",
+            ]),
+        .testTarget(
+            name: "DocumentationTests", dependencies: ["ContextBus", "ContextBusClient", "TestSupport"]),
         .testTarget(
             name: "ctxbusTests",
             dependencies: [
@@ -141,7 +169,8 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-for target in package.targets where target.type != .system && !target.name.hasPrefix("CContextBus") {
+for target in package.targets
+where target.type != .system && target.type != .plugin && !target.name.hasPrefix("CContextBus") {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     target.swiftSettings = settings

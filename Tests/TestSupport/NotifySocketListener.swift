@@ -55,6 +55,46 @@ public final class NotifySocketListener: Sendable {
         return messages.contains(where: condition)
     }
 
+    /// The longest time between two `WATCHDOG=1`s from the last one before `start` on, and whether a ping came
+    /// after it (`isClosed`: the pings resumed). A wedged event loop shows as a long gap that closes once it is free.
+    public func longestWatchdogGap(after start: ContinuousClock.Instant) -> (gap: Duration, isClosed: Bool) {
+        let pings = messages.filter { $0.text == "WATCHDOG=1" }.map(\.time)
+        let first = pings.lastIndex { $0 < start } ?? 0
+        let times = Array(pings[first...])
+        let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
+        let open = times.last.map { ContinuousClock.now - $0 } ?? .zero
+        let closed = gaps.max() ?? .zero
+        return open > closed ? (open, false) : (closed, true)
+    }
+
+    /// Waits until the pings after `start` show a closed gap of at least `gap` (a loop was wedged that long, then
+    /// freed); returns the longest gap seen, and whether one did within `timeout`.
+    public func waitForWatchdogGap(
+        of gap: Duration, after start: ContinuousClock.Instant, timeout: Duration = .seconds(20)
+    ) -> (longest: Duration, isSeen: Bool) {
+        let seen = wait(for: timeout) { _ in
+            let found = longestWatchdogGap(after: start)
+            return found.gap >= gap && found.isClosed
+        }
+        return (longestWatchdogGap(after: start).gap, seen)
+    }
+
+    /// Whether the datagrams so far are `READY=1…` first, `STOPPING=1…` last, and between them only `WATCHDOG=1` and
+    /// `STATUS=` lines, with at least `pings` pings; the reason when not.
+    public func readyWatchdogStoppingOrder(pings: Int) -> String? {
+        let texts = messages.map(\.text)
+        guard let first = texts.first, first.hasPrefix("READY=1\n") else { return "not READY=1 first: \(texts)" }
+        guard let last = texts.last, texts.count > 1, last.hasPrefix("STOPPING=1\n") else {
+            return "not STOPPING=1 last: \(texts.suffix(3))"
+        }
+        let middle = texts.dropFirst().dropLast()
+        if let other = middle.first(where: { $0 != "WATCHDOG=1" && !$0.hasPrefix("STATUS=") }) {
+            return "between READY and STOPPING: \(other)"
+        }
+        let count = middle.filter { $0 == "WATCHDOG=1" }.count
+        return count >= pings ? nil : "\(count) WATCHDOG=1 between READY and STOPPING, fewer than \(pings)"
+    }
+
     /// Stops receiving and closes the socket (and removes a path).
     public func close() {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }

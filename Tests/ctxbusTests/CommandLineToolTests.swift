@@ -18,6 +18,7 @@ struct CommandLineToolTests {
                 "store watch", "store history", "store stats", "store backup",
                 "device adapters", "device list", "device scan", "device run", "device watch", "device discover",
                 "device services", "device events", "device cancel", "device stats", "fleet status", "fleet run",
+                "model swift",
             ])
         expectEqual(CommandLineTool.commands.map { $0.configuration.name }, ["ping", "metrics"])
     }
@@ -41,7 +42,9 @@ struct CommandLineToolTests {
         expectTrue(text.hasPrefix("OVERVIEW: "))
         expectTrue(text.contains("USAGE: ctxbus \(group) \(command)"))
         expectTrue(text.contains("-h, --help"))
-        expectTrue(text.contains("--socket <path>"))
+        // Every command that talks to a service takes its socket; `model swift` talks to none.
+        let service = CommandLineTool.groups.first { $0.name == group }?.command(named: command)?.configuration.service
+        expectEqual(text.contains("--socket <path>"), service != nil)
         expectTrue(text.contains("--json"))
         expectTrue(text.contains("EXAMPLES:\n  ctxbus \(group) \(command)"))
         expectTrue(text.split(separator: "\n").allSatisfy { $0.count <= 100 }, "a help line is wider than 100 columns")
@@ -64,7 +67,7 @@ struct CommandLineToolTests {
     }
 
     @Test(arguments: [
-        ([], "missing <store|device|fleet>"),
+        ([], "missing <store|device|fleet|model>"),
         (["cache"], "unknown command 'cache'"),
         (["store"], "missing <subcommand> for 'ctxbus store'"),
         (["store", "drop"], "unknown command 'ctxbus store drop'"),

@@ -4,13 +4,14 @@ import TestSupport
 import Testing
 
 @testable import ContextBusClient
+@testable import ContextBusServer
 @testable import ContextBusSupport
 @testable import ContextBusWire
 @testable import devicesvc
 
-/// A real `devicesvc` on the simulated BlueZ run like a service: readiness through `$NOTIFY_SOCKET`, `device.stats`
-/// and `bus.metrics` (read by prometheus_client's parser) after a known set of chains, JSON logs, and storesvc's
-/// access flags.
+/// A real `devicesvc` on the simulated BlueZ run like a service: readiness, the watchdog and stopping through
+/// `$NOTIFY_SOCKET`, `device.stats` and `bus.metrics` (read by prometheus_client's parser) after a known set of
+/// chains, JSON logs, and storesvc's access flags.
 @Suite(.serialized, .enabled(if: BlueZSimulator.isSupported, "needs dbus-daemon and python3-dbus"))
 struct DeviceServiceOperationsTests {
     static let first = BluetoothAddress("AA:BB:CC:DD:EE:01")!
@@ -98,6 +99,36 @@ struct DeviceServiceOperationsTests {
             expectNotNil(object["level"]?.stringValue, "\(line)")
             expectNotNil(object["message"]?.stringValue, "\(line)")
         }
+    }
+
+    /// Started as systemd starts a `Type=notify` unit with `WatchdogSec=` (`$WATCHDOG_USEC` 300 ms: a ping every
+    /// 100 ms): `READY=1`, then `WATCHDOG=1` from the event loops, none while one of them is wedged
+    /// (`test.wedgeEventLoop`, of the hidden `--test-hooks`), pings again once it is free, and `STOPPING=1` last at
+    /// SIGTERM.
+    @Test func tellsTheServiceManagerReadyThenWatchdogThenStoppingAndStopsPingingWhileALoopIsWedged() async throws {
+        let simulator = try await BlueZSimulator.start()
+        defer { simulator.stopNow() }
+        let listener = try NotifySocketListener(address: simulator.directory + "/notify.sock")
+        defer { listener.close() }
+        let service = try await DeviceServiceProcess.start(
+            bus: simulator.busAddress, in: simulator.directory, arguments: ["--test-hooks"],
+            environment: ["NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "300000"])
+        defer { service.stop() }
+        expectTrue(listener.wait(for: .seconds(20)) { $0.text == "WATCHDOG=1" }, "no WATCHDOG=1: \(service.log)")
+
+        // The wedge blocks the loop serving this connection for 1.5 s: the pings leave a gap of at least that less a
+        // check period (100 ms) and some slack, then resume (the pings' own times, not this test's).
+        let sent = ContinuousClock.now
+        _ = try await service.client.call(TestWedgeEventLoop.self, WedgeParams(milliseconds: 1500))
+        let (gap, resumed) = listener.waitForWatchdogGap(of: .milliseconds(1300), after: sent)
+        expectTrue(resumed, "no gap of 1.3 s in the pings while a loop was wedged for 1.5 s (longest: \(gap))")
+        expectLessThan(gap, .seconds(10), "pings did not resume")
+        _ = try await service.client.call(BusPing.self)
+
+        service.process.send(signal: SIGTERM)
+        expectTrue(service.process.waitForExit())
+        expectTrue(listener.wait(for: .seconds(5)) { $0.text.hasPrefix("STOPPING=1") }, "no STOPPING=1")
+        expectNil(listener.readyWatchdogStoppingOrder(pings: 2))
     }
 
     @Test(

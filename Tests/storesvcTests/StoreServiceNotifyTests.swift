@@ -11,20 +11,6 @@ import Testing
     /// 300 ms: a ping every 100 ms.
     static let watchdogUsec = "300000"
 
-    /// The longest time between two `WATCHDOG=1`s from the last one before `start` on, and whether a ping came
-    /// after it (`isClosed`: the pings resumed).
-    static func longestGap(
-        in messages: [NotifySocketListener.Message], after start: ContinuousClock.Instant
-    ) -> (gap: Duration, isClosed: Bool) {
-        let pings = messages.filter { $0.text == "WATCHDOG=1" }.map(\.time)
-        let first = pings.lastIndex { $0 < start } ?? 0
-        let times = Array(pings[first...])
-        let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
-        let open = times.last.map { ContinuousClock.now - $0 } ?? .zero
-        let closed = gaps.max() ?? .zero
-        return open > closed ? (open, false) : (closed, true)
-    }
-
     @Test func tellsTheServiceManagerReadyThenWatchdogThenStoppingInOrder() async throws {
         let directory = try makeTemporaryDirectory()
         let listener = try NotifySocketListener(address: directory.appendingPathComponent("notify.sock").path)
@@ -81,11 +67,7 @@ import Testing
         // pings leave a gap of at least the wedge less a check period (100 ms) and a little slack; a watchdog that
         // pinged from a thread of its own, or from one loop only, would leave gaps of about 100 ms. (Times are
         // the pings' own, not this test's, which a busy machine may delay.)
-        let resumed = listener.wait(for: .seconds(20)) { _ in
-            Self.longestGap(in: listener.messages, after: sent).gap >= .milliseconds(1300)
-                && Self.longestGap(in: listener.messages, after: sent).isClosed
-        }
-        let (gap, _) = Self.longestGap(in: listener.messages, after: sent)
+        let (gap, resumed) = listener.waitForWatchdogGap(of: .milliseconds(1300), after: sent)
         expectTrue(resumed, "no gap of 1.3 s in the pings while a loop was wedged for 1.5 s (longest: \(gap))")
         expectLessThan(gap, .seconds(10), "pings did not resume")
         // Still serving.

@@ -3,6 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import ContextBusObjectGraph
 @testable import ContextBusSQLite
 @testable import ContextBusSupport
 
@@ -16,10 +17,20 @@ import Testing
 /// survived, without a hand. After every restart: every save acknowledged as durable is there with its values; no save
 /// is there in part; the acknowledged saves that are gone are memory saves and the newest of all (no holes); no txn
 /// goes back (and so none is reused) and no ID is given to another object; a subscriber resuming with `since` gets
-/// every transaction after it; backups that were answered are whole; `PRAGMA integrity_check` is `ok`.
+/// every transaction after it; backups that were answered are whole; every chain devicesvc answered `"recorded":
+/// true` is there with a reading per value (a real devicesvc on the simulated BlueZ records into every round's
+/// service, where the machine has dbus-daemon and python3-dbus); `PRAGMA integrity_check` is `ok`.
 ///
-/// `CTXBUS_POWER_CUT_ROUNDS` sets the rounds (default 8; `scripts/soak` runs more), `CTXBUS_POWER_CUT_SEED` replays a
-/// printed seed (the same points and losses; what is in flight at a point depends on timing).
+/// Round 6, and every 8th after it, is quiet: no writer of durable saves, so the memory saves and the recordings
+/// commit alone and a cut finds unsynced memory saves (otherwise the durable writers' groups sync nearly every
+/// memory save at once, and a lost one is rare). Round 4, and every 8th after it, starts the service with a model that adds an optional, indexed attribute with a
+/// default to `Device` (an in-place migration: `ALTER TABLE`, the default written into every row, an index, in one
+/// transaction at open), its point drawn among the start's first WAL writes and syncs and checkpoint writes; the
+/// checks then also want every device to have the default.
+///
+/// `CTXBUS_POWER_CUT_ROUNDS` sets the rounds (default 8; `scripts/soak` runs ten a minute of soak),
+/// `CTXBUS_POWER_CUT_SEED` replays a printed seed (the same points and losses; what is in flight at a point depends
+/// on timing).
 struct StoreServicePowerCutTests {
     static let rounds = ProcessInfo.processInfo.environment["CTXBUS_POWER_CUT_ROUNDS"].flatMap(Int.init) ?? 8
 
@@ -109,17 +120,36 @@ struct StoreServicePowerCutTests {
         try FileManager.default.createDirectory(atPath: backups, withIntermediateDirectories: true)
         var points: [String] = []
         var cuts = PowerCut.Outcome()
+        // devicesvc on the simulated BlueZ, recording into the service of every round (where the machine has them).
+        let devices =
+            RecordingDeviceService.isSupported
+            ? try RecordingDeviceService.start(
+                storeSocket: directory.appendingPathComponent("store.sock").path, in: directory.path) : nil
+        defer { devices?.stop() }
+        if devices == nil { print("StoreServicePowerCutTests: no recording client (needs dbus-daemon, python3-dbus)") }
         // The last round whose load ran: the checks after a restart are about it (a round whose point came while
         // the service started, or while it was being checked, ran none, and the next start checks the same one).
         var loadRound = -1
+        // Migrations so far: from the first on, every start passes the migrated model.
+        var migratedAttributes: [String] = []
+        let modelPath = directory.appendingPathComponent("migrated-model.json").path
         for round in 0...rounds {
             // A generator per round: a seed replays every round's point and loss whatever the others drew.
             var random = SeededGenerator(seed: seed &+ UInt64(round) &* 0x9E37_79B9)
-            let plan = PowerCutPlan.random(using: &random)
+            let isMigration = round < rounds && round % 8 == 4
+            let plan = isMigration ? PowerCutPlan.migration(using: &random) : PowerCutPlan.random(using: &random)
             var arguments = ["--test-power-cut", disk, "--history", "1000", "--test-checkpoint-pages", "64"]
             if round < rounds, let point = plan.freezePoint {
                 arguments += ["--test-power-cut-freeze", point.description]
             }
+            if isMigration {
+                migratedAttributes.append("firmware\(migratedAttributes.count + 1)")
+                try migratedModel(adding: migratedAttributes).write(
+                    toFile: modelPath, atomically: true, encoding: .utf8)
+            }
+            let label =
+                isMigration ? "(migrating to \(migratedAttributes.last!)) " : round % 8 == 6 ? "(quiet) " : ""
+            if !migratedAttributes.isEmpty { arguments += ["--model", modelPath] }
             let service = try StoreServiceProcess(directory: directory, arguments: arguments, waitForSocket: false)
             defer { if service.process.isRunning { service.signal(SIGKILL) } }
             switch waitForStart(of: service, disk: disk) {
@@ -128,13 +158,16 @@ struct StoreServicePowerCutTests {
                 return "stopped at round \(round)"
             case .frozen:
                 // The point came while the service started (the repair of the previous cut, its first commits).
-                points.append("\(plan.freezePoint!) while starting")
+                points.append("\(label)\(plan.freezePoint!) while starting")
             case .serving:
-                guard let checked = verifyUnlessFrozen(service, disk: disk, loadRound: loadRound, ledger: ledger)
+                guard
+                    let checked = verifyUnlessFrozen(
+                        service, disk: disk, loadRound: loadRound, ledger: ledger,
+                        migratedAttributes: migratedAttributes)
                 else {
                     // The point came while the checks ran (the checkpoint after a repair, say): they run again on
                     // what the next cut leaves.
-                    points.append("\(plan.freezePoint!) while checking")
+                    points.append("\(label)\(plan.freezePoint!) while checking")
                     break
                 }
                 ledger.withLock { ledger in
@@ -157,10 +190,12 @@ struct StoreServicePowerCutTests {
                     break
                 }
                 loadRound = round
-                let load = PowerCutLoad(round: round, ledger: ledger, backupDirectory: backups)
+                let load = PowerCutLoad(
+                    round: round, ledger: ledger, backupDirectory: backups, deviceSocket: devices?.socketPath,
+                    isQuiet: round % 8 == 6)
                 load.start(socketPath: service.socketPath)
                 let frozen = waitForFreeze(disk: disk, upTo: .milliseconds(plan.fallbackMilliseconds))
-                points.append(frozen ? plan.freezePoint!.description : "a random moment of the load")
+                points.append(label + (frozen ? plan.freezePoint!.description : "a random moment of the load"))
                 service.signal(SIGKILL)
                 _ = service.waitForExit()
                 if !load.waitForClients() {
@@ -188,7 +223,8 @@ struct StoreServicePowerCutTests {
         return ledger.withLock { ledger in
             let durable = ledger.inserts.values.filter(\.isDurable).count
             return "\(durable) durable and \(ledger.memorySavesAcknowledged) memory inserts acknowledged "
-                + "(\(ledger.memorySavesLost) memory ones lost), \(ledger.subscriberEventCount) events "
+                + "(\(ledger.memorySavesLost) memory ones lost), \(ledger.recordedChains.count) chains recorded "
+                + "(\(ledger.unrecordedChains) not), \(ledger.subscriberEventCount) events "
                 + "(\(ledger.eventsOfLostTransactions) of lost transactions), last txn \(ledger.highestTxn); cuts: "
                 + "\(cuts.writesLost) unsynced writes lost, \(cuts.writesTorn) torn, \(cuts.writesKept) kept, "
                 + "\(cuts.directoryChangesUndone) directory changes undone; points: \(points.joined(separator: ", "))"
@@ -219,6 +255,21 @@ struct StoreServicePowerCutTests {
         return FileManager.default.fileExists(atPath: marker)
     }
 
+    /// The default model with `attributes` added to `Device`, each optional, indexed and defaulting to `"v1"`: a
+    /// model the store migrates an existing file to in place (`docs/persistence.md`, "Model changes and
+    /// migration"), as JSON for `--model`.
+    static func migratedModel(adding attributes: [String]) throws -> String {
+        let entities = Model.deviceReadings.entities.map { entity in
+            guard entity.name == "Device" else { return entity }
+            var migrated = entity
+            migrated.attributes += attributes.map {
+                AttributeDescription($0, .string, optional: true, indexed: true, default: .string("v1"))
+            }
+            return migrated
+        }
+        return try JSONWriter().string(try Model(entities: entities).jsonValue)
+    }
+
     static func integrityCheck(_ path: String) throws -> String {
         let connection = try SQLiteConnection(path: path, readOnly: true, busyTimeoutMilliseconds: 5_000)
         defer { connection.close() }
@@ -241,7 +292,8 @@ struct StoreServicePowerCutTests {
     /// Checks the restarted service (on a thread of its own); `nil` when its disk froze meanwhile (a freeze point
     /// reached by the checkpoint after a repair, say): the service is killed, and the checks did not finish.
     static func verifyUnlessFrozen(
-        _ service: StoreServiceProcess, disk: String, loadRound: Int, ledger: Locked<PowerCutLedger>
+        _ service: StoreServiceProcess, disk: String, loadRound: Int, ledger: Locked<PowerCutLedger>,
+        migratedAttributes: [String]
     ) -> Verification? {
         let marker = (disk as NSString).appendingPathComponent(PowerCutDisk.frozenMarker)
         let result = Locked<Verification?>(nil)
@@ -249,7 +301,8 @@ struct StoreServicePowerCutTests {
         let (socketPath, databasePath, snapshot) = (service.socketPath, service.databasePath, ledger.withLock { $0 })
         Thread.detachNewThread {
             let checked = verify(
-                socketPath: socketPath, databasePath: databasePath, loadRound: loadRound, ledger: snapshot)
+                socketPath: socketPath, databasePath: databasePath, loadRound: loadRound, ledger: snapshot,
+                migratedAttributes: migratedAttributes)
             result.withLock { $0 = checked }
             done.signal()
         }
@@ -265,20 +318,21 @@ struct StoreServicePowerCutTests {
 
     /// Checks the restarted service against what the clients of the rounds up to `loadRound` were told.
     static func verify(
-        socketPath: String, databasePath: String, loadRound: Int, ledger: PowerCutLedger
+        socketPath: String, databasePath: String, loadRound: Int, ledger: PowerCutLedger, migratedAttributes: [String]
     )
         -> Verification
     {
         do {
             return try verifyOrThrow(
-                socketPath: socketPath, databasePath: databasePath, loadRound: loadRound, ledger: ledger)
+                socketPath: socketPath, databasePath: databasePath, loadRound: loadRound, ledger: ledger,
+                migratedAttributes: migratedAttributes)
         } catch {
             return Verification(violations: ["the checks failed: \(error)"])
         }
     }
 
     private static func verifyOrThrow(
-        socketPath: String, databasePath: String, loadRound: Int, ledger: PowerCutLedger
+        socketPath: String, databasePath: String, loadRound: Int, ledger: PowerCutLedger, migratedAttributes: [String]
     ) throws -> Verification {
         var violations: [String] = []
         var lostMemoryInserts: [String] = []
@@ -293,16 +347,32 @@ struct StoreServicePowerCutTests {
         else { return Verification(violations: ["the fetches after the restart failed: \(devices) \(readings)"]) }
         var byAddress: [String: (id: String, name: String?)] = [:]
         var addressByID: [String: String] = [:]
+        var unmigrated = 0
         for object in deviceObjects {
             guard let id = object["id"]?.stringValue, let address = object["values"]?["address"]?.stringValue else {
                 continue
             }
+            // A migration is whole: every device has each added attribute's default (existing rows got it in the
+            // migration's transaction, new ones at their insert).
+            if migratedAttributes.contains(where: { object["values"]?[$0] != .string("v1") }) { unmigrated += 1 }
             byAddress[address] = (id, object["values"]?["name"]?.stringValue)
             addressByID[id] = address
         }
         var readingsPerTag: [String: Int] = [:]
         for reading in readingObjects {
             if let tag = reading["values"]?["chain"]?.stringValue { readingsPerTag[tag, default: 0] += 1 }
+        }
+
+        if unmigrated > 0 {
+            violations.append(
+                "\(unmigrated) devices lack the default of an attribute a migration added: \(migratedAttributes)")
+        }
+
+        // Chains devicesvc answered `"recorded": true` are there, each with a reading per value it read.
+        for (chain, readings) in ledger.recordedChains where readingsPerTag[chain, default: 0] != readings {
+            violations.append(
+                "chain \(chain) was answered recorded with \(readings) readings, the store has "
+                    + "\(readingsPerTag[chain, default: 0])")
         }
 
         // Txns never go back: every one a client was told is at most the head (so the next is never reused).

@@ -13,7 +13,7 @@ extension BusClient {
     /// Calls `method` and waits for its result.
     ///
     /// ```swift
-    /// let saved = try await client.call(StoreSave.self, SaveParams(insert: [reading]))
+    /// let saved = try await client.call(StoreSave.self, SaveRequest(inserts: [reading]))
     /// ```
     ///
     /// Cancelling the calling task fails the call with `CancellationError` at once and sends `bus.cancel`.

@@ -12,7 +12,7 @@ extension CommandLineTool {
             OVERVIEW: ctxbus, the command-line client of ContextBus: query and change the store service
             (storesvc), watch its changes, and run Bluetooth LE chains on the device service (devicesvc).
 
-            USAGE: ctxbus <store|device|fleet> <subcommand> [<arguments>] [<options>]
+            USAGE: ctxbus <store|device|fleet|model> <subcommand> [<arguments>] [<options>]
                    ctxbus <ping|metrics> [store|device|fleet] [<options>]
 
             OPTIONS:
@@ -21,7 +21,7 @@ extension CommandLineTool {
             SUBCOMMANDS:
             \(subcommands)
 
-              See 'ctxbus <store|device|fleet> --help', 'ctxbus <store|device|fleet> <subcommand> --help' and
+              See 'ctxbus <store|device|fleet|model> --help', 'ctxbus <group> <subcommand> --help' and
               'ctxbus <ping|metrics> --help'.
 
             COMMON OPTIONS (every subcommand):

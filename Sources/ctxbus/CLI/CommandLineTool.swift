@@ -6,8 +6,10 @@ import Dispatch
 /// `ctxbus`: finds the command the words name, parses its arguments, runs it, and turns what
 /// happened into messages and an exit status.
 struct CommandLineTool: Sendable {
-    /// `ctxbus store …` and `ctxbus device …`.
-    static let groups: [CommandGroup] = [StoreCommands.group, DeviceCommands.group, FleetCommands.group]
+    /// `ctxbus store …`, `ctxbus device …`, `ctxbus fleet …` and `ctxbus model …`.
+    static let groups: [CommandGroup] = [
+        StoreCommands.group, DeviceCommands.group, FleetCommands.group, ModelCommands.group,
+    ]
 
     /// Commands of their own, not in a group: `ctxbus ping`, `ctxbus metrics`.
     static let commands: [any Command.Type] = [PingCommand.self, MetricsCommand.self]
@@ -35,7 +37,8 @@ struct CommandLineTool: Sendable {
         let formatter = HelpFormatter()
         guard let groupName = words.first, groupName != "--help", groupName != "-h", groupName != "help" else {
             return words.isEmpty
-                ? .usageError(UsageError("missing <store|device|fleet>"), usage: Self.rootHelp) : .help(Self.rootHelp)
+                ? .usageError(UsageError("missing <store|device|fleet|model>"), usage: Self.rootHelp)
+                : .help(Self.rootHelp)
         }
         if let commandType = Self.commands.first(where: { $0.configuration.name == groupName }) {
             return invocation(of: commandType, arguments: Array(words.dropFirst()), path: "ctxbus")

@@ -75,17 +75,29 @@ final class Outbound: Sendable {
             }
             let transactions = page.objectValue?["transactions"]?.arrayValue ?? []
             let fleetIDs = page.objectValue?["fleetIDs"]?.objectValue ?? [:]
+            if let lastTxn = page.objectValue?["lastTxn"]?.intValue {
+                counters.update { $0.lastTxn = max($0.lastTxn, lastTxn) }
+            }
             if transactions.isEmpty {
                 if recorded < published { recorded = record(published, recorded: recorded) }
-                _ = doorbell.wait(timeout: .now() + .milliseconds(500))
+                // The store gives only what a sync made durable (docs/fleet.md, "Only what a power cut keeps"); the
+                // rest follows its sync, which this call asked for and no commit event announces: look again soon.
+                let isHeldBack =
+                    page.objectValue?["lastTxn"]?.intValue ?? 0 > page.objectValue?["durable"]?.intValue ?? .max
+                if isHeldBack {
+                    CurrentThread.sleep(nanoseconds: Int64(20) * 1_000_000)
+                } else {
+                    _ = doorbell.wait(timeout: .now() + .milliseconds(500))
+                }
                 continue
             }
             for transaction in transactions {
                 guard let members = transaction.objectValue, let txn = members["txn"]?.intValue else { continue }
                 let author = members["author"]?.stringValue
-                // Passed over: what this gateway applied from others (no echo), and empty transactions (a storesvc
-                // that restarts after a crash fills the txns it may have handed out with them: nothing to share).
-                if author?.hasPrefix("fleet:") != true, !Self.isEmpty(members) {
+                // Passed over: what this gateway applied from others (no echo). Empty transactions (those a
+                // storesvc that restarts after a crash writes for the txns it may have handed out) are published:
+                // the other gateways' `applied` then reaches this gateway's last transaction.
+                if author?.hasPrefix("fleet:") != true {
                     let message = self.message(
                         from: members, txn: txn, previous: previous, fleetIDs: fleetIDs, author: author)
                     // One at a time, each acknowledged before the next is sent: the stream then holds this gateway's
@@ -106,11 +118,6 @@ final class Outbound: Sendable {
                 lastRecord = ContinuousClock.now
             }
         }
-    }
-
-    /// Whether a `store.replicaChanges` entry changes nothing.
-    private static func isEmpty(_ transaction: [String: JSONValue]) -> Bool {
-        ["inserted", "updated", "deleted"].allSatisfy { transaction[$0]?.arrayValue?.isEmpty ?? true }
     }
 
     /// Where `message` is published: `subject`, except for the first publication of the fault point's transaction.

@@ -28,13 +28,17 @@ extension StoreRequestHandlers {
             })
     }
 
-    /// `store.replicaChanges`: full change sets after `since`, with their clocks and the fleet-wide IDs of the
-    /// objects they name (and point at) that came from other gateways.
+    /// `store.replicaChanges`: full change sets after `since`, up to the durable position (a sync is asked for when
+    /// later ones wait), with their clocks and the fleet-wide IDs of the objects they name (and point at) that came
+    /// from other gateways.
     func replicaChanges(_ params: HistoryParams) throws(RPCError) -> ReplicaChangesResult {
         let store = try requireReplicatedStore()
         let limit = min(params.limit ?? historyPageLimit, historyPageLimit)
         return try perform {
+            let lastTxn = store.lastTransaction
+            let durableBefore = store.durableTransaction
             let transactions = try store.replicaHistory(since: params.since, limit: limit)
+            let durable = max(durableBefore, transactions.last?.changes.txn ?? 0)
             var named = Set<ObjectID>()
             for (changes, _) in transactions {
                 for snapshot in changes.inserted + changes.updated.map(\.snapshot) + changes.deleted {
@@ -42,7 +46,9 @@ extension StoreRequestHandlers {
                     for value in snapshot.values.values { named.formUnion(value.referencedIDs) }
                 }
             }
-            return ReplicaChangesResult(transactions: transactions, fleetIDs: try store.fleetIDs(of: Array(named)))
+            return ReplicaChangesResult(
+                transactions: transactions, fleetIDs: try store.fleetIDs(of: Array(named)), durable: durable,
+                lastTxn: max(lastTxn, durable))
         }
     }
 

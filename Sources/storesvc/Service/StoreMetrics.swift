@@ -47,6 +47,14 @@ enum StoreMetrics {
                 value: other("subscribersDropped")),
             .gauge("ctxbus_store_last_txn", help: "The last committed transaction.", value: Double(other("lastTxn"))),
             .gauge(
+                "ctxbus_store_durable_txn",
+                help: "The last transaction a sync made durable (a power cut keeps it and every one before it).",
+                value: Double(other("durableTxn"))),
+            .counter(
+                "ctxbus_store_durability_syncs_total",
+                help: "Syncs made only because the durable position was asked to move (the fleet's outbound).",
+                value: other("durabilitySyncs")),
+            .gauge(
                 "ctxbus_store_history_transactions",
                 help: "Transactions the history keeps now (newest - oldest + 1; at most --history).",
                 value: Double(stats.historyNewest.map { $0 - (stats.historyOldest ?? $0) + 1 } ?? 0)),

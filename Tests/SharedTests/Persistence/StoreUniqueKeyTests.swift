@@ -156,6 +156,49 @@ struct StoreUniqueKeyTests {
         expectEqual(try store.all("Sensor").count, 4)
     }
 
+    /// Probes unique by their sensor and name together: a key through a to-one relationship.
+    static let probesBySensor: Model = try! Model(entities: [
+        EntityDescription(
+            name: "Sensor", attributes: [AttributeDescription("serial", .string)],
+            relationships: [RelationshipDescription("probes", destination: "Probe", toMany: true, inverse: "sensor")]),
+        EntityDescription(
+            name: "Probe", attributes: [AttributeDescription("name", .string)],
+            relationships: [RelationshipDescription("sensor", destination: "Sensor", inverse: "probes")],
+            uniqueBy: [["sensor", "name"]]),
+    ])
+
+    @Test(arguments: StoreFactory.all)
+    func aKeyThroughAToOneToAnObjectOfTheSameSaveIsFreeAndCollidesOnceSaved(factory: StoreFactory) throws {
+        let store = try factory.make(Self.probesBySensor)
+        let sensor = tmp("Sensor", "s")
+        let saved = try store.commit(
+            SaveRequest(inserts: [
+                .init(id: sensor, values: ["serial": .string("S1")]),
+                .init(id: tmp("Probe", "p1"), values: ["name": .string("tip"), "sensor": .reference(sensor)]),
+            ]))
+        expectEqual(try store.all("Probe").count, 1)
+        // Two inserts of one save with one key through a new sensor: one object (find-or-create).
+        let other = tmp("Sensor", "s2")
+        let both = try store.commit(
+            SaveRequest(
+                inserts: [
+                    .init(id: other, values: ["serial": .string("S2")]),
+                    .init(id: tmp("Probe", "p2"), values: ["name": .string("tip"), "sensor": .reference(other)]),
+                    .init(id: tmp("Probe", "p3"), values: ["name": .string("tip"), "sensor": .reference(other)]),
+                ], mergePolicy: .storeTrump))
+        expectEqual(both.ids[tmp("Probe", "p3")], both.ids[tmp("Probe", "p2")])
+        expectEqual(try store.all("Probe").count, 2)
+        let permanent = try #require(saved.ids[sensor])
+        let error = storeError {
+            try store.insert("Probe", ["name": .string("tip"), "sensor": .reference(permanent)])
+        }
+        guard case .conflict(let conflicts)? = error else {
+            Issue.record("expected a conflict, got \(String(describing: error))")
+            return
+        }
+        expectEqual(conflicts.first?.uniqueKey, ["sensor": .reference(permanent), "name": .string("tip")])
+    }
+
     @Test(arguments: StoreFactory.all)
     func aDeletedObjectsKeyIsFreeAgain(factory: StoreFactory) throws {
         let store = try factory.make(Self.model)

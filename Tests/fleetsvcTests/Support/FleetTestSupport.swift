@@ -118,6 +118,8 @@ final class TestGateway: Sendable {
     let name: String
     let directory: String
     let natsURL: String
+    /// Flags storesvc gets besides its socket and database (the power-cut tests' simulated disk).
+    let storeArguments: [String]
     private let storeProcess: Locked<ChildProcess?> = Locked(nil)
     private let fleetProcess: Locked<ChildProcess?> = Locked(nil)
     private let deviceProcess: Locked<ChildProcess?> = Locked(nil)
@@ -127,40 +129,46 @@ final class TestGateway: Sendable {
     var fleetSocket: String { directory + "/fleet.sock" }
     var deviceSocket: String { directory + "/device.sock" }
 
-    init(name: String, natsURL: String) {
+    init(name: String, natsURL: String, storeArguments: [String] = []) {
         self.name = name
         self.natsURL = natsURL
+        self.storeArguments = storeArguments
         directory = makeTestDirectory(prefix: "fleet-\(name)")
     }
 
     static func start(
-        _ name: String, nats: TestNATSServer, environment: [String: String] = [:]
+        _ name: String, nats: TestNATSServer, environment: [String: String] = [:], fleetArguments: [String] = [],
+        storeArguments: [String] = []
     ) async throws
         -> TestGateway
     {
-        let gateway = TestGateway(name: name, natsURL: nats.url)
+        let gateway = TestGateway(name: name, natsURL: nats.url, storeArguments: storeArguments)
         try await gateway.startStore()
-        try await gateway.startFleet(environment: environment)
+        try await gateway.startFleet(environment: environment, arguments: fleetArguments)
         return gateway
     }
 
     func startStore() async throws {
         let process = try ChildProcess(
             executable: productsDirectory + "/storesvc",
-            arguments: ["--socket", storeSocket, "--database", directory + "/store.sqlite"])
+            arguments: ["--socket", storeSocket, "--database", directory + "/store.sqlite"] + storeArguments)
         storeProcess.withLock { $0 = process }
         let connected = try await connect(storeSocket, process: process)
         client.withLock { $0 = connected }
     }
 
-    /// Starts fleetsvc; with `runsCommands`, on the devicesvc `startDevice` started (`--device`).
-    func startFleet(environment: [String: String] = [:], runsCommands: Bool = false) async throws {
+    /// Starts fleetsvc with `arguments`; with `runsCommands`, on the devicesvc `startDevice` started (`--device`).
+    func startFleet(
+        environment: [String: String] = [:], arguments: [String] = [], runsCommands: Bool = false
+    )
+        async throws
+    {
         let process = try ChildProcess(
             executable: productsDirectory + "/fleetsvc",
             arguments: [
                 "--gateway", name, "--store", storeSocket, "--socket", fleetSocket, "--nats", natsURL,
                 "--log-level", "debug",
-            ] + (runsCommands ? ["--device", deviceSocket] : []), environment: environment)
+            ] + arguments + (runsCommands ? ["--device", deviceSocket] : []), environment: environment)
         fleetProcess.withLock { $0 = process }
         try await connect(fleetSocket, process: process).close()
     }
@@ -218,6 +226,14 @@ final class TestGateway: Sendable {
         guard let process = storeService else { return }
         process.send(signal: SIGKILL)
         _ = await process.waitForExit()
+    }
+
+    /// The gateway's machine loses power: storesvc and fleetsvc get SIGKILL at once; waits for both.
+    func killBoth() async {
+        client.withLock { $0 }?.close()
+        let processes = [storeService, fleet].compactMap { $0 }
+        for process in processes { process.send(signal: SIGKILL) }
+        for process in processes { _ = await process.waitForExit() }
     }
 
     func stop() {

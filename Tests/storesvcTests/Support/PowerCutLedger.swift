@@ -41,6 +41,11 @@ struct PowerCutLedger: Sendable {
     var counters: [String: Counter] = [:]
     /// The backups answered in the last round.
     var backups: [Backup] = []
+    /// Chains of devicesvc answered `"recorded": true`, by chain ID (the readings' `chain`): each must be in the
+    /// store with one reading per characteristic read, whatever cut came after.
+    var recordedChains: [String: Int] = [:]
+    /// Recording chains answered `"recorded": false` (the store went away under them): allowed, checked for nothing.
+    var unrecordedChains = 0
     /// The highest txn any answer, event or fetch named.
     var highestTxn: Int64 = 0
     /// The `since` the last round's subscriber asked for, and the txns of the events it received, in order.

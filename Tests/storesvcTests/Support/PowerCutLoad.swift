@@ -9,7 +9,9 @@ import Foundation
 ///   device with three readings in one save, and updates of the writer's counter device;
 /// - a writer of memory saves, one after the other;
 /// - a subscriber resuming with `since` from what the previous round's saw, and a fetcher;
-/// - a client taking backups one after the other.
+/// - a client taking backups one after the other;
+/// - with a `RecordingDeviceService`, a client per simulated device running `record: true` chains through devicesvc,
+///   which saves each recording as one durable transaction and answers `"recorded": true` only once it is.
 final class PowerCutLoad: Sendable {
     static let durableWriters = 8
     /// Objects per multi-object save: one `Device` and `batchSize - 1` `Reading`s pointing at it.
@@ -18,12 +20,22 @@ final class PowerCutLoad: Sendable {
     let round: Int
     let ledger: Locked<PowerCutLedger>
     let backupDirectory: String
+    /// devicesvc's socket, when the recording client runs.
+    let deviceSocket: String?
+    /// Writers of durable saves this round: `durableWriters`, or none in a quiet round, where the memory saves
+    /// (and the recordings' durable ones) commit alone and a cut finds unsynced memory saves far more often.
+    let writers: Int
     private let group = DispatchGroup()
 
-    init(round: Int, ledger: Locked<PowerCutLedger>, backupDirectory: String) {
+    init(
+        round: Int, ledger: Locked<PowerCutLedger>, backupDirectory: String, deviceSocket: String? = nil,
+        isQuiet: Bool = false
+    ) {
         self.round = round
         self.ledger = ledger
         self.backupDirectory = backupDirectory
+        self.deviceSocket = deviceSocket
+        writers = isQuiet ? 0 : Self.durableWriters
     }
 
     /// Starts every client against `socketPath`.
@@ -39,7 +51,10 @@ final class PowerCutLoad: Sendable {
         detach { self.fetch(socketPath) }
         detach { self.writeMemorySaves(socketPath) }
         detach { self.takeBackups(socketPath) }
-        for writer in 0..<Self.durableWriters { detach { self.writeDurableSaves(socketPath, writer: writer) } }
+        for writer in 0..<writers { detach { self.writeDurableSaves(socketPath, writer: writer) } }
+        if let deviceSocket {
+            for address in RecordingDeviceService.addresses { detach { self.recordChains(deviceSocket, address) } }
+        }
     }
 
     /// Waits (up to a generous guard) until every client has seen the service die; `false` if one hangs.
@@ -137,6 +152,29 @@ final class PowerCutLoad: Sendable {
                 ledger.memorySavesAcknowledged += 1
                 ledger.inserts[tag] = .init(tag: tag, txn: txn, id: id, isDurable: false, round: round)
             }
+        }
+    }
+
+    /// Runs recording chains of `address` until one is not recorded (the store died under it: devicesvc lives on).
+    private func recordChains(_ deviceSocket: String, _ address: String) {
+        guard let connection = connect(deviceSocket) else { return }
+        for i in 1... {
+            guard let answer = try? connection.call(i, "device.run", RecordingDeviceService.chain(address)) else {
+                return
+            }
+            // A chain that failed carries `recorded` in its error's data.
+            let result = answer["result"] ?? answer["error"]?["data"]
+            guard let chain = result?["chain"]?.stringValue, let recorded = result?["recorded"] else {
+                record { $0.violations.append("round \(round): a recording chain answered \(answer)") }
+                return
+            }
+            guard recorded == .bool(true) else {
+                record { $0.unrecordedChains += 1 }
+                return
+            }
+            // One reading per value read (a failed chain records those it read before it failed).
+            let readings = (result?["results"]?.arrayValue ?? []).filter { $0["value"] != nil }.count
+            record { $0.recordedChains[chain] = readings }
         }
     }
 

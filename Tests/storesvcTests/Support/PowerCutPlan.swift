@@ -44,6 +44,20 @@ struct PowerCutPlan: Sendable, CustomStringConvertible {
             freezePoint: PowerCutFreezePoint(phase, event, count: count), fallbackMilliseconds: 4_000, loss: loss)
     }
 
+    /// A plan for a round whose service starts with a model that migrates the file in place (`--model` adding an
+    /// optional, indexed attribute with a default, which the migration writes into every existing row, in one
+    /// transaction at open): the point is drawn among the first events of the start, where that transaction writes
+    /// its pages to the WAL, syncs it at its commit, and a checkpoint copies them.
+    static func migration(using random: inout some RandomNumberGenerator) -> PowerCutPlan {
+        var plan = Self.random(using: &random)
+        let events: [(PowerCutFreezePoint.Event, Int)] = [(.walWrite, 80), (.walSync, 3), (.databaseWrite, 60)]
+        let (event, limit) = events[Int.random(in: 0..<events.count, using: &random)]
+        let phase: PowerCutFreezePoint.Phase = Bool.random(using: &random) ? .before : .after
+        plan.freezePoint = PowerCutFreezePoint(phase, event, count: Int.random(in: 1...limit, using: &random))
+        plan.fallbackMilliseconds = 4_000
+        return plan
+    }
+
     var description: String {
         "\(freezePoint.map { "freeze at \($0)" } ?? "kill at \(fallbackMilliseconds) ms"), lose \(loss.rawValue)"
     }

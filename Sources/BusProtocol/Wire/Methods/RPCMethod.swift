@@ -63,7 +63,7 @@ extension ModelJSONConvertible {
 ///
 /// ```swift
 /// let params = try request.params(for: StoreFetch.self)
-/// let response = RPCResponse(id: id, result: FetchResult(txn: 12, content: .count(3)))
+/// let response = RPCResponse(id: id, result: StoreFetchResult(txn: 12, content: .count(3)))
 /// ```
 public protocol RPCMethod {
     associatedtype Params: WireValue

@@ -103,15 +103,27 @@ public struct ReplicaStateResult: JSONConvertible, Hashable {
     }
 }
 
-/// `{"transactions":[{change set…,"clock":1732790000123456}],"fleetIDs":{"Device/7":"b:Device/3"}}`.
+/// `{"transactions":[{change set…,"clock":1732790000123456}],"fleetIDs":{"Device/7":"b:Device/3"},"durable":121,
+/// "lastTxn":124}`: `transactions` end at `durable`, the last transaction a sync made durable; those after it up to
+/// `lastTxn` follow once the sync the call asked for has run.
 public struct ReplicaChangesResult: ModelJSONConvertible {
     public var transactions: [(changes: ChangeSet, clock: Int64)]
     public var fleetIDs: [ObjectID: String]
+    public var durable: Int64?
+    public var lastTxn: Int64?
 
-    public init(transactions: [(changes: ChangeSet, clock: Int64)], fleetIDs: [ObjectID: String]) {
+    public init(
+        transactions: [(changes: ChangeSet, clock: Int64)], fleetIDs: [ObjectID: String], durable: Int64? = nil,
+        lastTxn: Int64? = nil
+    ) {
         self.transactions = transactions
         self.fleetIDs = fleetIDs
+        self.durable = durable
+        self.lastTxn = lastTxn
     }
+
+    /// Whether the store holds committed transactions back until a sync makes them durable.
+    public var isHoldingBack: Bool { (lastTxn ?? 0) > (durable ?? .max) }
 
     public init(json: JSONValue, model: Model) throws(RPCError) {
         let fields = try JSONFields(json)
@@ -126,12 +138,14 @@ public struct ReplicaChangesResult: ModelJSONConvertible {
             ids[id] = fleetID
         }
         fleetIDs = ids
+        durable = try fields.optionalInt64("durable")
+        lastTxn = try fields.optionalInt64("lastTxn")
     }
 
     public var json: JSONValue {
         var ids: [String: JSONValue] = [:]
         for (local, fleet) in fleetIDs { ids[local.description] = .string(fleet) }
-        return .object([
+        var members: [String: JSONValue] = [
             "transactions": .array(
                 transactions.map { transaction in
                     guard case .object(var members) = transaction.changes.json else { return .null }
@@ -139,7 +153,10 @@ public struct ReplicaChangesResult: ModelJSONConvertible {
                     return .object(members)
                 }),
             "fleetIDs": .object(ids),
-        ])
+        ]
+        if let durable { members["durable"] = .int(durable) }
+        if let lastTxn { members["lastTxn"] = .int(lastTxn) }
+        return .object(members)
     }
 }
 

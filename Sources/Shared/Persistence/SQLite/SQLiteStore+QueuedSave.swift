@@ -29,6 +29,7 @@ extension SQLiteStore {
                 "walWriterCheckpoints": Int64(checkpoints.writerCheckpoints),
                 "walCheckpointsInsideCommits": Int64(checkpoints.checkpointsInsideCommits),
                 "walRestarts": Int64(checkpoints.walRestarts), "walLargestPages": Int64(checkpoints.largestWALPages),
+                "durableTxn": durableTransaction, "durabilitySyncs": Int64(writerForSaves.durable.syncsMadeOnRequest),
             ])
     }
 }

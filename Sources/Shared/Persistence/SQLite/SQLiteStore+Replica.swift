@@ -24,7 +24,15 @@ extension SQLiteStore: ReplicatedStore {
         try readers.read { connection, _ in try SQLiteReplica.localIDs(forFleetIDs: fleetIDs, on: connection) }
     }
 
+    /// Only what a sync made durable: a transaction a power cut can still lose is never published, so that no other
+    /// gateway keeps what this one lost (`docs/decisions/fleet-publishes-only-durable-transactions.md`). When later
+    /// transactions wait, a sync is asked for, so that they follow within `DurablePosition.interval` or so.
     public func replicaHistory(since: Int64, limit: Int) throws -> [(changes: ChangeSet, clock: Int64)] {
-        try history(since: since, limit: limit).map { ($0, SQLiteReplica.clock(of: $0.time)) }
+        let durable = durableTransaction
+        if lastTransaction > durable { makeDurableSoon() }
+        guard since < durable else { return [] }
+        return try history(since: since, limit: limit).prefix { $0.txn <= durable }.map {
+            ($0, SQLiteReplica.clock(of: $0.time))
+        }
     }
 }

@@ -135,6 +135,14 @@ public final class SQLiteStore: PersistentStore {
 
     public var lastTransaction: Int64 { writer.lastCommitted.load(ordering: .acquiring) }
 
+    /// The last transaction a sync made durable: a power cut keeps it and every one before it (`DurablePosition`;
+    /// 0 until the writer has synced). On the durable path it is `lastTransaction`.
+    public var durableTransaction: Int64 { writer.durable.transaction }
+
+    /// Asks for every committed transaction to be made durable soon (within `DurablePosition.interval`), without
+    /// waiting; nothing happens when they are already.
+    public func makeDurableSoon() { writer.makeDurableSoon() }
+
     /// The writer's group-commit counters.
     public var statistics: Statistics { writer.statistics.withLock { $0 } }
 

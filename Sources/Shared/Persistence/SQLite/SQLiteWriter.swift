@@ -23,10 +23,11 @@ import Synchronization
 /// power cut can lose it, a process crash alone cannot (the WAL is written before the answer).
 /// The txns and IDs such a group hands out stay within what a synced commit reserved
 /// (`NumberReservations`), so that a power cut that loses it never lets them be handed out again.
+/// `durable` is the last transaction a sync made durable; a sync can be asked for (`makeDurableSoon`).
 final class SQLiteWriter: @unchecked Sendable {
     // @unchecked Sendable: `connection`, `reservations`, `lastTxn`, `oldestHistory`,
-    // `isSynchronousFull` and `isClosed` are used only on `queue`; `pending`, `lastCommitted` and
-    // `statistics` are behind a `Locked` or an `Atomic`.
+    // `isSynchronousFull`, `isSyncWanted` and `isClosed` are used only on `queue`; `pending`,
+    // `lastCommitted`, `durable` and `statistics` are behind a `Locked` or an `Atomic`.
     let queue = DispatchQueue(label: "ContextBus.SQLiteStore.writer", qos: .userInitiated)
     private let pending = Locked(PendingSaves())
     let connection: SQLiteConnection
@@ -51,10 +52,14 @@ final class SQLiteWriter: @unchecked Sendable {
     private var recordedLastTxn: Int64 = 0
     private var oldestHistory: Int64?
     private var isSynchronousFull = true
+    /// The next group syncs because a sync was asked for (`syncRequested`).
+    private var isSyncWanted = false
     private var isClosed = false
 
     /// The last committed transaction, for readers of `lastTransaction`.
     let lastCommitted = Atomic<Int64>(0)
+    /// The last transaction a sync made durable (`DurablePosition`).
+    let durable = DurablePosition()
     let statistics = Locked(SQLiteStore.Statistics())
     /// How many to-many members save planning has read (tests check that faults stay faults).
     let membersRead = Atomic<Int>(0)
@@ -96,7 +101,7 @@ final class SQLiteWriter: @unchecked Sendable {
         // The savepoints' sub-journals (the original of every page a save changes) in memory,
         // not in a temporary file: otherwise every save writes its pages twice.
         try connection.execute("PRAGMA temp_store=MEMORY")
-        try resumeNumbering()
+        if try resumeNumbering() { durable.synced(upTo: lastTxn) }
         oldestHistory = try connection.integer("SELECT MIN(\"Z_TXN\") FROM \"Z_HISTORY\"")
         lastCommitted.store(lastTxn, ordering: .releasing)
         // `Statistics.walFrames` counts the groups' frames, not the schema set-up's on this connection.
@@ -244,9 +249,10 @@ final class SQLiteWriter: @unchecked Sendable {
         var committed: [ChangeSet] = []
         var txn = lastTxn
         replica.hasUncommittedRows = false
-        try setSynchronous(
-            full: mustSync || jobs.contains { $0.request.durability == .disk }
-                || reservations.isRunningLow(lastTxn: lastTxn, groupLimit: Self.largestGroup))
+        let syncsAnyway =
+            mustSync || jobs.contains { $0.request.durability == .disk }
+            || reservations.isRunningLow(lastTxn: lastTxn, groupLimit: Self.largestGroup)
+        try setSynchronous(full: syncsAnyway || isSyncWanted)
         let began = ContinuousClock.now
         try connection.statement("BEGIN IMMEDIATE").run()
         var next = 0
@@ -284,6 +290,11 @@ final class SQLiteWriter: @unchecked Sendable {
         let pruneTo = try pruneHistory(lastTxn: txn, firstCommitted: committed.first?.txn ?? txn)
         try connection.statement("COMMIT").run()
         if let raise { reservations.apply(raise) }
+        if isSynchronousFull {
+            durable.synced(upTo: txn)
+            if isSyncWanted, !syncsAnyway { durable.countRequestedSync() }
+            isSyncWanted = false
+        }
         commitLatency.record(ContinuousClock.now - began)
         if let pruneTo {
             oldestHistory = pruneTo + 1
@@ -442,13 +453,14 @@ final class SQLiteWriter: @unchecked Sendable {
 
     /// At open: when the file reserves txns past its last one, the store did not close (a crash, `kill -9`, a power
     /// cut) and may have handed them out in saves it lost; each gets an empty history row, so that numbering goes on
-    /// after them and every txn has a row. Then raises the reservations, in one synced transaction.
-    private func resumeNumbering() throws {
+    /// after them and every txn has a row. Then raises the reservations, in one synced transaction. Returns whether
+    /// it committed one (the WAL is then synced: everything in it is durable).
+    private func resumeNumbering() throws -> Bool {
         let skipped = reservations.reservedTxn > lastTxn ? (lastTxn + 1)...reservations.reservedTxn : nil
         // Txns are raised by the first group of memory saves, not here: a store saving only to disk reserves none.
         let raise = reservations.raises(
             txn: skipped?.upperBound ?? lastTxn, groupLimit: Self.largestGroup, raisingTxns: false)
-        guard skipped != nil || !raise.isEmpty else { return }
+        guard skipped != nil || !raise.isEmpty else { return false }
         try connection.execute("BEGIN IMMEDIATE")
         do {
             if let skipped {
@@ -473,6 +485,48 @@ final class SQLiteWriter: @unchecked Sendable {
         }
         if let skipped { lastTxn = skipped.upperBound }
         reservations.apply(raise)
+        return true
+    }
+
+    // MARK: - The durable position
+
+    /// The `Z_METADATA` key a sync made only because one was asked for writes (the transaction it made durable):
+    /// a commit that changes no page writes nothing and syncs nothing.
+    static let syncedTxnKey = "syncedTxn"
+
+    /// Asks for every transaction committed so far to be made durable soon (`DurablePosition`): within
+    /// `DurablePosition.interval` of the last asked-for sync and of the group under way. Returns at once; nothing is
+    /// done when everything is durable already.
+    func makeDurableSoon() {
+        guard durable.transaction < lastCommitted.load(ordering: .acquiring), durable.request() else { return }
+        queue.async { self.syncRequested() }
+    }
+
+    /// The asked-for sync, on the writer's queue: the next group syncs when saves wait (it would follow at once),
+    /// else a small transaction of its own does.
+    private func syncRequested() {
+        let wait = durable.delay(at: .now)
+        guard wait <= .zero else {
+            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(wait / .nanoseconds(1)))) { self.syncRequested() }
+            return
+        }
+        durable.beginRequestedSync(at: .now)
+        guard !isClosed, durable.transaction < lastTxn else { return }
+        if pendingCount > 0 {
+            isSyncWanted = true
+            return
+        }
+        do {
+            try setSynchronous(full: true)
+            try connection.execute("BEGIN IMMEDIATE")
+            try SQLiteSchemaSetup.setMetadata(Self.syncedTxnKey, .int(lastTxn), on: connection)
+            try connection.execute("COMMIT")
+            durable.synced(upTo: lastTxn)
+            durable.countRequestedSync()
+        } catch {
+            // The next request tries again (a full disk, say, fails the saves too, which say why).
+            try? rollBack()
+        }
     }
 
     /// Deletes history rows beyond the retention (in chunks, so not on every commit); returns

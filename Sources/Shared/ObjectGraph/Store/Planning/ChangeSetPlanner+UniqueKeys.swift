@@ -53,7 +53,9 @@ extension ChangeSetPlanner {
                 continue
             }
             var existing: (id: ObjectID, key: UniqueKey)?
-            for key in keys {
+            // A key through a to-one relationship to an object this save inserts is no live object's: there is
+            // nothing to look up (and a store cannot look up a temporary ID).
+            for key in keys where !key.refersToAnInsert {
                 if let id = try source.object(of: entity.name, withKey: key.values), !deleted.contains(id) {
                     existing = (id, key)
                     break
@@ -173,4 +175,12 @@ extension ChangeSetPlanner {
 struct UniqueKey: Hashable {
     let entity: String
     let values: [String: PropertyValue]
+
+    /// Whether a value is a to-one relationship to an object not saved yet (a temporary ID).
+    var refersToAnInsert: Bool {
+        values.values.contains { value in
+            if case .reference(let id) = value { return id.isTemporary }
+            return false
+        }
+    }
 }

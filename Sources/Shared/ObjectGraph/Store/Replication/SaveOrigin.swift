@@ -94,6 +94,10 @@ public protocol ReplicatedStore: PersistentStore {
     /// The local objects that fleet-wide IDs stand for (deleted ones included), for those this store knows.
     func localIDs(forFleetIDs fleetIDs: [String]) throws -> [String: ObjectID]
 
-    /// `history(since:limit:)` with each transaction's replica clock (microseconds since 1970).
+    /// `history(since:limit:)` with each transaction's replica clock (microseconds since 1970), up to
+    /// `durableTransaction` only: what a power cut can still lose is never handed to the fleet.
     func replicaHistory(since: Int64, limit: Int) throws -> [(changes: ChangeSet, clock: Int64)]
+
+    /// The last transaction a sync made durable (a power cut keeps it and every one before it).
+    var durableTransaction: Int64 { get }
 }
