@@ -20,7 +20,8 @@ enum FleetServiceCommand {
           --tls-ca FILE       CA certificates to verify the NATS server with (turns TLS on).
           --replicas N        Replicas of the stream when fleetsvc creates it (default 1; 3 on a cluster).
           --device SOCKET     devicesvc's socket: run the commands sent to this gateway (fleet run).
-          --socket PATH       Where fleet.status is served (default $CTXBUS_RUNTIME_DIR/fleet.sock).
+          --socket PATH       Where fleet.status and fleet.run are served (default
+                              $CTXBUS_RUNTIME_DIR/fleet.sock).
           --log-level LEVEL   error, warning, info (default) or debug.
         \(OperationsOptions.usage)
           --help              This text.

@@ -17,7 +17,8 @@ struct CommandLineToolTests {
                 "store model", "store fetch", "store get", "store save", "store batch", "store aggregate",
                 "store watch", "store history", "store stats", "store backup",
                 "device adapters", "device list", "device scan", "device run", "device watch", "device discover",
-                "device services", "device events", "device cancel", "device stats", "fleet status", "model swift",
+                "device services", "device events", "device cancel", "device stats", "fleet status", "fleet run",
+                "model swift",
             ])
         expectEqual(CommandLineTool.commands.map { $0.configuration.name }, ["ping", "metrics"])
     }
@@ -91,6 +92,9 @@ struct CommandLineToolTests {
         (["device", "run", "AA:BB:CC:DD:EE:01"], "missing <step>"),
         (["device", "run", "AA:BB:CC:DD:EE:01", "connect", "raed:2a19"], "invalid chain step 2 'raed:2a19'"),
         (["device", "scan", "--seconds", "0"], "invalid value '0' for '--seconds'"),
+        (["fleet", "run", "a.b", "AA:BB:CC:DD:EE:01", "connect"], "invalid gateway 'a.b'"),
+        (["fleet", "run", "a", "AA:BB:CC:DD:EE:01"], "missing <step>"),
+        (["fleet", "run", "a", "AA:BB:CC:DD:EE:01", "connect", "--id", "x y"], "invalid --id 'x y'"),
     ])
     func badCommandLinesAreUsageErrorsWithTheUsageLine(words: [String], message: String) {
         guard case .usageError(let error, let usage) = tool.invocation(for: words) else {

@@ -53,6 +53,46 @@ struct FleetConflictAndBadInputTests {
         expectEqual(try await b.status().objectValue?["publications"]?.intValue, 3)
     }
 
+    /// While b's bridge is down, a deletes a device (its readings go with it: the default model's cascade) and b
+    /// records a new reading of that device. Every gateway ends without the device and without the reading,
+    /// whichever order it got the two transactions in (c gets a's first, a gets b's after its own delete, b gets
+    /// a's after its own insert).
+    @Test func aDeviceDeletedWhileAnotherGatewayRecordsAReadingOfItEndsTheSameEverywhere() async throws {
+        let nats = try await TestNATSServer.start()
+        defer { nats.stop() }
+        let a = try await TestGateway.start("a", nats: nats)
+        defer { a.stop() }
+        let b = try await TestGateway.start("b", nats: nats)
+        defer { b.stop() }
+        let c = try await TestGateway.start("c", nats: nats)
+        defer { c.stop() }
+        try await a.save(
+            .object([
+                "insert": .array([
+                    deviceInsert("AA:00:00:00:00:01", name: "one"),
+                    readingInsert("r1", device: .object(["ref": .string("d")])),
+                    deviceInsert("AA:00:00:00:00:02", name: "two", ref: "e"),
+                ])
+            ]))
+        try await waitForConvergence([a, b, c])
+        await b.killFleet()
+        let deviceA = try #require(try await a.device("AA:00:00:00:00:01"))
+        try await a.save(.object(["delete": .array([.object(["id": .string(deviceA)])])]))
+        let deviceB = try #require(try await b.device("AA:00:00:00:00:01"))
+        try await b.save(.object(["insert": .array([readingInsert("late", device: .string(deviceB))])]))
+        // A reading b moves to the deleted device goes too.
+        let other = try #require(try await b.device("AA:00:00:00:00:02"))
+        try await b.save(.object(["insert": .array([readingInsert("moved", device: .string(other))])]))
+        let moved = try #require(try await b.reading("moved"))
+        try await b.save(
+            .object([
+                "update": .array([.object(["id": .string(moved), "values": .object(["device": .string(deviceB)])])])
+            ]))
+        try await b.startFleet()
+        let contents = try await waitForConvergence([a, b, c])
+        expectEqual(contents, "Device AA:00:00:00:00:02 name=\"two\" connected=false")
+    }
+
     /// A malformed message, a message whose gateway and subject disagree, and one for an entity and a key this
     /// model does not have: each is logged and counted, the store is not touched wrongly, the bridge goes on.
     @Test func badMessagesAreRefusedOrTrimmedAndTheBridgeGoesOn() async throws {

@@ -97,4 +97,32 @@ struct FleetOperationsTests {
         expectNil(listener.readyWatchdogStoppingOrder(pings: 2))
         expectEqual(listener.messages.first?.text.split(separator: "\n").last, "MAINPID=\(fleet.pid)")
     }
+
+    /// fleetsvc started while no NATS server answers serves `fleet.status` at once (state `connecting`), says
+    /// READY=1, and shares its gateway's data once the server is there.
+    @Test func aBridgeStartedBeforeTheNATSServerServesItsStatusAndCatchesUpOnceItIsThere() async throws {
+        let nats = TestNATSServer.notStarted()
+        defer { nats.stop() }
+        let notifyDirectory = makeTestDirectory(prefix: "fleet-notify")
+        defer { try? FileManager.default.removeItem(atPath: notifyDirectory) }
+        let listener = try NotifySocketListener(address: notifyDirectory + "/notify.sock")
+        defer { listener.close() }
+        let a = try await TestGateway.start("a", nats: nats, environment: ["NOTIFY_SOCKET": listener.address])
+        defer { a.stop() }
+        expectTrue(listener.wait(for: .seconds(20)) { $0.text.hasPrefix("READY=1\n") }, "no READY=1")
+        let waiting = try await a.status().objectValue ?? [:]
+        expectEqual(waiting["state"], .string("connecting"))
+        expectEqual(waiting["connected"], .bool(false))
+        // One that is stopped (SIGTERM) while it waits for NATS exits cleanly.
+        let c = try await TestGateway.start("c", nats: nats)
+        defer { c.stop() }
+        c.fleet!.send(signal: SIGTERM)
+        expectEqual(await c.fleet!.waitForExit(), 0)
+        try await a.save(.object(["insert": .array([deviceInsert("AA:00:00:00:00:01", name: "one")])]))
+        let b = try await TestGateway.start("b", nats: nats)
+        defer { b.stop() }
+        try await nats.restart()
+        let contents = try await waitForConvergence([a, b])
+        expectTrue(contents.contains("Device AA:00:00:00:00:01 name=\"one\""), "\(contents)")
+    }
 }

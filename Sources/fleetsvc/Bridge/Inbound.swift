@@ -7,7 +7,7 @@ import Foundation
 /// Applies the other gateways' transactions to this gateway's store, in stream order, each as one save authored
 /// `fleet:<gateway>` with its origin (gateway, txn, clock, stream position), which the store records in the same
 /// SQLite transaction: a redelivery changes nothing (docs/fleet.md, "Inbound"). Runs on a thread of its own,
-/// reading an ordered consumer of `ctxbus.<fleet>.*.txn` that starts after the position recorded in the store.
+/// reading `ctxbus.<fleet>.*.txn` (a `StreamReader`) from after the position recorded in the store.
 ///
 /// A message that is not a fleet message, or whose subject and gateway disagree, is refused: logged, counted,
 /// passed over (the position moves past it; it stays in the stream). Objects and keys this gateway's model does
@@ -70,62 +70,40 @@ final class Inbound: Sendable {
             position: max(state.position, state.applied.values.map(\.position).max() ?? 0),
             recordedPosition: state.position)
         counters.update { $0.applied = progress.applied }
-        var subscription: JetStreamSubscription?
+        let stream = StreamFollower(
+            jetStream: jetStream, subject: configuration.allTransactionsSubject, position: progress.position, log: log)
         let pending = PendingApplies()
         var idleSince = ContinuousClock.now
         while !stopping.isSet {
-            // After a reconnect (the server perhaps restarted, its ephemeral consumers gone) libnats makes the
-            // ordered consumer again from the last sequence it delivered, on a thread of its own. Closing the
-            // subscription then would race with it: libnats 3.4's consumer delete reads the consumer's name that
-            // the reset frees (a use after free the address sanitizer caught in the NATS outage test).
-            if subscription == nil {
-                do {
-                    subscription = try jetStream.subscribeOrdered(
-                        subject: configuration.allTransactionsSubject, startSequence: UInt64(progress.position + 1))
-                    counters.update { $0.state = "following" }
-                } catch {
-                    log.debug("inbound: subscribing: \(error)")
-                    counters.update { $0.state = "connecting" }
-                    CurrentThread.sleep(nanoseconds: Int64(250) * 1_000_000)
-                    continue
-                }
+            let messages = stream.next(batch: Self.window, timeoutMilliseconds: pending.isEmpty ? 500 : 5)
+            counters.update {
+                $0.state = stream.isReading ? "following" : "connecting"
+                $0.streamPending = stream.pending
             }
-            let message: StreamMessage?
-            do {
-                message = try subscription?.next(timeoutMilliseconds: pending.isEmpty ? 250 : 2)
-            } catch {
-                settle(pending)
-                log.debug("inbound: reading: \(error)")
-                subscription?.close()
-                subscription = nil
-                CurrentThread.sleep(nanoseconds: Int64(100) * 1_000_000)
-                continue
-            }
-            guard let message else {
+            if messages.isEmpty {
                 if !pending.isEmpty {
                     // Nothing new: learn what is answered, or wait for all when something failed.
                     absorbAnswered(pending)
-                    continue
-                }
-                if progress.recordedPosition < progress.position, ContinuousClock.now - idleSince > .milliseconds(200) {
+                } else if progress.recordedPosition < progress.position,
+                    ContinuousClock.now - idleSince > .milliseconds(200)
+                {
                     recordPosition(&progress)
                 }
                 continue
             }
             idleSince = ContinuousClock.now
-            counters.update { $0.streamPending = Int64(message.pending) }
-            if Int64(message.sequence) <= progress.position { continue }  // a repeat after a resubscription
-            if handle(message, progress: &progress, pending: pending) == .refetch {
-                settle(pending)
-                subscription?.close()
-                subscription = nil
-                progress.position = 0
-                continue
+            for message in messages {
+                if handle(message, progress: &progress, pending: pending) == .refetch {
+                    settle(pending)
+                    progress.position = 0
+                    stream.restart(from: 0)
+                    break
+                }
+                progress.position = Int64(message.sequence)
             }
-            progress.position = Int64(message.sequence)
         }
         settle(pending)
-        subscription?.close()
+        stream.close()
         if progress.recordedPosition < progress.position { recordPosition(&progress) }
     }
 
@@ -163,9 +141,9 @@ final class Inbound: Sendable {
         if decoded.txn <= applied { return .done }  // applied before (a redelivery)
         if decoded.previous > applied {
             let key = "\(decoded.gateway):\(decoded.txn)"
-            counters.update { $0.gaps += 1 }
             if !progress.refetched.contains(key) {
                 progress.refetched.insert(key)
+                counters.update { $0.gaps += 1 }
                 log.warning(
                     "inbound: \(decoded.gateway) txn \(decoded.txn) follows \(decoded.previous), but \(applied) is the "
                         + "last applied here: reading the stream again from its start")
@@ -183,13 +161,14 @@ final class Inbound: Sendable {
         // answer); so does one when the window is full.
         if pending.count >= Self.window || pending.introducesAny(of: namedFleetIDs(in: decoded)) { settle(pending) }
         let params = saveParams(for: decoded, position: Int64(message.sequence))
+        counters.update { $0.applying += 1 }
         pending.send(
             .init(
                 message: decoded, params: params, position: Int64(message.sequence),
                 inserted: Set(decoded.inserted.map(\.id))), on: store.client)
+        // Sent: a redelivery is passed over from now on. `fleet.status`' `applied` moves once the save committed.
         progress.applied[decoded.gateway] = decoded.txn
         progress.recordedPosition = max(progress.recordedPosition, Int64(message.sequence))
-        counters.update { $0.applied[decoded.gateway] = decoded.txn }
         return .done
     }
 
@@ -222,7 +201,7 @@ final class Inbound: Sendable {
                 settle(pending, afterFailure: true)
                 return
             }
-            learnIDs(from: answer, params: entry.params)
+            committed(entry.message, answer: answer, params: entry.params)
         }
     }
 
@@ -234,12 +213,22 @@ final class Inbound: Sendable {
         for (entry, outcome) in pending.takeAll() {
             switch outcome {
             case .success(let answer) where !failedBefore:
-                learnIDs(from: answer, params: entry.params)
+                committed(entry.message, answer: answer, params: entry.params)
             default:
                 // Everything after a failure is applied again in order (a committed one changes nothing).
                 failedBefore = true
                 apply(entry.message, params: entry.params, position: entry.position)
             }
+        }
+    }
+
+    /// The save of `message` committed (or changed nothing, a redelivery): learns its inserts' local IDs and moves
+    /// `applied`.
+    private func committed(_ message: FleetMessage, answer: JSONValue, params: JSONValue) {
+        learnIDs(from: answer, params: params)
+        counters.update {
+            $0.applied[message.gateway] = max($0.applied[message.gateway] ?? 0, message.txn)
+            $0.applying -= 1
         }
     }
 
@@ -261,7 +250,7 @@ final class Inbound: Sendable {
         while !stopping.isSet {
             do {
                 let answer = try store.call("store.save", params)
-                learnIDs(from: answer, params: params)
+                committed(message, answer: answer, params: params)
                 return
             } catch let error as RPCError where [409, 404, 422, -32602].contains(error.code) {
                 log.warning("inbound: \(message.messageID) refused by the store (\(error)); applied as nothing")

@@ -20,6 +20,10 @@ final class Outbound: Sendable {
     /// `CTXBUS_FLEET_FAULT=exit-after-ack:<txn>` kills the process (SIGKILL) right after JetStream acknowledged
     /// that transaction, before its position is recorded (the fault tests).
     private let crashAfterAck: Int64?
+    /// `CTXBUS_FLEET_FAULT=lose-publication:<txn>` sends that transaction's first publication where no stream
+    /// captures it (JetStream answers "no responders"), as if it were lost on the way (the fault tests).
+    private let lostPublication: Int64?
+    private let isLostPublicationSent = AtomicFlag()
 
     init(
         configuration: FleetServiceConfiguration, store: StoreLink, jetStream: JetStream, counters: FleetCounters,
@@ -32,6 +36,8 @@ final class Outbound: Sendable {
         self.log = log
         let fault = environment["CTXBUS_FLEET_FAULT"] ?? ""
         crashAfterAck = fault.hasPrefix("exit-after-ack:") ? Int64(fault.dropFirst("exit-after-ack:".count)) : nil
+        lostPublication =
+            fault.hasPrefix("lose-publication:") ? Int64(fault.dropFirst("lose-publication:".count)) : nil
     }
 
     /// Wakes the loop (a `store.changed` event: something was committed).
@@ -57,8 +63,7 @@ final class Outbound: Sendable {
         var recorded = start
         var previous: Int64 = 0
         var lastRecord = ContinuousClock.now
-        let gateway = configuration.gateway
-        let subject = configuration.transactionSubject(of: gateway)
+        let subject = configuration.transactionSubject(of: configuration.gateway)
         while !stopping.isSet {
             let page: JSONValue
             do {
@@ -70,6 +75,9 @@ final class Outbound: Sendable {
             }
             let transactions = page.objectValue?["transactions"]?.arrayValue ?? []
             let fleetIDs = page.objectValue?["fleetIDs"]?.objectValue ?? [:]
+            if let lastTxn = page.objectValue?["lastTxn"]?.intValue {
+                counters.update { $0.lastTxn = max($0.lastTxn, lastTxn) }
+            }
             if transactions.isEmpty {
                 if recorded < published { recorded = record(published, recorded: recorded) }
                 // The store gives only what a sync made durable (docs/fleet.md, "Only what a power cut keeps"); the
@@ -83,30 +91,26 @@ final class Outbound: Sendable {
                 }
                 continue
             }
-            var messages: [FleetMessage] = []
-            var last = published
             for transaction in transactions {
                 guard let members = transaction.objectValue, let txn = members["txn"]?.intValue else { continue }
                 let author = members["author"]?.stringValue
+                // Passed over: what this gateway applied from others (no echo). Empty transactions (those a
+                // storesvc that restarts after a crash writes for the txns it may have handed out) are published:
+                // the other gateways' `applied` then reaches this gateway's last transaction.
                 if author?.hasPrefix("fleet:") != true {
-                    messages.append(
-                        self.message(from: members, txn: txn, previous: previous, fleetIDs: fleetIDs, author: author))
+                    let message = self.message(
+                        from: members, txn: txn, previous: previous, fleetIDs: fleetIDs, author: author)
+                    // One at a time, each acknowledged before the next is sent: the stream then holds this gateway's
+                    // transactions in `txn` order whatever fails in between (a page published at once could lose
+                    // one message and store a later one, and publishing the lost one again would store it after
+                    // the later one, where every receiver takes it for a redelivery).
+                    guard publish(message, subject: subject) else { return }
+                    if crashAfterAck == txn { killThisProcess() }
                     previous = txn
                 }
-                last = txn
+                published = txn
+                counters.update { $0.published = published }
             }
-            // The page at once, each acknowledged (`publishAll`); one by one if that fails (or for the fault point).
-            let batch = messages.map { (subject: subject, data: $0.bytes, messageID: $0.messageID) }
-            if crashAfterAck != nil || !jetStream.publishAll(batch, stream: configuration.streamName) {
-                for message in messages {
-                    if !publish(message, subject: subject) { return }
-                    if crashAfterAck == message.txn { killThisProcess() }
-                }
-            } else {
-                counters.update { $0.publications += Int64(messages.count) }
-            }
-            published = last
-            counters.update { $0.published = published }
             // Recorded at most every 100 ms while busy (a small transaction of the store's writer each time), and
             // as soon as there is nothing more to publish.
             if ContinuousClock.now - lastRecord >= .milliseconds(100) {
@@ -116,6 +120,13 @@ final class Outbound: Sendable {
         }
     }
 
+    /// Where `message` is published: `subject`, except for the first publication of the fault point's transaction.
+    private func subject(of message: FleetMessage, _ subject: String) -> String {
+        guard message.txn == lostPublication, isLostPublicationSent.setOnce() else { return subject }
+        log.info("outbound: fault point: publishing \(message.messageID) where no stream captures it")
+        return "ctxbus.\(configuration.fleet).\(configuration.gateway).lost"
+    }
+
     /// Publishes until JetStream acknowledges (or the bridge stops: `false`).
     private func publish(_ message: FleetMessage, subject: String) -> Bool {
         let bytes = message.bytes
@@ -123,7 +134,8 @@ final class Outbound: Sendable {
         while !stopping.isSet {
             do {
                 let ack = try jetStream.publish(
-                    subject: subject, data: bytes, messageID: message.messageID, stream: configuration.streamName)
+                    subject: self.subject(of: message, subject), data: bytes, messageID: message.messageID,
+                    stream: configuration.streamName)
                 counters.update { $0.publications += 1 }
                 if ack.isDuplicate { log.debug("outbound: \(message.messageID) was in the stream already") }
                 return true

@@ -29,12 +29,26 @@ struct FleetServiceConfiguration: Sendable, Equatable {
     var streamName: String { "CTXBUS_" + fleet.uppercased().replacingOccurrences(of: "-", with: "_") }
     /// The stream of the fleet's commands (a work queue).
     var commandStreamName: String { streamName + "_COMMANDS" }
+    /// The key-value bucket where each gateway remembers the commands it took, with their outcomes.
+    var commandBucketName: String { streamName + "_COMMANDS_SEEN" }
+    /// Every gateway's commands.
+    var allCommandsSubject: String { "ctxbus.\(fleet).*.commands" }
     /// Where gateway `name` publishes its transactions.
     func transactionSubject(of name: String) -> String { "ctxbus.\(fleet).\(name).txn" }
     /// Every gateway's transactions.
     var allTransactionsSubject: String { "ctxbus.\(fleet).*.txn" }
     /// Where commands for gateway `name` are sent.
     func commandSubject(of name: String) -> String { "ctxbus.\(fleet).\(name).commands" }
+
+    /// `natsURL` for logs and messages: a password in it (`nats://user:password@host`) shown as `***`.
+    var natsURLWithoutPassword: String {
+        natsURL.split(separator: ",", omittingEmptySubsequences: false).map { url -> String in
+            guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].lastIndex(of: "@"),
+                let colon = url[scheme.upperBound..<at].firstIndex(of: ":")
+            else { return String(url) }
+            return String(url[..<url.index(after: colon)]) + "***" + String(url[at...])
+        }.joined(separator: ",")
+    }
 
     static func runtimeDirectory(environment: [String: String]) -> String {
         if let dir = environment["CTXBUS_RUNTIME_DIR"], !dir.isEmpty { return dir }

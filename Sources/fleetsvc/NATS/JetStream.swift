@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 
 /// The one Swift type over the NATS C client (`libnats`): a connection with JetStream, the fleet's stream,
-/// publish-with-ack with a message ID, and ordered consumers read from a stream position.
+/// publish-with-ack with a message ID, and readers of a stream from a position (`StreamReader`).
 ///
 /// Every call blocks (on the network, up to its timeout): it is made only on the threads the bridge owns
 /// (`Outbound`, `Inbound`, `CommandWorker`), never on the cooperative pool or an event loop. libnats is thread-safe
@@ -13,19 +13,17 @@ import Synchronization
 ///
 /// ```
 ///  Outbound ──publish(subject, data, msgID)──▶ js_Publish ──▶ JetStream  (PubAck: sequence, duplicate)
-///  Inbound  ◀──next(timeout)── natsSubscription_NextMsg ◀── ordered consumer from a stream sequence
+///  Inbound  ◀──fetch(batch, timeout)── natsSubscription_FetchRequest ◀── pull consumer from a stream sequence
 /// ```
 final class JetStream: @unchecked Sendable {
     // @unchecked Sendable: `connection` and `context` are libnats handles, which libnats makes safe to use from
     // any thread; they are set in `init` and destroyed in `close`, after every user thread has stopped.
-    private let connection: OpaquePointer
-    private let context: OpaquePointer
-    let url: String
+    // Internal (not private) for the other types of this folder (`KeyValueBucket`), which use them the same way.
+    let connection: OpaquePointer
+    let context: OpaquePointer
 
     /// How many times the connection came back after a loss (libnats' reconnected callback).
     static let reconnects = Atomic<Int>(0)
-    /// Asynchronous publications that failed (libnats' publish-async error callback).
-    static let asyncFailures = Atomic<Int>(0)
 
     struct Failure: Error, CustomStringConvertible {
         let operation: String
@@ -46,9 +44,11 @@ final class JetStream: @unchecked Sendable {
         var certificateAuthorityFile: String?
     }
 
-    /// Connects (and keeps reconnecting when the server is down at first: the bridge starts anyway).
+    /// Connects, without waiting while the server is away: the connection is then made in the background (libnats
+    /// retries for ever) and calls fail until it is up (`isConnected`).
+    ///
+    /// - Throws: `Failure` for settings libnats refuses (an unreadable credentials or CA file, a malformed URL).
     init(settings: Settings) throws {
-        url = settings.url
         var options: OpaquePointer?
         try Self.check("natsOptions_Create", natsOptions_Create(&options))
         defer { natsOptions_Destroy(options) }
@@ -57,8 +57,11 @@ final class JetStream: @unchecked Sendable {
         try Self.check("natsOptions_SetMaxReconnect", natsOptions_SetMaxReconnect(options, -1))
         try Self.check("natsOptions_SetReconnectWait", natsOptions_SetReconnectWait(options, 250))
         try Self.check("natsOptions_SetReconnectBufSize", natsOptions_SetReconnectBufSize(options, 8 * 1024 * 1024))
+        // With a connected callback, a connect that fails returns at once and goes on in the background; without
+        // one, `natsConnection_Connect` would block until it connects (for ever, with no reconnect limit).
         try Self.check(
-            "natsOptions_SetRetryOnFailedConnect", natsOptions_SetRetryOnFailedConnect(options, true, nil, nil))
+            "natsOptions_SetRetryOnFailedConnect",
+            natsOptions_SetRetryOnFailedConnect(options, true, { _, _ in }, nil))
         try Self.check(
             "natsOptions_SetReconnectedCB",
             natsOptions_SetReconnectedCB(options, { _, _ in _ = JetStream.reconnects.add(1, ordering: .relaxed) }, nil))
@@ -75,13 +78,11 @@ final class JetStream: @unchecked Sendable {
         let status = natsConnection_Connect(&connection, options)
         // With retry on a failed connect, NATS_NOT_YET_CONNECTED means "connecting in the background".
         guard status == NATS_OK || status == NATS_NOT_YET_CONNECTED, let connection else {
-            throw Failure(operation: "connect to \(settings.url)", status: status, jetStreamCode: jsErrCode(0))
+            throw Failure(operation: "connect", status: status, jetStreamCode: jsErrCode(0))
         }
         var jsOptions = jsOptions()
         jsOptions_Init(&jsOptions)
         jsOptions.Wait = 5_000
-        jsOptions.PublishAsync.MaxPending = 1_024
-        jsOptions.PublishAsync.ErrHandler = { _, _, _ in _ = JetStream.asyncFailures.add(1, ordering: .relaxed) }
         var context: OpaquePointer?
         let jsStatus = natsConnection_JetStream(&context, connection, &jsOptions)
         guard jsStatus == NATS_OK, let context else {
@@ -110,22 +111,52 @@ final class JetStream: @unchecked Sendable {
 
     // MARK: - Streams
 
+    /// What a stream is made with.
+    struct StreamSettings: Sendable {
+        var name: String
+        var subjects: [String]
+        var replicas: Int
+        /// How long JetStream remembers a message ID to drop a second publication of it.
+        var duplicateWindow: Duration
+        /// A work queue: a message is removed once a consumer acknowledged it.
+        var isWorkQueue = false
+        /// Messages older than this are dropped; `nil`: no limit.
+        var maxAge: Duration?
+        /// The stream keeps at most this many messages, dropping the oldest; `nil`: no limit.
+        var maxMessages: Int64?
+    }
+
     /// Creates the stream if it does not exist (an existing one is kept as it is).
-    func ensureStream(
-        name: String, subjects: [String], replicas: Int, duplicateWindow: Duration, workQueue: Bool = false
-    ) throws {
-        var config = jsStreamConfig()
-        jsStreamConfig_Init(&config)
+    ///
+    /// - Throws: `Failure` when it cannot, at once while the connection is down (the request would otherwise wait
+    ///   in the reconnect buffer until its timeout).
+    func ensureStream(_ settings: StreamSettings) throws {
+        guard isConnected else {
+            throw Failure(
+                operation: "create stream \(settings.name)", status: NATS_NOT_YET_CONNECTED,
+                jetStreamCode: jsErrCode(0))
+        }
         var code = jsErrCode(0)
         var info: UnsafeMutablePointer<jsStreamInfo>?
-        let cSubjects = subjects.map { strdup($0) }
+        // Looked up first: a gateway whose NATS user may not create streams (deploy/nats) uses one made for it.
+        if js_GetStreamInfo(&info, context, settings.name, nil, &code) == NATS_OK {
+            if let info { jsStreamInfo_Destroy(info) }
+            return
+        }
+        info = nil
+        code = jsErrCode(0)
+        var config = jsStreamConfig()
+        jsStreamConfig_Init(&config)
+        let cSubjects = settings.subjects.map { strdup($0) }
         defer { for subject in cSubjects { free(subject) } }
-        let status = name.withCString { cName -> natsStatus in
+        let status = settings.name.withCString { cName -> natsStatus in
             config.Name = cName
             config.Storage = js_FileStorage
-            config.Replicas = Int64(replicas)
-            config.Retention = workQueue ? js_WorkQueuePolicy : js_LimitsPolicy
-            config.Duplicates = Int64(duplicateWindow.components.seconds) * 1_000_000_000
+            config.Replicas = Int64(settings.replicas)
+            config.Retention = settings.isWorkQueue ? js_WorkQueuePolicy : js_LimitsPolicy
+            config.Duplicates = Self.nanoseconds(settings.duplicateWindow)
+            if let maxAge = settings.maxAge { config.MaxAge = Self.nanoseconds(maxAge) }
+            if let maxMessages = settings.maxMessages { config.MaxMsgs = maxMessages }
             return cSubjects.map { UnsafePointer($0) }.withUnsafeBufferPointer { buffer -> natsStatus in
                 var pointers = Array(buffer)
                 return pointers.withUnsafeMutableBufferPointer { mutable -> natsStatus in
@@ -138,8 +169,12 @@ final class JetStream: @unchecked Sendable {
         }
         if let info { jsStreamInfo_Destroy(info) }
         guard status == NATS_OK || code == JSStreamNameExistErr else {
-            throw Failure(operation: "create stream \(name)", status: status, jetStreamCode: code)
+            throw Failure(operation: "create stream \(settings.name)", status: status, jetStreamCode: code)
         }
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
     }
 
     // MARK: - Publishing
@@ -176,47 +211,6 @@ final class JetStream: @unchecked Sendable {
         return PublishAck(sequence: ack.pointee.Sequence, isDuplicate: ack.pointee.Duplicate)
     }
 
-    /// Publishes `messages` without waiting for each ack, then waits for all of them (up to
-    /// `timeoutMilliseconds`); `false` when any failed or is still unacknowledged: the caller publishes them again
-    /// (the message IDs make that harmless).
-    func publishAll(
-        _ messages: [(subject: String, data: [UInt8], messageID: String)], stream: String,
-        timeoutMilliseconds: Int64 = 10_000
-    ) -> Bool {
-        let failuresBefore = Self.asyncFailures.load(ordering: .relaxed)
-        for message in messages {
-            var options = jsPubOptions()
-            jsPubOptions_Init(&options)
-            let status = message.messageID.withCString { cID in
-                stream.withCString { cStream in
-                    options.MsgId = cID
-                    options.ExpectStream = cStream
-                    return message.data.withUnsafeBytes { bytes in
-                        js_PublishAsync(context, message.subject, bytes.baseAddress, Int32(bytes.count), &options)
-                    }
-                }
-            }
-            guard status == NATS_OK else {
-                drainPendingPublications()
-                return false
-            }
-        }
-        var options = jsPubOptions()
-        jsPubOptions_Init(&options)
-        options.MaxWait = timeoutMilliseconds
-        guard js_PublishAsyncComplete(context, &options) == NATS_OK else {
-            drainPendingPublications()
-            return false
-        }
-        return Self.asyncFailures.load(ordering: .relaxed) == failuresBefore
-    }
-
-    /// Forgets publications still waiting for their acks (they will be published again).
-    private func drainPendingPublications() {
-        var list = natsMsgList()
-        if js_PublishAsyncGetPendingList(&list, context) == NATS_OK { natsMsgList_Destroy(&list) }
-    }
-
     /// Publishes a plain NATS message (a reply to a request, not stored).
     func publishCore(subject: String, data: [UInt8]) throws {
         let status = data.withUnsafeBytes { bytes in
@@ -226,30 +220,29 @@ final class JetStream: @unchecked Sendable {
         _ = natsConnection_FlushTimeout(connection, 2_000)
     }
 
-    /// Sends a request and waits for its reply.
-    func request(subject: String, data: [UInt8], timeoutMilliseconds: Int64) throws -> [UInt8] {
-        var reply: OpaquePointer?
-        let status = data.withUnsafeBytes { bytes in
-            natsConnection_Request(
-                &reply, connection, subject, bytes.baseAddress, Int32(bytes.count), timeoutMilliseconds)
-        }
-        try Self.check("request on \(subject)", status)
-        defer { natsMsg_Destroy(reply) }
-        return Self.payload(of: reply!)
+    /// Acknowledges a message of a consumer with explicit acks (`queueReader`): JetStream removes it from a work
+    /// queue and never delivers it again.
+    func acknowledge(_ message: StreamMessage) throws {
+        guard let ackSubject = message.reply else { return }
+        try publishCore(subject: ackSubject, data: Array("+ACK".utf8))
     }
 
-    /// Publishes on a subject a stream captures, without waiting for JetStream's ack (commands).
-    func publishStored(subject: String, data: [UInt8], messageID: String, stream: String) throws -> PublishAck {
-        try publish(subject: subject, data: data, messageID: messageID, stream: stream)
+    /// A new unique subject to receive replies on (`_INBOX.…`).
+    func newInbox() throws -> String {
+        var inbox: UnsafeMutablePointer<natsInbox>?
+        try Self.check("natsInbox_Create", natsInbox_Create(&inbox))
+        defer { natsInbox_Destroy(inbox) }
+        return String(cString: inbox!)
     }
 
     // MARK: - Consuming
 
-    /// An ordered consumer of `subject` starting at stream sequence `startSequence` (1: the beginning).
-    func subscribeOrdered(subject: String, startSequence: UInt64) throws -> JetStreamSubscription {
+    /// A reader of the messages of `subject` from stream sequence `startSequence` (1: the beginning) on.
+    func reader(of subject: String, from startSequence: UInt64) throws -> StreamReader {
         var options = jsSubOptions()
         jsSubOptions_Init(&options)
-        options.Ordered = true
+        options.Config.AckPolicy = js_AckNone
+        options.Config.InactiveThreshold = 30 * 1_000_000_000
         if startSequence > 1 {
             options.Config.DeliverPolicy = js_DeliverByStartSequence
             options.Config.OptStartSeq = startSequence
@@ -258,11 +251,27 @@ final class JetStream: @unchecked Sendable {
         }
         var code = jsErrCode(0)
         var subscription: OpaquePointer?
-        let status = js_SubscribeSync(&subscription, context, subject, nil, &options, &code)
+        let status = js_PullSubscribe(&subscription, context, subject, nil, nil, &options, &code)
         guard status == NATS_OK, let subscription else {
-            throw Failure(operation: "subscribe to \(subject)", status: status, jetStreamCode: code)
+            throw Failure(operation: "read \(subject) from \(startSequence)", status: status, jetStreamCode: code)
         }
-        return JetStreamSubscription(handle: subscription)
+        return StreamReader(handle: subscription)
+    }
+
+    /// A reader of `subject` through the durable consumer `durable` with explicit acks (`acknowledge`): what it
+    /// delivered and nobody acknowledged within a minute is delivered again, to it or its successor.
+    func queueReader(of subject: String, durable: String) throws -> StreamReader {
+        var options = jsSubOptions()
+        jsSubOptions_Init(&options)
+        options.Config.AckPolicy = js_AckExplicit
+        options.Config.AckWait = 60 * 1_000_000_000
+        var code = jsErrCode(0)
+        var subscription: OpaquePointer?
+        let status = js_PullSubscribe(&subscription, context, subject, durable, nil, &options, &code)
+        guard status == NATS_OK, let subscription else {
+            throw Failure(operation: "read \(subject) as \(durable)", status: status, jetStreamCode: code)
+        }
+        return StreamReader(handle: subscription, isDurable: true)
     }
 
     /// A plain (not JetStream) subscription, for replies and requests.
@@ -281,18 +290,6 @@ final class JetStream: @unchecked Sendable {
     }
 }
 
-/// One message read from a subscription.
-struct StreamMessage: Sendable {
-    var subject: String
-    var data: [UInt8]
-    /// Its sequence in the stream (0 for a message that did not come from a stream).
-    var sequence: UInt64
-    /// Messages left in the stream for this consumer after this one.
-    var pending: UInt64
-    /// The reply subject of a request, if any.
-    var reply: String?
-}
-
 /// A subscription's handle, used by one thread.
 final class JetStreamSubscription: @unchecked Sendable {
     // @unchecked Sendable: used by the one thread that made it, then destroyed by it (`close`).
@@ -309,16 +306,7 @@ final class JetStreamSubscription: @unchecked Sendable {
             throw JetStream.Failure(operation: "next message", status: status, jetStreamCode: jsErrCode(0))
         }
         defer { natsMsg_Destroy(message) }
-        var result = StreamMessage(
-            subject: String(cString: natsMsg_GetSubject(message)), data: JetStream.payload(of: message), sequence: 0,
-            pending: 0, reply: natsMsg_GetReply(message).map { String(cString: $0) })
-        var metadata: UnsafeMutablePointer<jsMsgMetaData>?
-        if natsMsg_GetMetaData(&metadata, message) == NATS_OK, let metadata {
-            result.sequence = metadata.pointee.Sequence.Stream
-            result.pending = metadata.pointee.NumPending
-            jsMsgMetaData_Destroy(metadata)
-        }
-        return result
+        return StreamMessage(message)
     }
 
     func close() {

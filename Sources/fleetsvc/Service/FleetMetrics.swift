@@ -13,7 +13,7 @@ enum FleetMetrics {
             .gauge(
                 "ctxbus_fleet_pending",
                 help: "The fleet lag: local transactions not yet published plus other gateways' messages not yet read.",
-                value: Double(max(0, values.lastTxn - values.published) + values.streamPending)),
+                value: Double(values.pending)),
             MetricFamily(
                 name: "ctxbus_fleet_applied_txn", help: "The last transaction applied here, per other gateway.",
                 kind: .gauge,
@@ -32,6 +32,14 @@ enum FleetMetrics {
                 "ctxbus_fleet_unknown_total", help: "Objects or keys left out because this model does not have them.",
                 value: values.unknown),
             .counter("ctxbus_fleet_gaps_total", help: "Gaps seen in other gateways' transactions.", value: values.gaps),
+            MetricFamily(
+                name: "ctxbus_fleet_commands_total", help: "Commands this gateway took (--device), by outcome.",
+                kind: .counter,
+                samples: [
+                    MetricSample(labels: [("outcome", "run")], value: Double(values.commandsRun)),
+                    MetricSample(labels: [("outcome", "refused")], value: Double(values.commandsRefused)),
+                    MetricSample(labels: [("outcome", "repeated")], value: Double(values.commandsRepeated)),
+                ]),
             .counter(
                 "ctxbus_fleet_nats_reconnects_total", help: "Reconnections to the NATS server.",
                 value: Int64(JetStream.reconnects.load(ordering: .relaxed))),

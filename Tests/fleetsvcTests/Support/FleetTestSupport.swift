@@ -4,6 +4,7 @@ import Foundation
 import TestSupport
 
 @testable import ContextBusSupport
+@testable import fleetsvc
 
 /// Whether `nats-server` is installed (scripts/setup installs it); the fleet tests skip with a message where not.
 let natsServerPath: String? = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].first {
@@ -35,7 +36,7 @@ final class TestNATSServer: Sendable {
     let process: Locked<ChildProcess?>
     var url: String { "nats://127.0.0.1:\(port)" }
 
-    private init(port: Int, directory: String, process: ChildProcess) {
+    private init(port: Int, directory: String, process: ChildProcess?) {
         self.port = port
         self.directory = directory
         self.process = Locked(process)
@@ -49,10 +50,33 @@ final class TestNATSServer: Sendable {
         return server
     }
 
+    /// A server whose port and directory are chosen but which is not running yet (`restart` starts it).
+    static func notStarted() -> TestNATSServer {
+        TestNATSServer(port: freePort(), directory: makeTestDirectory(prefix: "fleet-nats"), process: nil)
+    }
+
+    /// A server on `configuration` (a nats-server configuration file's text, whose JetStream `store_dir` is set
+    /// to the server's directory), with `environment` (the variables the configuration names).
+    static func start(configuration: String, environment: [String: String]) async throws -> TestNATSServer {
+        let directory = makeTestDirectory(prefix: "fleet-nats")
+        let port = freePort()
+        let file = directory + "/nats.conf"
+        try configuration.write(toFile: file, atomically: true, encoding: .utf8)
+        let process = try ChildProcess(
+            executable: natsServerPath!, arguments: ["-c", file, "-a", "127.0.0.1", "-p", String(port)],
+            environment: environment)
+        let server = TestNATSServer(port: port, directory: directory, process: process)
+        try await server.waitUntilReady()
+        return server
+    }
+
     private static func launch(port: Int, in directory: String) throws -> ChildProcess {
         try ChildProcess(
             executable: natsServerPath!, arguments: ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", directory])
     }
+
+    /// What the server logged so far.
+    var log: String { process.withLock { $0 }?.standardError ?? "" }
 
     private func waitUntilReady() async throws {
         try await process.withLock { $0 }!.waitUntil(seconds: 30, "nats-server to listen") { _, errors in
@@ -64,6 +88,14 @@ final class TestNATSServer: Sendable {
     func stopKeepingData() async {
         guard let running = process.withLock({ $0 }) else { return }
         running.send(signal: SIGTERM)
+        _ = await running.waitForExit()
+        process.withLock { $0 = nil }
+    }
+
+    /// Kills the server (`kill -9`) and waits for it; its data stays.
+    func kill() async {
+        guard let running = process.withLock({ $0 }) else { return }
+        running.send(signal: SIGKILL)
         _ = await running.waitForExit()
         process.withLock { $0 = nil }
     }
@@ -90,10 +122,12 @@ final class TestGateway: Sendable {
     let storeArguments: [String]
     private let storeProcess: Locked<ChildProcess?> = Locked(nil)
     private let fleetProcess: Locked<ChildProcess?> = Locked(nil)
+    private let deviceProcess: Locked<ChildProcess?> = Locked(nil)
     let client: Locked<BusClient?> = Locked(nil)
 
     var storeSocket: String { directory + "/store.sock" }
     var fleetSocket: String { directory + "/fleet.sock" }
+    var deviceSocket: String { directory + "/device.sock" }
 
     init(name: String, natsURL: String, storeArguments: [String] = []) {
         self.name = name
@@ -123,15 +157,57 @@ final class TestGateway: Sendable {
         client.withLock { $0 = connected }
     }
 
-    func startFleet(environment: [String: String] = [:], arguments: [String] = []) async throws {
+    /// Starts fleetsvc with `arguments`; with `runsCommands`, on the devicesvc `startDevice` started (`--device`).
+    func startFleet(
+        environment: [String: String] = [:], arguments: [String] = [], runsCommands: Bool = false
+    )
+        async throws
+    {
         let process = try ChildProcess(
             executable: productsDirectory + "/fleetsvc",
             arguments: [
                 "--gateway", name, "--store", storeSocket, "--socket", fleetSocket, "--nats", natsURL,
                 "--log-level", "debug",
-            ] + arguments, environment: environment)
+            ] + arguments + (runsCommands ? ["--device", deviceSocket] : []), environment: environment)
         fleetProcess.withLock { $0 = process }
         try await connect(fleetSocket, process: process).close()
+    }
+
+    /// Starts a devicesvc on the simulated BlueZ at `bus`, recording into this gateway's store, and waits until
+    /// BlueZ answers through it.
+    func startDevice(bus: String) async throws {
+        let process = try ChildProcess(
+            executable: productsDirectory + "/devicesvc",
+            arguments: ["--socket", deviceSocket, "--bus", bus, "--store", storeSocket])
+        deviceProcess.withLock { $0 = process }
+        let client = try await connect(deviceSocket, process: process)
+        defer { client.close() }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while true {
+            do {
+                _ = try await client.call(method: "device.adapters")
+                return
+            } catch let error as RPCError where error.code == .unavailable {
+                guard ContinuousClock.now < deadline else { throw error }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    /// `method` on this gateway's devicesvc.
+    func deviceCall(_ method: String, _ params: JSONValue = .object([:])) async throws -> JSONValue {
+        let client = try await BusClient.connect(
+            to: deviceSocket, clientName: "fleetsvc-tests", options: .init(callTimeout: .seconds(30)))
+        defer { client.close() }
+        return try await client.call(method: method, params: params)
+    }
+
+    /// `method` on this gateway's fleetsvc.
+    func fleetCall(_ method: String, _ params: JSONValue = .object([:])) async throws -> JSONValue {
+        let client = try await BusClient.connect(
+            to: fleetSocket, clientName: "fleetsvc-tests", options: .init(callTimeout: .seconds(60)))
+        defer { client.close() }
+        return try await client.call(method: method, params: params)
     }
 
     var fleet: ChildProcess? { fleetProcess.withLock { $0 } }
@@ -163,6 +239,7 @@ final class TestGateway: Sendable {
     func stop() {
         client.withLock { $0 }?.close()
         fleet?.stop()
+        deviceProcess.withLock { $0 }?.stop()
         storeService?.stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -258,8 +335,8 @@ final class TestGateway: Sendable {
     }
 }
 
-/// Waits until every gateway has published all its transactions and applied everything in the stream, and all
-/// hold the same data; returns that data. Fails with every gateway's data and status after `seconds`.
+/// Waits until every gateway follows the stream (which then exists), has published all its transactions and
+/// applied everything in the stream, and all hold the same data; returns that data. Fails with every gateway's data and status after `seconds`.
 @discardableResult
 func waitForConvergence(_ gateways: [TestGateway], seconds: Int = 60) async throws -> String {
     let deadline = ContinuousClock.now + .seconds(seconds)
@@ -271,7 +348,7 @@ func waitForConvergence(_ gateways: [TestGateway], seconds: Int = 60) async thro
         unsettled = ""
         for gateway in gateways {
             let status = try? await gateway.status()
-            if status?.objectValue?["pending"]?.intValue != 0 {
+            if status?.objectValue?["pending"]?.intValue != 0 || status?.objectValue?["state"] != .string("following") {
                 settled = false
                 unsettled += " \(gateway.name): \(status.map { (try? JSONWriter().string($0)) ?? "" } ?? "no status")"
             }
@@ -285,6 +362,9 @@ func waitForConvergence(_ gateways: [TestGateway], seconds: Int = 60) async thro
                 let status = (try? await gateway.status()).map { (try? JSONWriter().string($0)) ?? "" } ?? "?"
                 report += "\n== \(gateway.name) \(status)\n\(content)\n-- fleetsvc log tail:\n"
                 report += String(gateway.fleet?.standardError.suffix(1500) ?? "")
+                if let page = try? await gateway.call("store.history", .object(["since": .int(0), "limit": .int(30)])) {
+                    report += "\n-- its first transactions: " + ((try? JSONWriter().string(page)) ?? "").prefix(6000)
+                }
             }
             throw ChildProcessError.timedOut("the gateways to converge", output: report, errors: "")
         }
@@ -322,4 +402,23 @@ func transactions(of gateway: TestGateway, authoredBy author: String) async thro
             since = transaction.objectValue?["txn"]?.intValue ?? since
         }
     }
+}
+
+/// The txns of `gateway` in the order the fleet's stream holds them, each at its first occurrence (a duplicate
+/// published after the duplicate window is left out), read with a consumer of the test's own.
+func streamOrder(of gateway: String, nats: TestNATSServer) async throws -> [Int64] {
+    let peer = try JetStream(settings: .init(url: nats.url, name: "fleetsvc-tests"))
+    defer { peer.close() }
+    let reader = try peer.reader(of: "ctxbus.default.\(gateway).txn", from: 1)
+    defer { reader.close() }
+    var order: [Int64] = []
+    while true {
+        let messages = try reader.fetch(batch: 256, timeoutMilliseconds: 1_000)
+        for message in messages {
+            let txn = try FleetMessage(bytes: message.data).txn
+            if !order.contains(txn) { order.append(txn) }
+        }
+        if messages.isEmpty || messages.last?.pending == 0 { break }
+    }
+    return order
 }

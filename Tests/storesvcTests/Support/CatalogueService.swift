@@ -22,9 +22,9 @@ final class CatalogueService: Sendable {
         + #""device":"d"}},{"entity":"Reading","values":{"characteristic":"2a37","value":"AAE=","#
         + #""time":"2026-01-01T00:00:01.000Z","device":"d"}}]}"#
 
-    /// Starts a service, saves the setup objects and takes their snapshot.
-    static func start() async throws -> CatalogueService {
-        let process = try await onOwnThread { try StoreServiceProcess.start() }
+    /// Starts a service (with `arguments`), saves the setup objects and takes their snapshot.
+    static func start(arguments: [String] = []) async throws -> CatalogueService {
+        let process = try await onOwnThread { try StoreServiceProcess.start(arguments: arguments) }
         do {
             let saved = try await onOwnThread { () throws -> JSONValue in
                 let connection = try RawBusConnection(path: process.socketPath, receiveTimeoutSeconds: 180)

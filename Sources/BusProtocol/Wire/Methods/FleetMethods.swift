@@ -2,7 +2,8 @@ import ContextBusSupport
 
 /// `fleet.status` on fleetsvc's socket (PROTOCOL.md, "Fleet") →
 /// `{"gateway","fleet","state","connected","published","applied":{"<gateway>":txn},"pending","refused"}`, and the
-/// additions `unknown`, `rejected`, `publications`, `gaps`, `commandsRun`, `commandsRefused` (docs/fleet.md).
+/// additions `unknown`, `rejected`, `publications`, `gaps`, `commandsRun`, `commandsRefused`, `commandsRepeated`
+/// (docs/protocol.md, "fleetsvc").
 public enum FleetStatus: RPCMethod {
     public typealias Params = EmptyObject
     public typealias Result = FleetStatusResult
@@ -12,7 +13,8 @@ public enum FleetStatus: RPCMethod {
 public struct FleetStatusResult: JSONConvertible, Hashable {
     public var gateway: String
     public var fleet: String
-    /// `starting`, `connecting`, `following` (`bootstrapping` is reserved for snapshots, not built yet).
+    /// `connecting` (to NATS, or to the stream) or `following` (`bootstrapping` is reserved for snapshots, not
+    /// built yet).
     public var state: String
     public var isConnected: Bool
     public var published: Int64

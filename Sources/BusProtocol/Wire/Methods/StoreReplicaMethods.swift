@@ -166,7 +166,9 @@ public struct ReplicaIDsParams: JSONConvertible, Hashable {
     public init(fleetIDs: [String]) { self.fleetIDs = fleetIDs }
 
     public init(json: JSONValue) throws(RPCError) {
-        fleetIDs = try JSONFields(json).strings("fleetIDs")
+        let fields = try JSONFields(json)
+        guard fields.value("fleetIDs") != nil else { throw fields.error("fleetIDs", "is required") }
+        fleetIDs = try fields.strings("fleetIDs")
     }
 
     public var json: JSONValue { .object(["fleetIDs": .array(fleetIDs.map(JSONValue.string))]) }

@@ -103,7 +103,10 @@ struct DeviceRunCommand: Command {
     }
 
     /// The failure to report for an error answer: a failed chain (exit 4) names its step.
-    private func failure(for error: RPCError) -> any Error {
+    private func failure(for error: RPCError) -> any Error { Self.failure(for: error, stepTexts: stepTexts) }
+
+    /// The failure to report for an error answer to a chain of `stepTexts` (also `ctxbus fleet run`'s).
+    static func failure(for error: RPCError, stepTexts: [String]) -> any Error {
         guard let chainFailure = error.chainFailure else { return error }
         let step = chainFailure.step
         let stepText = step >= 0 && step < stepTexts.count ? " (\(stepTexts[step]))" : ""

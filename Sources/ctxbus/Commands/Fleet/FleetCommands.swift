@@ -3,7 +3,8 @@ import ContextBusWire
 /// `ctxbus fleet …`: the fleet bridge's methods (docs/fleet.md).
 enum FleetCommands {
     static let group = CommandGroup(
-        name: "fleet", abstract: "The fleet bridge (fleetsvc): its status.", commands: [FleetStatusCommand.self])
+        name: "fleet", abstract: "The fleet bridge (fleetsvc): its status, commands for other gateways.",
+        commands: [FleetStatusCommand.self, FleetRunCommand.self])
 }
 
 /// `ctxbus fleet status`.

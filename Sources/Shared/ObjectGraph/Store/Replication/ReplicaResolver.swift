@@ -33,7 +33,11 @@ package struct ResolvedReplicaSave: Sendable {
 /// - An update or delete of an object that does not exist here (deleted, or never seen) is dropped: a delete
 ///   wins over a concurrent update. An update keeps only the keys whose last write here is earlier than the
 ///   origin's commit (`ReplicaClock`: hybrid logical clock, then gateway name).
-/// - A relationship value naming a missing object is left out (to-one) or dropped from the array (to-many).
+/// - A to-one value naming a missing object (deleted here) follows the delete rule that removed it, as it did on
+///   every gateway where the value arrived before the delete: when the other side cascades (`Device.readings`),
+///   the object goes too (an insert is not made, an update becomes a delete, and so on for what those reach in
+///   turn); when it nullifies, the value is `null`; under `deny` it is left out. A to-many array drops missing
+///   members.
 package struct ReplicaResolver {
     package let model: Model
     package let source: any ReplicaSource
@@ -74,27 +78,52 @@ package struct ReplicaResolver {
             if let fleetID { resolved.fleetIDs[insert.id] = fleetID }
             inserts.append(insert)
         }
-        let inserted = Set(inserts.map(\.id))
+        var inserted = Set(inserts.map(\.id))
         func exists(_ id: ObjectID) throws -> Bool {
             id.isTemporary ? inserted.contains(id) : try source.snapshot(of: id) != nil
+        }
+        func target(of id: ObjectID) -> ObjectID? { aliases[id].map { $0 } ?? id }
+        /// Whether a delete reaches an object with `values`: a to-one names a missing object whose side cascades.
+        func isReachedByADelete(_ values: [String: PropertyValue], of entity: String) throws -> Bool {
+            guard let description = model.entity(named: entity) else { return false }
+            for (key, value) in values {
+                guard case .reference(let id) = value, let relationship = description.relationship(named: key),
+                    rule(forMissingTargetOf: relationship) == .cascade
+                else { continue }
+                guard let target = target(of: id), try exists(target) else { return true }
+            }
+            return false
+        }
+        // Inserts a delete reaches are not made; each one left out may reach others of the same save in turn.
+        var reachedAny = true
+        while reachedAny {
+            reachedAny = false
+            for insert in inserts where inserted.contains(insert.id) {
+                guard try isReachedByADelete(insert.values, of: insert.id.entity) else { continue }
+                inserted.remove(insert.id)
+                aliases[insert.id] = .some(nil)
+                reachedAny = true
+            }
         }
         func resolvedValues(_ values: [String: PropertyValue], of entity: String) throws -> [String: PropertyValue] {
             guard let description = model.entity(named: entity) else { return values }
             var result: [String: PropertyValue] = [:]
             for (key, value) in values {
-                guard description.relationship(named: key) != nil else {
+                guard let relationship = description.relationship(named: key) else {
                     result[key] = value
                     continue
                 }
                 switch value {
                 case .reference(let id):
-                    let target = aliases[id].map { $0 } ?? id
-                    if let target, try exists(target) { result[key] = .reference(target) }
+                    if let target = target(of: id), try exists(target) {
+                        result[key] = .reference(target)
+                    } else if rule(forMissingTargetOf: relationship) == .nullify {
+                        result[key] = .null
+                    }
                 case .references(let ids):
                     var kept: [ObjectID] = []
                     for id in ids {
-                        let target = aliases[id].map { $0 } ?? id
-                        if let target, try exists(target) { kept.append(target) }
+                        if let target = target(of: id), try exists(target) { kept.append(target) }
                     }
                     result[key] = .references(kept)
                 default:
@@ -103,18 +132,27 @@ package struct ReplicaResolver {
             }
             return result
         }
-        for insert in inserts {
+        for insert in inserts where inserted.contains(insert.id) {
             var insert = insert
             insert.values = try resolvedValues(insert.values, of: insert.id.entity)
             resolved.clockedKeys[insert.id] = Set(insert.values.keys)
             resolved.request.inserts.append(insert)
         }
+        var deleted = Set<ObjectID>()
         for update in updates + request.updates {
-            guard try source.snapshot(of: update.id) != nil else { continue }
+            guard try source.snapshot(of: update.id) != nil, !deleted.contains(update.id) else { continue }
             let clocks = try source.clocks(of: update.id)
             var values: [String: PropertyValue] = [:]
             for (key, value) in update.values where clocks[key].map({ $0 < clock }) ?? true {
                 values[key] = value
+            }
+            if try isReachedByADelete(values, of: update.id.entity) {
+                // Where this update arrived before the delete, the delete's cascade took the object.
+                resolved.request.updates.removeAll { $0.id == update.id }
+                resolved.clockedKeys[update.id] = nil
+                resolved.request.deletes.append(SaveRequest.Delete(id: update.id, version: nil))
+                deleted.insert(update.id)
+                continue
             }
             values = try resolvedValues(values, of: update.id.entity)
             guard !values.isEmpty else { continue }
@@ -125,10 +163,16 @@ package struct ReplicaResolver {
             }
             resolved.clockedKeys[update.id, default: []].formUnion(values.keys)
         }
-        for delete in request.deletes where try source.snapshot(of: delete.id) != nil {
+        for delete in request.deletes where try source.snapshot(of: delete.id) != nil && !deleted.contains(delete.id) {
             resolved.request.deletes.append(SaveRequest.Delete(id: delete.id, version: nil))
         }
         return resolved
+    }
+
+    /// What a to-one value of `relationship` naming an object that no longer exists follows: the delete rule of
+    /// the other side, which removed or changed the objects pointing at it where the value was there first.
+    private func rule(forMissingTargetOf relationship: RelationshipDescription) -> DeleteRule {
+        model.entity(named: relationship.destination)?.relationship(named: relationship.inverse)?.deleteRule ?? .deny
     }
 
     /// The live object that has one of `insert`'s unique keys, if any.
