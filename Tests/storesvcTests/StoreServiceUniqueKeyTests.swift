@@ -168,7 +168,8 @@ struct StoreServiceUniqueKeyTests {
         expectNotNil(other["result"]?["txn"])
     }
 
-    /// A `--model` file whose `uniqueBy` does not fit stops the service at start (exit 1) with the reason.
+    /// A `--model` file whose `uniqueBy` does not fit stops the service at start (exit 78, an invalid model file) with
+    /// the reason.
     @Test(arguments: [
         (#"[["colour"]]"#, "Gadget.uniqueBy names 'colour'"),
         (#"[[]]"#, "Gadget.uniqueBy has an empty set of keys"),
@@ -192,7 +193,7 @@ struct StoreServiceUniqueKeyTests {
                 "--model", modelURL.path, "--socket", directory.appendingPathComponent("s.sock").path, "--database",
                 directory.appendingPathComponent("store.sqlite").path,
             ])
-        expectEqual(output.status, 1)
+        expectEqual(output.status, 78)
         expectTrue(output.standardError.contains(reason), "\(output.standardError)")
         expectFalse(FileManager.default.fileExists(atPath: directory.appendingPathComponent("s.sock").path))
     }
