@@ -112,6 +112,20 @@ extension ChangeSetPlanner {
     func checkUniqueness(of plan: SavePlan) throws {
         // A lone insert has no other object of the save to meet, and was matched against the live ones before.
         guard !(plan.updated.isEmpty && plan.inserted.count <= 1) else { return }
+        // Objects come in runs of one entity: look each run's entity up once.
+        var lastEntity: String?
+        var lastHasKeys = false
+        func hasUniqueKeys(_ id: ObjectID) -> Bool {
+            if id.entity != lastEntity {
+                lastEntity = id.entity
+                lastHasKeys = !(model.entity(named: id.entity)?.uniqueBy.isEmpty ?? true)
+            }
+            return lastHasKeys
+        }
+        guard
+            plan.inserted.contains(where: { hasUniqueKeys($0.id) })
+                || plan.updated.contains(where: { hasUniqueKeys($0.snapshot.id) })
+        else { return }
         var conflicts: [StoreError.Conflict] = []
         var claimed: [UniqueKey: ObjectID] = [:]
         let written = Set(plan.inserted.map(\.id)).union(plan.updated.map(\.snapshot.id))
