@@ -19,7 +19,8 @@ public final class CompositeDisposable: Disposable {
     /// storage. So at least one sees the other's write: either the insertion sees `disposed` and runs its entry, or
     /// the disposal finds the storage and takes (or marks disposed, under the lock) whatever it holds.
     private let storage = Atomic<Unmanaged<Locked<State>>?>(nil)
-    private let disposed = Atomic<Bool>(false)
+    @usableFromInline
+    let disposed = Atomic<Bool>(false)
 
     public init() {}
 
@@ -34,6 +35,7 @@ public final class CompositeDisposable: Disposable {
     }
 
     /// Sequentially consistent, like the store that disposing makes: see `storage`, and `FlattenedRun.register`.
+    @inlinable
     public var isDisposed: Bool { disposed.load(ordering: .sequentiallyConsistent) }
 
     /// Adds a disposable.
