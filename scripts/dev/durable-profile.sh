@@ -6,17 +6,18 @@
 # DIR holds a release `storesvc` (for example `.build/release`, or a copy of another commit's build). It is started
 # under `valgrind --tool=callgrind` on a fresh database; one warm-up round of CLIENTS raw-client processes of
 # `.build/release/bench bus` (busdurable's children: one durable one-object insert at a time over a blocking socket,
-# for 2 s) runs uncounted, then ROUNDS counted rounds. OUT is the callgrind file (one per thread); the script
+# for 2 s) runs uncounted, then ROUNDS counted rounds. OUT names the callgrind files (OUT-01, OUT-02, …: one per thread); the script
 # prints the saves and commits counted (from `store.stats`) and the instructions per save, all threads together:
 #
-#     saves 1,412  commits 352 (4.01 per commit)  instructions 123,456,789  per save 87,431
+#     saves 2193  commits 593 (3.70 per commit)  instructions 348939814  per save 159115
 #
 # Why instructions: on the shared 2-CPU machines time moves ±15 % between runs, and more under others' builds;
-# an instruction count does not move with the load, so two builds compare in one run each. Under callgrind storesvc
-# is some 50 times slower, so the clients wait longer and groups fill up: CLIENTS defaults to 4, which makes groups of
-# about 4, as 8 clients do natively (`bench busdurable` prints "saves per commit"). Kernel time (system calls,
+# an instruction count does not move with the load, so two builds compare in one run each (two runs of one build
+# agree within 1 %). Under callgrind storesvc is some 50 times slower; with the default 8 clients its groups still
+# hold 3.5-4.1 saves, as natively (`bench busdurable` prints "saves per commit"). Kernel time (system calls,
 # the fsync, wake-ups) is not counted; `perf stat` or the bench's CPU per save sees it. Read OUT with
-# `callgrind_annotate --inclusive=yes OUT.*` or kcachegrind. See docs/notes/hot-paths.md.
+# `callgrind_annotate --inclusive=yes OUT-NN` (one file per thread: the event loops, the writer's dispatch
+# thread, …) or kcachegrind. See docs/notes/hot-paths.md.
 set -euo pipefail
 
 clients=8
