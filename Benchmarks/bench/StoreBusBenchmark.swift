@@ -37,6 +37,11 @@ enum StoreBusBenchmark {
     /// 100, or `CTXBUS_BENCH_SUBSCRIBERS` (to separate the save path's latency from the fan-out's).
     static let subscribers = ProcessInfo.processInfo.environment["CTXBUS_BENCH_SUBSCRIBERS"].flatMap { Int($0) } ?? 100
     static let fanOutMessages = 2_000
+    /// 1, or `CTXBUS_BENCH_DURABLE_ROUNDS`: further rounds of storesvc's raw-client run and SQLite alone, one after the
+    /// other, each giving its own ratio (the median and range are printed): on a shared machine the disk's speed
+    /// moves by several times within a minute, and only runs seconds apart share it.
+    static let durableRounds = max(
+        1, ProcessInfo.processInfo.environment["CTXBUS_BENCH_DURABLE_ROUNDS"].flatMap { Int($0) } ?? 1)
     /// More flags for the storesvc the suite starts, from `CTXBUS_BENCH_STORESVC_FLAGS` (space-separated, for
     /// example `--page-size 2048`); printed in the table's heading, so that a run with them is not taken for the
     /// defaults'.
@@ -249,6 +254,36 @@ enum StoreBusBenchmark {
         processes: ProcessGroup
     ) throws {
         let raw = try measuredDurableSaves(.raw, socket: store, services: services, directory: directory, in: processes)
+        // The floor: SQLite alone writing the same saves in groups as large as storesvc's, on the same disk, right
+        // after storesvc's raw-client run (the disk's speed drifts between runs seconds apart on a shared machine).
+        func floorRate(
+            after raw: (rate: Double, savesPerCommit: Double?), round: Int
+        ) throws -> (
+            group: Int, saves: Double, savesPerCPUSecond: Double
+        ) {
+            let group = max(1, Int((raw.savesPerCommit ?? 1).rounded()))
+            let rate = try RawSQLite.withStoreSchema(
+                path: directory.appendingPathComponent("floor-\(round).sqlite").path, model: .deviceReadings,
+                pageSize: storePageSize
+            ).deviceSaveRate(
+                savesPerCommit: group, clients: saveClients,
+                historyJSON: RawSQLite.lastHistoryJSON(
+                    ofStoreAt: directory.appendingPathComponent("store.sqlite").path),
+                duration: duration)
+            return (group, rate.saves, rate.savesPerCPUSecond)
+        }
+        let floor = try floorRate(after: (raw.rate, raw.savesPerCommit), round: 0)
+        let group = floor.group
+        var rounds = [
+            (rate: raw.rate / floor.saves, cpu: raw.serverSecondsPerSave.map { $0 * floor.savesPerCPUSecond })
+        ]
+        for round in 1..<durableRounds {
+            let again = try measuredDurableSaves(
+                .raw, socket: store, services: services, directory: directory, in: processes)
+            let againFloor = try floorRate(after: (again.rate, again.savesPerCommit), round: round)
+            rounds.append(
+                (again.rate / againFloor.saves, again.serverSecondsPerSave.map { $0 * againFloor.savesPerCPUSecond }))
+        }
         let bus = try measuredDurableSaves(
             .busClient, socket: store, services: services, directory: directory, in: processes)
         let redisCPU = ProcessCPUTime(pid: services.durableRedis)
@@ -265,15 +300,6 @@ enum StoreBusBenchmark {
         rows.append(["  (saves per commit)", perCommit(raw.savesPerCommit), perCommit(bus.savesPerCommit), "", ""])
         rows.append(["  (WAL frames per commit)", raw.framesPerCommit, bus.framesPerCommit, "", ""])
         rows.append(["  (WAL file writes per commit)", raw.writesPerCommit, bus.writesPerCommit, "", ""])
-        // The floor: SQLite alone writing the same saves in groups as large as storesvc's, on the same disk.
-        let group = max(1, Int((raw.savesPerCommit ?? 1).rounded()))
-        let floor = try RawSQLite.withStoreSchema(
-            path: directory.appendingPathComponent("floor.sqlite").path, model: .deviceReadings,
-            pageSize: storePageSize
-        ).deviceSaveRate(
-            savesPerCommit: group, clients: saveClients,
-            historyJSON: RawSQLite.lastHistoryJSON(ofStoreAt: directory.appendingPathComponent("store.sqlite").path),
-            duration: duration)
         rows.append([
             "  (SQLite alone: the same writes, \(group) saves per commit, 1 thread)", rate(floor.saves), "", "",
             ratio(floor.saves, redisSet["SET"], goal: "no goal"),
@@ -281,6 +307,22 @@ enum StoreBusBenchmark {
         rows.append([
             "  (its CPU µs per save)", microsecondsPer(1 / floor.savesPerCPUSecond, 1), "", "", "",
         ])
+        rows.append([
+            "  (storesvc ÷ SQLite alone: saves/s; CPU per save in the last column)",
+            ratio(raw.rate, floor.saves, goal: "≥ 0.9"), "", "",
+            raw.serverSecondsPerSave.map { ratio($0, 1 / floor.savesPerCPUSecond, goal: "≤ 1.5") } ?? "?",
+        ])
+        if rounds.count > 1 {
+            func spread(_ values: [Double]) -> String {
+                let sorted = values.sorted()
+                guard let low = sorted.first, let high = sorted.last else { return "?" }
+                return String(format: "%.2f (%.2f–%.2f)", sorted[sorted.count / 2], low, high)
+            }
+            rows.append([
+                "  (the same over \(rounds.count) rounds, each beside its own floor: median (range))",
+                spread(rounds.map(\.rate)), "", "", spread(rounds.compactMap(\.cpu)),
+            ])
+        }
     }
 
     /// The page size storesvc was started with (`--page-size` in `CTXBUS_BENCH_STORESVC_FLAGS`), for the floor.
@@ -300,8 +342,8 @@ enum StoreBusBenchmark {
     private static func measuredDurableSaves(
         _ kind: SaveClientKind, socket: String, services: Services, directory: URL, in processes: ProcessGroup
     ) throws -> (
-        rate: Double, serverMicroseconds: String, savesPerCommit: Double?, framesPerCommit: String,
-        writesPerCommit: String
+        rate: Double, serverMicroseconds: String, serverSecondsPerSave: Double?, savesPerCommit: Double?,
+        framesPerCommit: String, writesPerCommit: String
     ) {
         let storeCPU = ProcessCPUTime(pid: services.storesvc)
         let before = try commitCounts(socket: socket)
@@ -314,6 +356,7 @@ enum StoreBusBenchmark {
         }
         return (
             saves, microsecondsPer(storeSeconds, saves * duration.seconds),
+            storeSeconds.map { $0 / (saves * duration.seconds) },
             commits > 0 ? Double(after.saves - before.saves) / Double(commits) : nil,
             perCommit(after.walFrames - before.walFrames), perCommit(after.walWrites - before.walWrites)
         )

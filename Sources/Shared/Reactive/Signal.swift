@@ -39,6 +39,10 @@ public struct Signal<Value: Sendable, Failure: Error>: Sendable {
         case empty
         /// A trusted producer: it follows the contract on its own (no gate is put in front of it).
         case producer(@Sendable (Observer<Value, Failure>, Lifetime) -> Void)
+        /// A producer given to `Signal.init(_:)`: it runs behind an `EventGate` (or, as an inner signal of
+        /// `flatMap`, behind the flattener's own gate, `FlattenedRun`). Kept bare rather than wrapped in a
+        /// closure that makes the gate, so that making such a signal costs no allocation of its own.
+        case gated(@Sendable (Observer<Value, Failure>, Lifetime) -> Void)
     }
 
     @usableFromInline
@@ -79,11 +83,7 @@ public struct Signal<Value: Sendable, Failure: Error>: Sendable {
     /// - Parameter producer: called once per start, on the starting thread.
     @inlinable
     public init(_ producer: @escaping @Sendable (_ observer: Observer<Value, Failure>, _ lifetime: Lifetime) -> Void) {
-        self.init(trusted: { downstream, lifetime in
-            let gate = EventGate(downstream)
-            lifetime += gate
-            producer(gate.observer, lifetime)
-        })
+        self.init(body: .gated(producer))
     }
 
     /// A signal that sends one value, then completes.
@@ -173,6 +173,10 @@ public struct Signal<Value: Sendable, Failure: Error>: Sendable {
             observer.sendCompleted()
         case .producer(let producer):
             producer(observer, lifetime)
+        case .gated(let producer):
+            let gate = EventGate(observer)
+            lifetime += gate
+            producer(gate.observer, lifetime)
         }
     }
 

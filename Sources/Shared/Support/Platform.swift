@@ -36,9 +36,11 @@ package func systemErrorMessage(_ code: Int32) -> String {
 }
 
 /// The calling thread, as the C library knows it.
+@usableFromInline
 package enum CurrentThread {
     /// An id of the calling thread (`pthread_self`): the same on every call from one thread, different for two
     /// threads that are alive at once.
+    @inlinable
     package static var id: UInt { UInt(pthread_self()) }
 
     /// Blocks the calling thread for at least `nanoseconds` (none when it is not positive); a signal handled

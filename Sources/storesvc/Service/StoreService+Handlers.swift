@@ -53,9 +53,16 @@ extension StoreService {
             placement: .eventLoop(when: { $0.objectCount <= Self.loopSaveLimit }),
             responder: { request, params, responder in
                 // Answered on the connection's loop: the store calls back on its writer's thread, which must only
-                // hand the answer off (no hop through a global queue on the way).
+                // hand the answer off (no hop through a global queue on the way). The answer is written as text.
                 let loop = request.connection.loop
-                handlers.save(params) { outcome in loop.execute { responder.respond(with: outcome) } }
+                handlers.save(params) { outcome in
+                    loop.execute {
+                        switch outcome {
+                        case .success(let result): responder.succeed(writing: result)
+                        case .failure(let error): responder.fail(error)
+                        }
+                    }
+                }
             })
         server.register(
             StoreBatch.self, ordering: .inOrder, cancellation: .cooperative,

@@ -39,14 +39,15 @@ extension SaveRequest: ModelJSONConvertible {
                         refs: refs)))
         }
         updates = try fields.objects("update") { (update) throws(RPCError) in
-            let path = update.path
             let id = try update.objectID("id")
-            let entity = try reader.existingEntity(of: id, path: "\(path).id")
+            let entity = try reader.existingEntity(of: id, path: "\(update.path).id")
             return Update(
                 id: id, version: try update.optionalInt64("version"),
-                values: try reader.values(update.object("values"), of: entity, path: "\(path).values", refs: refs),
+                values: try reader.values(
+                    update.object("values"), of: entity, path: "\(update.path).values", refs: refs),
                 original: try reader.values(
-                    update.optionalObject("original") ?? [:], of: entity, path: "\(path).original", refs: refs))
+                    update.optionalObject("original") ?? [:], of: entity, path: "\(update.path).original",
+                    refs: refs))
         }
         if fields.value("origin") != nil {
             origin = try SaveOrigin(fields: fields.nested("origin"), insertsByRef: refs.byRef)
@@ -127,7 +128,8 @@ private struct SaveRequestReader {
 
     func insertIDs(_ inserts: [(entity: String, ref: String?)]) throws(RPCError) -> InsertReferences {
         var references = InsertReferences()
-        let given = Set(inserts.compactMap(\.ref))
+        // The refs given, to keep the names made for inserts without one clear of them (made only when needed).
+        var given: Set<String>?
         for (i, insert) in inserts.enumerated() {
             guard model.entity(named: insert.entity) != nil else {
                 throw .invalidParams(field: "insert[\(i)].entity", message: "unknown entity '\(insert.entity)'")
@@ -142,8 +144,9 @@ private struct SaveRequestReader {
                 }
                 name = ref
             } else {
+                if given == nil { given = Set(inserts.compactMap(\.ref)) }
                 var candidate = "insert[\(i)]"
-                while given.contains(candidate) { candidate = "_" + candidate }
+                while given!.contains(candidate) { candidate = "_" + candidate }
                 name = candidate
             }
             let id = ObjectID(entity: insert.entity, temporaryReference: name)
@@ -153,57 +156,63 @@ private struct SaveRequestReader {
         return references
     }
 
-    func existingEntity(of id: ObjectID, path: String) throws(RPCError) -> EntityDescription {
+    func existingEntity(of id: ObjectID, path: @autoclosure () -> String) throws(RPCError) -> EntityDescription {
         guard !id.isTemporary else {
-            throw .invalidParams(field: path, message: "expected the permanent ID of a saved object")
+            throw .invalidParams(field: path(), message: "expected the permanent ID of a saved object")
         }
         guard let entity = model.entity(named: id.entity) else {
-            throw .invalidParams(field: path, message: "unknown entity '\(id.entity)'")
+            throw .invalidParams(field: path(), message: "unknown entity '\(id.entity)'")
         }
         return entity
     }
 
+    // Field paths are spelled out only for a failure (`@autoclosure`): a valid save would otherwise build a string per
+    // value it reads.
     func values(
-        _ json: [String: JSONValue], of entity: EntityDescription, path: String, refs: InsertReferences
+        _ json: [String: JSONValue], of entity: EntityDescription, path: @autoclosure () -> String,
+        refs: InsertReferences
     ) throws(RPCError) -> [String: PropertyValue] {
         var result: [String: PropertyValue] = [:]
         result.reserveCapacity(json.count)
         for (key, value) in json {
-            let field = "\(path).\(key)"
             if let attribute = entity.attribute(named: key) {
                 guard let converted = PropertyValue(json: value, type: attribute.type) else {
-                    throw .invalidParams(field: field, message: "expected \(attribute.type.wireDescription) or null")
+                    throw .invalidParams(
+                        field: "\(path()).\(key)", message: "expected \(attribute.type.wireDescription) or null")
                 }
                 result[key] = converted
             } else if let relationship = entity.relationship(named: key) {
-                result[key] = try relationshipValue(value, relationship, field: field, refs: refs)
+                result[key] = try relationshipValue(value, relationship, field: "\(path()).\(key)", refs: refs)
             } else {
-                throw .invalidParams(field: field, message: "\(entity.name) has no attribute or relationship '\(key)'")
+                throw .invalidParams(
+                    field: "\(path()).\(key)", message: "\(entity.name) has no attribute or relationship '\(key)'")
             }
         }
         return result
     }
 
     private func relationshipValue(
-        _ json: JSONValue, _ relationship: RelationshipDescription, field: String, refs: InsertReferences
+        _ json: JSONValue, _ relationship: RelationshipDescription, field: @autoclosure () -> String,
+        refs: InsertReferences
     ) throws(RPCError) -> PropertyValue {
         if relationship.isToMany {
             guard case .array(let items) = json else {
-                throw .invalidParams(field: field, message: "expected an array of object IDs or refs")
+                throw .invalidParams(field: field(), message: "expected an array of object IDs or refs")
             }
             var ids: [ObjectID] = []
             ids.reserveCapacity(items.count)
             for (i, item) in items.enumerated() {
-                ids.append(try reference(item, relationship, field: "\(field)[\(i)]", refs: refs))
+                ids.append(try reference(item, relationship, field: "\(field())[\(i)]", refs: refs))
             }
             return .references(ids)
         }
         if json.isNull { return .null }
-        return .reference(try reference(json, relationship, field: field, refs: refs))
+        return .reference(try reference(json, relationship, field: field(), refs: refs))
     }
 
     private func reference(
-        _ json: JSONValue, _ relationship: RelationshipDescription, field: String, refs: InsertReferences
+        _ json: JSONValue, _ relationship: RelationshipDescription, field: @autoclosure () -> String,
+        refs: InsertReferences
     ) throws(RPCError) -> ObjectID {
         let id: ObjectID
         switch json {
@@ -214,24 +223,24 @@ private struct SaveRequestReader {
                 id = permanent
             } else {
                 throw .invalidParams(
-                    field: field, message: "'\(text)' is neither an object ID like \"Entity/12\" nor a ref of this save"
-                )
+                    field: field(),
+                    message: "'\(text)' is neither an object ID like \"Entity/12\" nor a ref of this save")
             }
         case .object(let members):
             guard let ref = members["ref"]?.stringValue, let insert = refs.byRef[ref] else {
-                throw .invalidParams(field: field, message: "expected {\"ref\": …} naming an insert of this save")
+                throw .invalidParams(field: field(), message: "expected {\"ref\": …} naming an insert of this save")
             }
             if let entity = members["entity"]?.stringValue, entity != insert.entity {
                 throw .invalidParams(
-                    field: field, message: "ref '\(ref)' is an insert of \(insert.entity), not \(entity)")
+                    field: field(), message: "ref '\(ref)' is an insert of \(insert.entity), not \(entity)")
             }
             id = insert
         default:
-            throw .invalidParams(field: field, message: "expected an object ID like \"Entity/12\" or a ref")
+            throw .invalidParams(field: field(), message: "expected an object ID like \"Entity/12\" or a ref")
         }
         guard id.entity == relationship.destination else {
             throw .invalidParams(
-                field: field, message: "\(relationship.name) points at \(relationship.destination), not \(id.entity)")
+                field: field(), message: "\(relationship.name) points at \(relationship.destination), not \(id.entity)")
         }
         return id
     }

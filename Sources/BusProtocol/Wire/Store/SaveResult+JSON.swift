@@ -60,3 +60,40 @@ extension SaveResult: ModelJSONConvertible {
     /// The wire form with the change set when the result has one.
     public var json: JSONValue { json(includingChanges: true) }
 }
+
+/// `store.save`'s answer written as text (`Responder.succeed(writing:)`): the JSON of `json`, with the change set when
+/// the result has one, without building its `JSONValue` tree.
+extension SaveResult: JSONWritable {
+    package func writeJSON(into output: inout [UInt8], writer: JSONWriter) throws(JSONWriteError) {
+        JSONWriter.appendLiteral(#"{"txn":"#, into: &output)
+        JSONWriter.appendInteger(txn, into: &output)
+        JSONWriter.appendLiteral(#","ids":"#, into: &output)
+        if ids.count > 1 {
+            // Two inserts could be named alike (a ref spelled like a reserved ID): `json`'s object keeps one of them.
+            try writer.write(json(includingChanges: false)["ids"] ?? .object([:]), into: &output)
+        } else {
+            output.append(UInt8(ascii: "{"))
+            for (temporary, permanent) in ids {
+                JSONWriter.appendString(temporary.temporaryReference ?? temporary.description, into: &output)
+                output.append(UInt8(ascii: ":"))
+                permanent.writeJSON(into: &output)
+            }
+            output.append(UInt8(ascii: "}"))
+        }
+        JSONWriter.appendLiteral(#","versions":{"#, into: &output)
+        var first = true
+        for (id, version) in versions {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            id.writeJSON(into: &output)
+            output.append(UInt8(ascii: ":"))
+            JSONWriter.appendInteger(version, into: &output)
+        }
+        output.append(UInt8(ascii: "}"))
+        if let changes {
+            JSONWriter.appendLiteral(#","changes":"#, into: &output)
+            try writer.write(changes.json, into: &output)
+        }
+        output.append(UInt8(ascii: "}"))
+    }
+}

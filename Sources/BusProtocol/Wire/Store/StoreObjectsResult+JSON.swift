@@ -104,7 +104,7 @@ extension ObjectSnapshot {
     /// `{"id":…,"version":…,"values":{…}}`: `json` as text.
     func writeJSON(into output: inout [UInt8], writer: JSONWriter) throws(JSONWriteError) {
         JSONWriter.appendLiteral(#"{"id":"#, into: &output)
-        JSONWriter.appendString(id.description, into: &output)
+        id.writeJSON(into: &output)
         JSONWriter.appendLiteral(#","version":"#, into: &output)
         JSONWriter.appendInteger(version, into: &output)
         JSONWriter.appendLiteral(#","values":{"#, into: &output)

@@ -11,6 +11,8 @@ final class SQLiteConnection: @unchecked Sendable {
     // at any moment exactly one thread uses the connection, as described above.
     let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]
+    private var recent: [SQLiteStatement] = []
+    private var nextRecent = 0
     private(set) var isClosed = false
 
     /// Opens (creating it unless `readOnly`) the database at `path`, through the VFS named `vfs` (SQLite's
@@ -37,6 +39,7 @@ final class SQLiteConnection: @unchecked Sendable {
     func close() {
         guard !isClosed else { return }
         isClosed = true
+        recent.removeAll()
         statements.removeAll()
         sqlite3_close_v2(handle)
     }
@@ -49,17 +52,36 @@ final class SQLiteConnection: @unchecked Sendable {
 
     /// The prepared statement for `sql`, from the cache, reset and with no bindings.
     func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
-        if let cached = statements[sql] {
+        // The statements used last, found by comparing texts: the hot callers pass the same strings each time (an
+        // entity table's SQL, the writer's literals), and two strings that share their storage compare equal at
+        // once, where hashing a hundred bytes of SQL for the dictionary costs about a thousand instructions.
+        for index in recent.indices where recent[index].sql == sql {
+            let cached = recent[index]
             cached.reset()
             return cached
         }
-        var prepared: OpaquePointer?
-        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
-        guard code == SQLITE_OK, let prepared else { throw error(code: code, sql: sql) }
-        let statement = SQLiteStatement(handle: prepared, connection: self, sql: sql)
-        statements[sql] = statement
+        let statement: SQLiteStatement
+        if let cached = statements[sql] {
+            cached.reset()
+            statement = cached
+        } else {
+            var prepared: OpaquePointer?
+            let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
+            guard code == SQLITE_OK, let prepared else { throw error(code: code, sql: sql) }
+            statement = SQLiteStatement(handle: prepared, connection: self, sql: sql)
+            statements[sql] = statement
+        }
+        if recent.count < Self.recentStatements {
+            recent.append(statement)
+        } else {
+            recent[nextRecent] = statement
+            nextRecent = (nextRecent + 1) % Self.recentStatements
+        }
         return statement
     }
+
+    /// How many statements `statement(_:)` finds without hashing their text.
+    static let recentStatements = 8
 
     /// A prepared statement that is not cached (for SQL built per request).
     func uncachedStatement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {

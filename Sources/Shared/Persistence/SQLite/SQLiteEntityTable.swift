@@ -37,8 +37,8 @@ final class SQLiteEntityTable: Sendable {
     /// them: entry `mask` sets `indexedDataPositions[i]` where bit `i` is set (`updateSQL(changing:)`).
     let updateSQLs: [String]
     let deleteSQL: String
-    /// Per `uniqueBy` set (as the model declares it): `SELECT "Z_PK" … WHERE` each of its columns `= ?`, in order.
-    let uniqueLookupSQL: [[String]: String]
+    /// Per `uniqueBy` set, in the model's order: `SELECT "Z_PK" … WHERE` each of its columns `= ?`, in order.
+    let uniqueLookupSQL: [String]
     /// A row's values before its columns are read: every attribute and to-one relationship, `null`.
     let rowTemplate: [String: PropertyValue]
     /// The position in `rowTemplate` of each name of `dataColumnNames`, in order. A row is a copy of the template
@@ -122,23 +122,28 @@ final class SQLiteEntityTable: Sendable {
             updateSQLs = [update(settingIndexed: (1 << indexed.count) - 1)]
         }
         deleteSQL = "DELETE FROM \(table) WHERE \"Z_PK\" = ?"
-        var uniqueLookupSQL: [[String]: String] = [:]
-        for keys in entity.uniqueBy {
+        uniqueLookupSQL = entity.uniqueBy.map { keys in
             let conditions = keys.map { key in
                 "\(dataColumns[names.firstIndex(of: key)!]) = ?"
             }
-            uniqueLookupSQL[keys] =
-                "SELECT \"Z_PK\" FROM \(table) WHERE \(conditions.joined(separator: " AND ")) LIMIT 1"
+            return "SELECT \"Z_PK\" FROM \(table) WHERE \(conditions.joined(separator: " AND ")) LIMIT 1"
         }
-        self.uniqueLookupSQL = uniqueLookupSQL
     }
 
     /// The object whose values for the keys of `key` (one `uniqueBy` set) are those values, if any.
     func object(withKey key: [String: PropertyValue], on connection: SQLiteConnection) throws(SQLiteError) -> ObjectID?
     {
-        guard let keys = entity.uniqueBy.first(where: { Set($0) == Set(key.keys) }), let sql = uniqueLookupSQL[keys]
+        // A set's names are distinct, so one of the key's size whose every name it holds is the key's set.
+        guard
+            let set = entity.uniqueBy.firstIndex(where: { keys in
+                keys.count == key.count && keys.allSatisfy { key[$0] != nil }
+            })
         else { return nil }
-        return try connection.integer(sql, keys.map { key[$0]! }).map { ObjectID(entity: entity.name, number: $0) }
+        let statement = try connection.statement(uniqueLookupSQL[set])
+        defer { statement.reset() }
+        for (i, name) in entity.uniqueBy[set].enumerated() { try statement.bind(key[name]!, at: Int32(i + 1)) }
+        guard try statement.step(), !statement.isNull(at: 0) else { return nil }
+        return ObjectID(entity: entity.name, number: statement.int64(at: 0))
     }
 
     /// The columns prefixed with a table alias, for joins.

@@ -38,6 +38,18 @@ final class SerialDrain<Input: Sendable>: Sendable {
         }
     }
 
+    /// Runs `body` at once, as the emitter, when the drain is idle, then handles what was submitted meanwhile;
+    /// returns `false` (nothing run) when another input is being handled. For an input that costs more to build and
+    /// move through `submit` than to act on (`Flattener`'s inner producers); the caller submits it when busy.
+    @inlinable
+    func runIfIdle(_ body: () -> Void, _ handler: (Input) -> Void) -> Bool {
+        guard pending.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged else { return false }
+        body()
+        if pending.compareExchange(expected: 1, desired: 0, ordering: .releasing).exchanged { return true }
+        drain(missed: 1, handler)
+        return true
+    }
+
     @inlinable
     func drain(missed: Int, _ handler: (Input) -> Void) {
         var missed = missed

@@ -1,3 +1,6 @@
+import ContextBusSupport
+import Synchronization
+
 extension Signal {
     /// Maps each value to a signal and flattens the inner signals into one, with `strategy`.
     ///
@@ -22,12 +25,13 @@ extension Signal {
                 in: lifetime,
                 Observer(
                     value: { value in
+                        // A constant inner value, and the producer of `Signal { observer, lifetime in … }`, travel without
+                        // their `Signal` wrapper: cheaper to pass on.
                         let inner = transform(value)
-                        // A constant inner value travels without its `Signal` wrapper: cheaper to pass on.
-                        if case .value(let innerValue) = inner.body {
-                            flattener.submit(.outerValue(innerValue))
-                        } else {
-                            flattener.submit(.outer(inner))
+                        switch inner.body {
+                        case .value(let innerValue): flattener.submit(.outerValue(innerValue))
+                        case .gated(let producer): flattener.submit(producer: producer)
+                        default: flattener.submit(.outer(inner))
                         }
                     },
                     termination: { flattener.submit(.outerTerminated($0)) }))
@@ -57,6 +61,8 @@ final class Flattener<Value: Sendable, Failure: Error>: Sendable {
         case outer(Signal<Value, Failure>)
         /// An inner `Signal(value:)`, unwrapped.
         case outerValue(Value)
+        /// An inner `Signal { observer, lifetime in … }`: its producer.
+        case outerProducer(@Sendable (Observer<Value, Failure>, Lifetime) -> Void)
         case outerTerminated(Termination<Failure>)
         case innerValue(Value, InnerID)
         case innerTerminated(Termination<Failure>, InnerID)
@@ -70,9 +76,13 @@ final class Flattener<Value: Sendable, Failure: Error>: Sendable {
         var isOuterCompleted = false
         @usableFromInline
         var nextID: InnerID = 0
-        /// Running inner signals and their nested runs (the run is nil until `startNested` returns).
+        /// Running inner signals and their runs (`Flattener+ActiveRuns.swift`).
         @usableFromInline
-        var active: [InnerID: CompositeDisposable?] = [:]
+        var active = ActiveRuns()
+        /// The run of the last inner `Signal { … }` that completed, with its observer, to start the next one with
+        /// (`Flattener+Spare.swift`).
+        @usableFromInline
+        var spare: (run: FlattenedRun<Value, Failure>, observer: Observer<Value, Failure>)?
         /// `.concat` only: inner signals waiting for their turn.
         @usableFromInline
         var waiting = RingBuffer<Signal<Value, Failure>>()
@@ -93,6 +103,14 @@ final class Flattener<Value: Sendable, Failure: Error>: Sendable {
     @usableFromInline
     @exclusivity(unchecked)
     nonisolated(unsafe) var state = State()
+    /// The thread running an inner producer's start (`FlattenedRun.start`), 0 outside one
+    /// (`Flattener+StartWindow.swift`).
+    @usableFromInline
+    let startingThread = Atomic<UInt>(0)
+    /// What that producer sent meanwhile. Only touched by the drain's current emitter.
+    @usableFromInline
+    @exclusivity(unchecked)
+    nonisolated(unsafe) var startWindow = StartWindow()
 
     @inlinable
     init(strategy: FlattenStrategy, downstream: Observer<Value, Failure>, lifetime: Lifetime) {
@@ -104,6 +122,13 @@ final class Flattener<Value: Sendable, Failure: Error>: Sendable {
     @inlinable
     func submit(_ input: Input) {
         drain.submit(input, handle)
+    }
+
+    /// Submits an inner `Signal { … }`'s producer: handled at once when the drain is idle, without making an `Input`.
+    @inlinable
+    func submit(producer: @escaping @Sendable (Observer<Value, Failure>, Lifetime) -> Void) {
+        guard !drain.runIfIdle({ handle(producer: producer) }, handle) else { return }
+        submit(.outerProducer(producer))
     }
 
     @inlinable
@@ -124,6 +149,8 @@ final class Flattener<Value: Sendable, Failure: Error>: Sendable {
                 disposeActive()
                 start(inner)
             }
+        case .outerProducer(let producer):
+            handle(producer: producer)
         case .outerValue(let value):
             if strategy == .concat && !(state.active.isEmpty && state.waiting.isEmpty) {
                 state.waiting.append(Signal(value: value))
@@ -137,15 +164,35 @@ final class Flattener<Value: Sendable, Failure: Error>: Sendable {
         case .outerTerminated(let termination):
             terminate(termination)
         case .innerValue(let value, let id):
-            guard state.active[id] != nil else { return }
+            guard state.active.contains(id) else { return }
             downstream.valueAction(value)
         case .innerTerminated(.completed, let id):
-            guard state.active.removeValue(forKey: id) != nil else { return }
+            guard let run = state.active.remove(id) else { return }
+            keepAsSpare(run)
             startWaiting()
             completeIfDone()
         case .innerTerminated(let termination, let id):
-            guard state.active[id] != nil else { return }
+            guard state.active.contains(id) else { return }
             terminate(termination)
+        }
+    }
+
+    /// An outer value's inner `Signal { … }`, by its producer.
+    @inlinable
+    func handle(producer: @escaping @Sendable (Observer<Value, Failure>, Lifetime) -> Void) {
+        guard !state.isTerminated else { return }
+        switch strategy {
+        case .concat:
+            if state.active.isEmpty && state.waiting.isEmpty {
+                start(producer)
+            } else {
+                state.waiting.append(Signal(body: .gated(producer)))
+            }
+        case .merge:
+            start(producer)
+        case .latest:
+            disposeActive()
+            start(producer)
         }
     }
 
@@ -162,7 +209,7 @@ final class Flattener<Value: Sendable, Failure: Error>: Sendable {
         case .producer:
             let id = state.nextID
             state.nextID += 1
-            state.active[id] = .some(nil)
+            state.active.insert(.nested(nil), as: id)
             // Events the inner signal sends synchronously queue up in the drain (this thread is its emitter)
             // and are handled after this returns: no recursion, however many inner signals finish at once.
             let run = inner.startNested(
@@ -170,15 +217,42 @@ final class Flattener<Value: Sendable, Failure: Error>: Sendable {
                 Observer(
                     value: { [self] value in submit(.innerValue(value, id)) },
                     termination: { [self] termination in submit(.innerTerminated(termination, id)) }))
-            if state.active[id] != nil { state.active[id] = run }
+            state.active.setNestedRun(run, of: id)
+        case .gated(let producer):
+            start(producer)
+        }
+    }
+
+    /// Starts the producer of an inner `Signal { observer, lifetime in … }`: this drain is its gate, and one object
+    /// is its run, its observer's target and its lifetime's owner (`FlattenedRun`), reused from the inner run before
+    /// it when nothing else holds that one (`Flattener+Spare.swift`).
+    @inlinable
+    func start(_ producer: @escaping @Sendable (Observer<Value, Failure>, Lifetime) -> Void) {
+        let id = state.nextID
+        state.nextID += 1
+        let (run, observer) = takeSpare(for: id) ?? FlattenedRun.make(flattener: self, id: id)
+        state.active.insert(.flattened(run, observer), as: id)
+        // When the flatMap's run has ended, registering interrupts the inner one at once: it never starts.
+        guard run.register() else { return }
+        let started = run.start(producer, observer: observer)
+        // What the producer sent during its start, handled as the drain would have handled it next. A completion
+        // only leaves `active`: the loop of `startWaiting` goes on from there, without recursion (and a start for
+        // an outer value has nothing waiting: the events were kept only while nothing else was queued).
+        if let value = started.value, state.active.contains(id) { downstream.valueAction(value) }
+        switch started.termination {
+        case nil:
+            break
+        case .completed?:
+            if let ended = state.active.remove(id) { keepAsSpare(ended) } else { run.unregister() }
+        case let termination?:
+            run.unregister()
+            if state.active.contains(id) { terminate(termination) }
         }
     }
 
     @inlinable
     func disposeActive() {
-        let previous = state.active
-        state.active.removeAll()
-        for case let run? in previous.values { run.dispose() }
+        state.active.removeAll().disposeAll()
     }
 
     /// `.concat`: starts waiting inner signals while nothing runs (constant ones finish on the spot).
@@ -195,16 +269,17 @@ final class Flattener<Value: Sendable, Failure: Error>: Sendable {
             return
         }
         state.isTerminated = true
+        dropSpare()
         downstream.sendCompleted()
     }
 
     @inlinable
     func terminate(_ termination: Termination<Failure>) {
         state.isTerminated = true
-        let runs = state.active.values
-        state.active.removeAll()
+        dropSpare()
+        let runs = state.active.removeAll()
         _ = state.waiting.removeAll()
-        for case let run? in runs { run.dispose() }
+        runs.disposeAll()
         downstream.terminationAction(termination)
     }
 }

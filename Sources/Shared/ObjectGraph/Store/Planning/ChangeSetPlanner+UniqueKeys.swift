@@ -29,7 +29,7 @@ extension ChangeSetPlanner {
         var keysOfKept: [UniqueKey: Int] = [:]  // key → position in `kept`
         var conflicts: [StoreError.Conflict] = []
         let deleted = Set(request.deletes.map(\.id))
-        for insert in request.inserts {
+        for (position, insert) in request.inserts.enumerated() {
             guard let entity = model.entity(named: insert.id.entity), !entity.uniqueBy.isEmpty else {
                 kept.append(insert)
                 continue
@@ -62,7 +62,10 @@ extension ChangeSetPlanner {
                 }
             }
             guard let existing else {
-                for key in keys { keysOfKept[key] = kept.count }
+                // Only a later insert can meet this one's keys.
+                if position < request.inserts.count - 1 {
+                    for key in keys { keysOfKept[key] = kept.count }
+                }
                 kept.append(insert)
                 continue
             }
@@ -109,6 +112,22 @@ extension ChangeSetPlanner {
     ///
     /// - Throws: `.conflict` with `conflictsWith`, under every merge policy.
     func checkUniqueness(of plan: SavePlan) throws {
+        // A lone insert has no other object of the save to meet, and was matched against the live ones before.
+        guard !(plan.updated.isEmpty && plan.inserted.count <= 1) else { return }
+        // Objects come in runs of one entity: look each run's entity up once.
+        var lastEntity: String?
+        var lastHasKeys = false
+        func hasUniqueKeys(_ id: ObjectID) -> Bool {
+            if id.entity != lastEntity {
+                lastEntity = id.entity
+                lastHasKeys = !(model.entity(named: id.entity)?.uniqueBy.isEmpty ?? true)
+            }
+            return lastHasKeys
+        }
+        guard
+            plan.inserted.contains(where: { hasUniqueKeys($0.id) })
+                || plan.updated.contains(where: { hasUniqueKeys($0.snapshot.id) })
+        else { return }
         var conflicts: [StoreError.Conflict] = []
         var claimed: [UniqueKey: ObjectID] = [:]
         let written = Set(plan.inserted.map(\.id)).union(plan.updated.map(\.snapshot.id))
